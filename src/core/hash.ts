@@ -1,0 +1,42 @@
+import { createHash } from "node:crypto";
+import { readFile, readdir, lstat } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
+
+export function sha256(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+export async function hashFile(path: string): Promise<string> {
+  return sha256(await readFile(path));
+}
+
+/** List regular files under `root` (relative, POSIX separators, sorted). Symlinks are not followed. */
+export async function listFiles(root: string, skip: (rel: string, isDir: boolean) => boolean = () => false): Promise<string[]> {
+  const out: string[] = [];
+  async function walk(dir: string): Promise<void> {
+    const entries = await readdir(dir, { withFileTypes: true });
+    for (const e of entries) {
+      const abs = join(dir, e.name);
+      const rel = relative(root, abs).split(sep).join("/");
+      if (e.isDirectory()) {
+        if (!skip(rel, true)) await walk(abs);
+      } else if (e.isFile()) {
+        if (!skip(rel, false)) out.push(rel);
+      } else if (e.isSymbolicLink()) {
+        const st = await lstat(abs);
+        if (!skip(rel, false) && st.isSymbolicLink()) out.push(rel);
+      }
+    }
+  }
+  await walk(root);
+  return out.sort();
+}
+
+/** Hash of a set of files: each path and content hash, in sorted order. */
+export async function hashTree(root: string, files?: string[]): Promise<{ hash: string; files: Record<string, string> }> {
+  const list = files ?? (await listFiles(root));
+  const map: Record<string, string> = {};
+  for (const f of [...list].sort()) map[f] = await hashFile(join(root, f));
+  const hash = sha256(Object.entries(map).map(([f, h]) => `${h}  ${f}\n`).join(""));
+  return { hash, files: map };
+}
