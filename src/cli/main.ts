@@ -6,6 +6,7 @@ import { registerValidate } from "./commands/validate.js";
 import { registerMask } from "./commands/mask.js";
 import { registerBuild } from "./commands/build.js";
 import { registerPrepare } from "./commands/prepare.js";
+import { registerReport } from "./commands/report.js";
 
 const require = createRequire(import.meta.url);
 const { version } = require("../../package.json") as { version: string };
@@ -21,6 +22,7 @@ export function createProgram(): Command {
   registerMask(program);
   registerPrepare(program);
   registerBuild(program);
+  registerReport(program);
   return program;
 }
 

@@ -1,0 +1,75 @@
+import { Option, type Command } from "commander";
+import { resolve, join } from "node:path";
+import { formatProblem, LmrError } from "../../core/errors.js";
+import { writeFileAtomic } from "../../core/fs-atomic.js";
+import { renderReport } from "../../report/render.js";
+import { SUMMARY_FILE, writeSummary } from "../../report/summarize.js";
+import { REPORT_FORMATS, type ReportFormat, type SummaryProblem } from "../../report/types.js";
+import { action, EXIT } from "../action.js";
+import { paint } from "../output.js";
+
+const MAX_PROBLEMS_SHOWN = 20;
+
+interface ReportOptions {
+  format: ReportFormat;
+  out?: string;
+  json?: boolean;
+}
+
+export function registerReport(program: Command): void {
+  program
+    .command("report")
+    .description("Summarise a run folder (writes RUN_DIR/summary.json) and print a report")
+    .argument("<run-dir>", "run folder written by `lmr eval` (holds run.json and results/)")
+    .addOption(new Option("--format <format>", "report format").choices(REPORT_FORMATS).default("md"))
+    .option("--out <file>", "write the report to FILE instead of stdout")
+    .addOption(new Option("--json", "print the summary as JSON (same as --format json)").conflicts("format"))
+    .addHelpText(
+      "after",
+      `
+Re-reads every results/<task>/<sample>/result.json, so a run can be reported
+again from disk at any time. Unreadable results are listed as warnings and in
+summary.json "problems"; they never stop the report.
+
+Formats: md (Markdown, default), html (one self-contained page), junit (JUnit
+XML for CI: one testsuite per task, one testcase per sample), json (summary.json).
+
+Exit codes: 0 report written, 2 RUN_DIR is not a run folder or bad usage,
+3 summary.json or the report could not be written.
+
+Examples:
+  $ lmr report runs/2024-06-01-gpt
+  $ lmr report runs/2024-06-01-gpt --format html --out report.html
+  $ lmr report runs/2024-06-01-gpt --format junit --out junit.xml`,
+    )
+    .action(
+      action(async (runDir: string, opts: ReportOptions) => {
+        const dir = resolve(runDir);
+        const format: ReportFormat = opts.json ? "json" : opts.format;
+        const summary = await writeSummary(dir);
+        printWarnings(dir, summary.problems);
+        const text = renderReport(summary, format);
+        if (opts.out === undefined) {
+          process.stdout.write(text);
+        } else {
+          const out = resolve(opts.out);
+          await writeFileAtomic(out, text).catch((err: unknown) => {
+            throw new LmrError({ code: "report.write-failed", kind: "infra", message: `cannot write the report: ${(err as Error).message}`, file: out, hint: "choose a writable --out path", cause: err });
+          });
+          process.stderr.write(`lmr: wrote ${format} report to ${out} (summary: ${join(dir, SUMMARY_FILE)})\n`);
+        }
+        return EXIT.ok;
+      }),
+    );
+}
+
+function printWarnings(runDir: string, problems: SummaryProblem[]): void {
+  const shown = problems.slice(0, MAX_PROBLEMS_SHOWN);
+  for (const p of shown) {
+    const line = formatProblem({ ...p, file: p.file === undefined ? undefined : join(runDir, p.file) });
+    process.stderr.write(`${paint("yellow", "lmr: warning:", process.stderr)} ${line}\n`);
+  }
+  if (problems.length > shown.length) {
+    process.stderr.write(`lmr: ... and ${problems.length - shown.length} more warnings in ${join(runDir, SUMMARY_FILE)}\n`);
+  }
+}

@@ -1,0 +1,80 @@
+import { VERDICTS } from "../evaluate/types.js";
+import type { VerdictCounts } from "./types.js";
+
+/** Characters XML 1.0 forbids (C0 controls other than tab/LF/CR, lone surrogates, U+FFFE/U+FFFF). */
+const XML_INVALID = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
+
+/** Text safe inside HTML element content and double-quoted attribute values. */
+export function escapeHtml(text: string): string {
+  return text
+    .replace(XML_INVALID, "\uFFFD")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
+}
+
+/** Text safe in XML 1.0 content and attributes; characters XML cannot hold become U+FFFD. */
+export function escapeXml(text: string): string {
+  return text
+    .replace(XML_INVALID, "\uFFFD")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&apos;")
+    .replace(/\n/g, "&#10;")
+    .replace(/\r/g, "&#13;")
+    .replace(/\t/g, "&#9;");
+}
+
+/** Text for XML element content: newlines kept as they are, so logs stay readable. */
+export function escapeXmlText(text: string): string {
+  return text
+    .replace(XML_INVALID, "\uFFFD")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;");
+}
+
+/**
+ * Text for one line of Markdown (a table cell or a list item): newlines become
+ * spaces and every character Markdown or a GFM table could read as syntax is escaped.
+ */
+export function escapeMarkdown(text: string): string {
+  return text
+    .replace(XML_INVALID, "\uFFFD")
+    .replace(/\s*[\r\n]+\s*/g, " ")
+    .replace(/[\\`*_[\]<>|~&]/g, (c) => `\\${c}`);
+}
+
+/** Shorten to at most `max` characters, marking the cut. */
+export function truncate(text: string, max: number): string {
+  const chars = [...text];
+  return chars.length <= max ? text : `${chars.slice(0, max - 1).join("")}…`;
+}
+
+/** 0.2777… → "27.8%"; null → "n/a". */
+export function formatRate(value: number | null): string {
+  return value === null ? "n/a" : `${(value * 100).toFixed(1)}%`;
+}
+
+/** "2 passed, 1 failed, 1 infra": non-zero counts in verdict order; "none" when all are zero. */
+export function formatVerdictCounts(counts: VerdictCounts): string {
+  const parts = VERDICTS.filter((v) => counts[v] > 0).map((v) => `${counts[v]} ${v}`);
+  return parts.length === 0 ? "none" : parts.join(", ");
+}
+
+export function formatSeconds(seconds: number): string {
+  return seconds < 10 ? `${seconds.toFixed(2)} s` : `${seconds.toFixed(1)} s`;
+}
+
+/** An inline code span for a Markdown table cell: fences longer than any backtick run inside, pipes escaped for GFM tables. */
+export function codeSpanMarkdown(text: string): string {
+  const clean = text.replace(XML_INVALID, "\uFFFD").replace(/\s*[\r\n]+\s*/g, " ").replace(/\|/g, "\\|");
+  const longest = Math.max(0, ...(clean.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = "`".repeat(longest + 1);
+  const pad = clean.startsWith("`") || clean.endsWith("`") ? " " : "";
+  return `${fence}${pad}${clean}${pad}${fence}`;
+}

@@ -1,0 +1,11 @@
+export type { CategorySummary, OverallPassAtK, PassAtK, ReportFormat, RunInfo, SampleSummary, Summary, SummaryProblem, TaskSummary, VerdictCounts } from "./types.js";
+export { REPORT_FORMATS } from "./types.js";
+export { computePassAtK, computePassAtKs } from "./pass-at-k.js";
+export { loadRun, RUN_FILE, RESULTS_DIR, RESULT_FILE, type LoadedRun } from "./read-run.js";
+export { buildSummary, summarizeRun, writeSummary, SUMMARY_FILE } from "./summarize.js";
+export { validateSummary, SUMMARY_SCHEMA_PATH } from "./validate-summary.js";
+export { renderReport } from "./render.js";
+export { renderMarkdown } from "./render-markdown.js";
+export { renderHtml } from "./render-html.js";
+export { renderJunit } from "./render-junit.js";
+export { renderJson } from "./render-json.js";
