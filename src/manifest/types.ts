@@ -19,7 +19,7 @@ export const SCHEMA_VERSION = 1;
 
 export type MaskMode = "body" | "region" | "class";
 
-/** A place in a file: a 1-based line number, or the first line containing `anchor` (after `after`, if given). */
+/** A place in a file: a 1-based line number, or the `occurrence`-th (default first) line containing `anchor`. */
 export type LineRef = { line: number } | { anchor: string; occurrence?: number };
 
 export interface Paper {
@@ -111,6 +111,8 @@ export interface Provenance {
 }
 
 export interface TaskManifest {
+  /** Where editors find the JSON schema; ignored by lmr. */
+  $schema?: string;
   schema_version: number;
   id: string;
   paper: Paper;

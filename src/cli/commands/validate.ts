@@ -1,6 +1,65 @@
 import type { Command } from "commander";
+import { EXIT, formatProblem, isLmrError, type Problem } from "../../core/errors.js";
+import { findTaskDirs } from "../../manifest/read.js";
+import { validateTasks } from "../../manifest/validate.js";
+import { action } from "../action.js";
+import { paint, printJson } from "../output.js";
 
-// Placeholder until the command lands; replaced by its implementation.
+interface ValidateOptions {
+  tasksDir: string;
+  json?: boolean;
+}
+
 export function registerValidate(program: Command): void {
-  program.command("validate").description("(not yet implemented)");
+  program
+    .command("validate")
+    .description("check task manifests against the schema, their files and each other (writes nothing)")
+    .argument("[TASK_DIR...]", "task folders (or their task.json) to check; default: every task under --tasks-dir")
+    .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
+    .option("--json", "print {ok, tasks, problems[]} as JSON")
+    .addHelpText(
+      "after",
+      `
+Prints one line per problem, "FILE: /json/pointer: message (hint: fix)", then a summary.
+Exit codes: 0 valid, 1 problems found, 2 unreadable input (missing folder or file,
+malformed JSON, reported with line:column).
+
+Examples:
+  $ lmr validate
+  $ lmr validate tasks/dpo-preference-loss --json
+  $ lmr validate --tasks-dir examples/tasks`,
+    )
+    .action(action(runValidate));
+}
+
+async function runValidate(taskDirs: string[], opts: ValidateOptions): Promise<number> {
+  let report;
+  let tasks = 0;
+  try {
+    const dirs = taskDirs.length > 0 ? taskDirs : await findTaskDirs(opts.tasksDir);
+    tasks = dirs.length;
+    report = await validateTasks(dirs);
+  } catch (err) {
+    // Unreadable input still gets the --json shape, with the unreadable file as the problem.
+    if (!opts.json || !isLmrError(err) || err.kind !== "input") throw err;
+    const problem: Problem = { file: err.file, pointer: err.pointer, message: err.message, hint: err.hint };
+    printJson({ ok: false, tasks, problems: [normalizeProblem(problem)] });
+    return EXIT.input;
+  }
+  if (opts.json) {
+    printJson({ ok: report.ok, tasks: report.tasks, problems: report.problems.map(normalizeProblem) });
+  } else {
+    for (const p of report.problems) process.stdout.write(`${formatProblem(p)}\n`);
+    const summary = `${plural(report.tasks, "task")}, ${plural(report.problems.length, "problem")}`;
+    process.stdout.write(`${paint(report.ok ? "green" : "red", summary)}\n`);
+  }
+  return report.ok ? EXIT.ok : EXIT.check;
+}
+
+function normalizeProblem(p: Problem): { file: string | null; pointer: string; message: string; hint: string | null } {
+  return { file: p.file ?? null, pointer: p.pointer ?? "", message: p.message, hint: p.hint ?? null };
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }

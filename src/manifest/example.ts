@@ -1,0 +1,53 @@
+import type { TaskManifest } from "./types.js";
+
+/**
+ * A manifest that uses every field of the format, typed against the TS contract.
+ * The build type-checks it and a test validates it against the JSON schema, so
+ * the two cannot drift apart unnoticed; it also serves as a reference for authors.
+ */
+export const EXAMPLE_MANIFEST: TaskManifest = {
+  $schema: "../../schema/task.schema.json",
+  schema_version: 1,
+  id: "toy-preference-loss",
+  paper: {
+    title: "A Toy Paper on Preference Losses",
+    url: "https://arxiv.org/abs/0000.00000",
+    year: 2024,
+    venue: "Fixture Workshop 2024",
+    text: "paper.json",
+  },
+  category: "Training Objectives & Optimization Techniques",
+  upstream: { repo: "https://github.com/example/toy-preference", commit: "0123456789abcdef0123456789abcdef01234567", license: "MIT", subdir: "src" },
+  prepare: [
+    { kind: "notebook-to-module", notebook: "notebooks/demo.ipynb", cells: [0, 2], out: "toy/demo.py" },
+    {
+      kind: "extract-function",
+      file: "toy/train.py",
+      within: "Trainer.step",
+      start: { anchor: "logits = ", occurrence: 1 },
+      end: { line: 42 },
+      name: "compute_loss",
+      params: ["logits", "labels"],
+      returns: ["loss"],
+      as_method: true,
+    },
+  ],
+  targets: [
+    { file: "toy/losses.py", symbol: "preference_loss", mode: "body" },
+    { file: "toy/train.py", symbol: "Trainer.compute_loss", mode: "region", line: 30, region: { start: { line: 31 }, end: { anchor: "return loss" } } },
+    { file: "toy/model.py", symbol: "Scorer", mode: "class" },
+  ],
+  instruction: "instruction.md",
+  tests: {
+    files: ["tests/test_preference_loss.py"],
+    fixtures: ["fixtures/cases.json"],
+    mount: "lmr_tests",
+    timeout_per_test_s: 30,
+    timeout_total_s: 300,
+    pytest_args: ["-q"],
+  },
+  environment: { python: "3.11", requirements: ["numpy>=1.24"], gpu: false, network: false },
+  context_files: ["README.md"],
+  verification: { runs: 3, mutants: 20, min_kill_ratio: 0.8, allowed_leaks: [{ file: "docs/loss.md", reason: "the README quotes the loss" }] },
+  provenance: { author: "lmr", created: "2025-01-15", notes: "Covers every field of the manifest format." },
+};

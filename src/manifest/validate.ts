@@ -1,0 +1,68 @@
+import { basename } from "node:path";
+import type { Problem } from "../core/errors.js";
+import { readManifest, resolveTaskDir, type RawManifest } from "./read.js";
+import { collectSchemaErrors, readTaskSchema } from "./schema.js";
+import { dedupeFindings, explainSchemaErrors, type Finding } from "./schema-errors.js";
+import { asObject, checkSemantics, checkUniqueIds } from "./semantic.js";
+import { checkTaskFiles } from "./task-files.js";
+
+export interface ValidationReport {
+  ok: boolean;
+  /** How many tasks were validated. */
+  tasks: number;
+  problems: Problem[];
+}
+
+/**
+ * Validates task folders: schema, field semantics, files, and ids unique across
+ * them all. Problems are values; only an unreadable folder, file or JSON throws.
+ */
+export async function validateTasks(dirs: string[]): Promise<ValidationReport> {
+  const unique = [...new Set(dirs.map(resolveTaskDir))];
+  const raws: RawManifest[] = [];
+  for (const dir of unique) raws.push(await readManifest(dir));
+
+  const duplicates = checkUniqueIds(raws.map((r) => ({ id: asObject(r.data)?.id, file: r.displayPath })));
+  const problems: Problem[] = [];
+  for (const raw of raws) {
+    const findings = await checkManifest(raw);
+    const dup = duplicates.get(raw.displayPath);
+    if (dup) findings.push(dup);
+    problems.push(...sortFindings(findings).map((f) => toProblem(raw.displayPath, f)));
+  }
+  return { ok: problems.length === 0, tasks: raws.length, problems };
+}
+
+/** Every problem of one manifest on its own, in document order (ids are not compared with other tasks). */
+export async function checkManifest(raw: RawManifest): Promise<Finding[]> {
+  const schemaFindings = explainSchemaErrors(collectSchemaErrors(raw.data), readTaskSchema());
+  const semantic = [...checkSemantics(raw.data, basename(raw.dir), raw.duplicateKeys), ...(await checkTaskFiles(raw.data, raw.dir))];
+  const replaced = new Set(semantic.flatMap((f) => (f.replaces ?? []).map((k) => `${f.pointer}\u0000${k}`)));
+  const kept = schemaFindings.filter((f) => !replaced.has(`${f.pointer}\u0000${f.keyword ?? ""}`));
+  return sortFindings(dedupeFindings([...kept, ...semantic]));
+}
+
+export function toProblem(file: string, f: Finding): Problem {
+  return { file, pointer: f.pointer, message: f.message, hint: f.hint };
+}
+
+/** Document order of pointers (array indices numerically); stable within one pointer. */
+export function sortFindings(findings: Finding[]): Finding[] {
+  return findings
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => comparePointers(a.f.pointer, b.f.pointer) || a.i - b.i)
+    .map(({ f }) => f);
+}
+
+export function comparePointers(a: string, b: string): number {
+  const sa = a.split("/");
+  const sb = b.split("/");
+  for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
+    const x = sa[i]!;
+    const y = sb[i]!;
+    if (x === y) continue;
+    if (/^\d+$/.test(x) && /^\d+$/.test(y)) return Number(x) - Number(y);
+    return x < y ? -1 : 1;
+  }
+  return sa.length - sb.length;
+}
