@@ -33,4 +33,82 @@ export interface RunOutcome {
   junit_xml?: string;
   /** Why, for infra/timeout/error. */
   reason?: string;
+  /** What the sandbox actually enforced on this run. */
+  isolation?: Isolation;
+  /** The scratch copy, present only when `keepDir` asked to keep it. */
+  scratch_dir?: string;
+}
+
+export interface Isolation {
+  network: "off" | "on";
+  /** `readonly`: the system and the grader copy were mounted read-only (bwrap); `none`: plain process. */
+  filesystem: "readonly" | "none";
+  memory_mb: number;
+  /** How the process count was capped: a pids cgroup, RLIMIT_NPROC (not enforced for root), or not at all. */
+  pids: "cgroup" | "rlimit" | "none";
+}
+
+/** An interpreter a run uses: `path` is the real executable (sys.executable), not a shim. */
+export interface PythonEnv {
+  path: string;
+  version: string;
+  /** sys.prefix / sys.base_prefix: folders the sandbox must keep visible. */
+  prefixes?: string[];
+}
+
+export interface RunRequest {
+  /** The tree under test (a workspace with the submission applied). Never modified: the runner copies it. */
+  tree: string;
+  /** Grader folder (tests/ + fixtures/), copied in at `mount` AFTER the tree, so the grader always wins. */
+  grader: string;
+  /**
+   * Files written over the tree copy before the grader goes in (relative path → content):
+   * a submission's target files, the reference, a mutant. The tree itself stays untouched.
+   */
+  overlay?: Record<string, string>;
+  /** Where the grader goes in the copy (relative; default "lmr_tests"). */
+  mount?: string;
+  /** Test paths relative to the grader folder (default: the whole mount). */
+  testPaths?: string[];
+  python: PythonEnv;
+  sandbox?: SandboxChoice;
+  /** Wall limit for the whole run; the process group is killed when it passes. */
+  timeoutTotalS: number;
+  /** Per-test limit: a soft alarm fails the test; a test still running `grace` seconds later gets the run killed. */
+  timeoutPerTestS?: number;
+  /** Address-space limit (prlimit --as), default 4096. */
+  memoryMb?: number;
+  /** OMP/MKL/OpenBLAS/NumExpr/... thread caps, default 1. */
+  threads?: number;
+  /** Default false: no network where the sandbox can take it away (bwrap). */
+  network?: boolean;
+  pytestArgs?: string[];
+  /** Extra pytest plugins (`-p NAME` in pytestArgs) the integrity check should accept. */
+  allowPlugins?: string[];
+  /** Maximum processes (pids cgroup when writable, else RLIMIT_NPROC), default 256. */
+  maxProcs?: number;
+  /** Folders to hide (empty tmpfs) inside the bwrap sandbox, e.g. the task folder holding the reference. */
+  hidePaths?: string[];
+  /** Keep the scratch copy for debugging; its path is in the outcome. */
+  keepDir?: boolean;
+}
+
+export interface WrapOptions {
+  /** The run's private folder: the only writable place inside the sandbox. */
+  scratch: string;
+  /** Folders inside `scratch` mounted read-only (the grader copy). */
+  readOnly: string[];
+  /** Folders under a hidden location (e.g. /tmp) that must stay visible read-only: interpreter, harness. */
+  keepVisible: string[];
+  hide: string[];
+  network: boolean;
+}
+
+export interface Backend {
+  name: BackendName;
+  available(): Promise<boolean>;
+  /** The argv that runs `cmd` under this backend. */
+  wrap(cmd: string[], opts: WrapOptions): string[];
+  /** What this backend enforces, for the outcome record. */
+  describe(opts: WrapOptions): Pick<Isolation, "network" | "filesystem">;
 }

@@ -1,0 +1,162 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { StringDecoder } from "node:string_decoder";
+import type { TestStatus } from "./types.js";
+
+/** One test as the harness reported it. `raw_failed`: pytest itself counted it as failed. */
+export interface HarnessResult {
+  id: string;
+  status: TestStatus;
+  time_s: number;
+  message: string | null;
+  raw_failed: boolean;
+}
+
+/** Everything the results channel delivered, already authenticated. */
+export interface ChannelState {
+  hello?: { pid: number; python: string; executable: string };
+  infra?: string;
+  collectErrors: { id: string; message: string }[];
+  collected?: string[];
+  /** Test started but no result yet: the one a per-test watchdog waits on. */
+  running?: string;
+  results: HarnessResult[];
+  junit?: string;
+  done?: { exit: number; n_results: number; tampered: string[] };
+  /** Why the channel cannot be trusted (bad MAC, gaps, duplicates, garbage). Empty when clean. */
+  problems: string[];
+}
+
+const MAX_BYTES = 64 * 1024 * 1024;
+const STATUSES: readonly string[] = ["passed", "failed", "error", "skipped"];
+
+/**
+ * Reads `<hmac-sha256 hex> <json>` lines from the harness. A line that does not
+ * verify, a sequence gap or a record after `done` marks the channel untrusted:
+ * only the harness holds the key, so anything else on the fd is the code under
+ * test trying to speak for it.
+ */
+export class RecordReader {
+  readonly state: ChannelState = { collectErrors: [], results: [], problems: [] };
+  private buf = "";
+  private readonly decoder = new StringDecoder("utf8");
+  private bytes = 0;
+  private seq = 0;
+  private readonly seen = new Set<string>();
+
+  constructor(
+    private readonly key: string,
+    private readonly onRecord: (kind: string, state: ChannelState) => void = () => {},
+  ) {}
+
+  feed(chunk: Buffer | string): void {
+    if (this.bytes > MAX_BYTES) return;
+    this.bytes += chunk.length;
+    if (this.bytes > MAX_BYTES) {
+      this.problem(`results channel sent more than ${MAX_BYTES} bytes`);
+      return;
+    }
+    this.buf += typeof chunk === "string" ? chunk : this.decoder.write(chunk);
+    let nl: number;
+    while ((nl = this.buf.indexOf("\n")) >= 0) {
+      const line = this.buf.slice(0, nl);
+      this.buf = this.buf.slice(nl + 1);
+      this.readLine(line);
+    }
+  }
+
+  /** Call at end of stream: a partial last line means the writer was cut off. */
+  end(): void {
+    this.buf += this.decoder.end();
+    if (this.buf.length > 0) this.problem("results channel ended in the middle of a record");
+    this.buf = "";
+  }
+
+  private problem(msg: string): void {
+    if (this.state.problems.length < 20) this.state.problems.push(msg);
+  }
+
+  private readLine(line: string): void {
+    const sp = line.indexOf(" ");
+    const mac = sp > 0 ? line.slice(0, sp) : "";
+    const body = sp > 0 ? line.slice(sp + 1) : "";
+    const want = createHmac("sha256", this.key).update(body, "ascii").digest();
+    const got = /^[0-9a-f]{64}$/.test(mac) ? Buffer.from(mac, "hex") : Buffer.alloc(0);
+    if (got.length !== want.length || !timingSafeEqual(got, want)) {
+      this.problem(`unauthenticated record on the results channel: ${JSON.stringify(line.slice(0, 120))}`);
+      return;
+    }
+    let rec: Record<string, unknown>;
+    try {
+      rec = JSON.parse(body) as Record<string, unknown>;
+    } catch {
+      this.problem("authenticated record is not JSON");
+      return;
+    }
+    if (rec.seq !== this.seq) this.problem(`record out of sequence: expected ${this.seq}, got ${String(rec.seq)}`);
+    this.seq = typeof rec.seq === "number" ? rec.seq + 1 : this.seq + 1;
+    if (this.state.done) this.problem(`record ${String(rec.t)} after done`);
+    this.apply(rec);
+    this.onRecord(String(rec.t), this.state);
+  }
+
+  private apply(rec: Record<string, unknown>): void {
+    const s = this.state;
+    const str = (v: unknown): string => (typeof v === "string" ? v : "");
+    switch (rec.t) {
+      case "hello":
+        s.hello = { pid: Number(rec.pid), python: str(rec.python), executable: str(rec.executable) };
+        break;
+      case "infra":
+        s.infra = str(rec.reason);
+        break;
+      case "collect_error":
+        s.collectErrors.push({ id: str(rec.id), message: str(rec.message) });
+        break;
+      case "collected":
+        if (s.collected) this.problem("collection announced twice");
+        s.collected = Array.isArray(rec.ids) ? rec.ids.map(String) : [];
+        break;
+      case "start":
+        s.running = str(rec.id);
+        break;
+      case "result": {
+        const id = str(rec.id);
+        if (this.seen.has(id)) this.problem(`two results for ${id}`);
+        this.seen.add(id);
+        const status = STATUSES.includes(str(rec.status)) ? (rec.status as TestStatus) : "error";
+        s.results.push({
+          id,
+          status,
+          time_s: typeof rec.time_s === "number" ? rec.time_s : 0,
+          message: typeof rec.message === "string" ? rec.message : null,
+          raw_failed: rec.raw_failed === true,
+        });
+        if (s.running === id) delete s.running;
+        break;
+      }
+      case "junit":
+        s.junit = str(rec.xml);
+        break;
+      case "done":
+        s.done = {
+          exit: Number(rec.exit),
+          n_results: Number(rec.n_results),
+          tampered: Array.isArray(rec.tampered) ? rec.tampered.map(String) : [],
+        };
+        break;
+      default:
+        this.problem(`unknown record kind ${JSON.stringify(rec.t)}`);
+    }
+  }
+}
+
+/** Totals from the first <testsuite> element of a pytest JUnit file, for a cross-check. */
+export function readJunitTotals(xml: string): { tests: number; failures: number; errors: number; skipped: number } | undefined {
+  const m = /<testsuite\b([^>]*)>/.exec(xml);
+  if (!m) return undefined;
+  const attr = (name: string): number => {
+    const a = new RegExp(`\\b${name}="(\\d+)"`).exec(m[1] ?? "");
+    return a ? Number(a[1]) : 0;
+  };
+  return { tests: attr("tests"), failures: attr("failures"), errors: attr("errors"), skipped: attr("skipped") };
+}

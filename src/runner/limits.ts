@@ -1,0 +1,121 @@
+import { existsSync } from "node:fs";
+import { access, mkdir, readFile, rmdir, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
+import type { Isolation } from "./types.js";
+
+const CGROUP_V1_PIDS = "/sys/fs/cgroup/pids";
+
+/** A process-count cap for one run, and the command prefix that puts the run under it. */
+export interface PidsLimit {
+  kind: Isolation["pids"];
+  /** Goes in front of the whole command: joins the cgroup before anything else starts. */
+  prefix: string[];
+  /** Kill everything still in the cgroup (children that escaped the process group) and remove it. */
+  release(): Promise<void>;
+}
+
+function isRoot(): boolean {
+  return typeof process.getuid === "function" && process.getuid() === 0;
+}
+
+/**
+ * RLIMIT_NPROC is never enforced for uid 0, so as root a fork bomb is only
+ * contained by a pids cgroup. cgroup v1's pids controller is used when it is
+ * writable (root on these machines); otherwise non-root runs rely on
+ * prlimit --nproc, and root runs without a cgroup report "none".
+ */
+export async function createPidsLimit(maxProcs: number, runId: string): Promise<PidsLimit> {
+  const none: PidsLimit = { kind: isRoot() ? "none" : "rlimit", prefix: [], release: async () => {} };
+  try {
+    await access(join(CGROUP_V1_PIDS, "cgroup.procs"), constants.W_OK);
+  } catch {
+    return none;
+  }
+  const dir = join(CGROUP_V1_PIDS, "lmr", runId);
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "pids.max"), String(maxProcs));
+  } catch {
+    await rmdir(dir).catch(() => {});
+    return none;
+  }
+  const procs = join(dir, "cgroup.procs");
+  return {
+    kind: "cgroup",
+    // The shell writes its own pid into the cgroup and then becomes the real command.
+    prefix: ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', procs],
+    async release() {
+      for (let i = 0; i < 50; i++) {
+        const pids = (await readFile(procs, "utf8").catch(() => "")).split("\n").filter(Boolean).map(Number);
+        if (pids.length === 0) break;
+        for (const pid of pids) {
+          try {
+            process.kill(pid, "SIGKILL");
+          } catch {
+            // already gone
+          }
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await rmdir(dir).catch(() => {});
+    },
+  };
+}
+
+let prlimitBin: string | null | undefined;
+
+/** prlimit from util-linux, if installed; without it the harness sets RLIMIT_AS itself. */
+export function findPrlimit(): string | undefined {
+  if (prlimitBin === undefined) {
+    const dirs = [...(process.env.PATH ?? "").split(delimiter), "/usr/bin", "/bin"].filter((d) => d.startsWith("/"));
+    prlimitBin = dirs.map((d) => join(d, "prlimit")).find((p) => existsSync(p)) ?? null;
+  }
+  return prlimitBin ?? undefined;
+}
+
+const THREAD_VARS = [
+  "OMP_NUM_THREADS",
+  "MKL_NUM_THREADS",
+  "OPENBLAS_NUM_THREADS",
+  "NUMEXPR_NUM_THREADS",
+  "NUMEXPR_MAX_THREADS",
+  "VECLIB_MAXIMUM_THREADS",
+  "BLIS_NUM_THREADS",
+  "RAYON_NUM_THREADS",
+];
+
+/** Passed through from the caller's environment; everything else is dropped. */
+const PASS_THROUGH = ["LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "TZ"];
+
+/**
+ * The test process's whole environment, built from nothing: no PYTHONPATH,
+ * PYTEST_ADDOPTS, PYTHONSTARTUP or user site from the caller. The interpreter's
+ * folder comes first on PATH so `python` in a subprocess is the same one.
+ */
+export function buildChildEnv(o: { pythonPath: string; home: string; tmp: string; threads: number; network: boolean }): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: [dirname(o.pythonPath), process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin"].join(delimiter),
+    HOME: o.home,
+    TMPDIR: o.tmp,
+    LANG: "C.UTF-8",
+    LC_ALL: "C.UTF-8",
+    PYTHONDONTWRITEBYTECODE: "1",
+    PYTHONNOUSERSITE: "1",
+    PYTHONUNBUFFERED: "1",
+    PYTEST_DISABLE_PLUGIN_AUTOLOAD: "1",
+    TOKENIZERS_PARALLELISM: "false",
+    MPLBACKEND: "Agg",
+  };
+  for (const v of THREAD_VARS) env[v] = String(o.threads);
+  for (const v of PASS_THROUGH) {
+    const val = process.env[v];
+    if (val !== undefined) env[v] = val;
+  }
+  if (!o.network) {
+    env.HF_HUB_OFFLINE = "1";
+    env.TRANSFORMERS_OFFLINE = "1";
+    env.HF_DATASETS_OFFLINE = "1";
+  }
+  return env;
+}

@@ -1,0 +1,74 @@
+import { mkdir, mkdtemp, readFile, readlink, rm, symlink, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listFiles } from "../core/hash.js";
+import { isHijackFile, prepareScratch } from "./scratch.js";
+
+let base: string;
+let tree: string;
+let grader: string;
+let outside: string;
+
+beforeAll(async () => {
+  base = await mkdtemp(join(tmpdir(), "lmr-scratch-test-"));
+  tree = join(base, "tree");
+  grader = join(base, "grader");
+  outside = join(base, "outside");
+  for (const d of [join(tree, "pkg", "__pycache__"), join(tree, ".git"), join(tree, "lmr_tests"), join(grader, "tests"), outside]) await mkdir(d, { recursive: true });
+  const files: Record<string, string> = {
+    "tree/pkg/mod.py": "x = 1\n",
+    "tree/pkg/conftest.py": "boom\n",
+    "tree/pkg/__pycache__/mod.cpython-311.pyc": "pyc",
+    "tree/stale.pyc": "pyc",
+    "tree/.git/HEAD": "ref\n",
+    "tree/sitecustomize.py": "boom\n",
+    "tree/x.pth": "import os\n",
+    "tree/pyproject.toml": "[project]\nname='x'\n",
+    "tree/lmr_tests/test_forged.py": "def test_x(): pass\n",
+    "grader/tests/test_a.py": "def test_a(): pass\n",
+    "grader/tests/conftest.py": "# grader conftest stays\n",
+  };
+  for (const [p, c] of Object.entries(files)) await writeFile(join(base, p), c);
+  await symlink("pkg/mod.py", join(tree, "link.py"));
+});
+afterAll(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+describe("prepareScratch", () => {
+  it("copies the tree without junk or hijack files, then the grader at the mount", async () => {
+    const s = await prepareScratch(tree, grader, "lmr_tests");
+    try {
+      expect(await listFiles(s.root)).toEqual(["link.py", "lmr_tests/tests/conftest.py", "lmr_tests/tests/test_a.py", "pkg/mod.py", "pyproject.toml"]);
+      expect(s.removed).toEqual(["pkg/conftest.py", "sitecustomize.py", "x.pth"]);
+      expect(await readlink(join(s.root, "link.py"))).toBe("pkg/mod.py");
+      expect(existsSync(s.home) && existsSync(s.tmp)).toBe(true);
+    } finally {
+      await rm(s.dir, { recursive: true, force: true });
+    }
+  });
+
+  it("does not follow a tree symlink on the way to a nested mount", async () => {
+    await symlink(outside, join(tree, "graders"));
+    const s = await prepareScratch(tree, grader, "graders/lmr");
+    try {
+      expect(await readFile(join(s.root, "graders", "lmr", "tests", "test_a.py"), "utf8")).toMatch(/test_a/);
+      expect(await listFiles(outside)).toEqual([]);
+    } finally {
+      await rm(s.dir, { recursive: true, force: true });
+      await rm(join(tree, "graders"));
+    }
+  });
+
+  it("rejects an unsafe mount and missing folders", async () => {
+    await expect(prepareScratch(tree, grader, "../up")).rejects.toMatchObject({ code: "RUN_BAD_MOUNT" });
+    await expect(prepareScratch(join(base, "nope"), grader, "lmr_tests")).rejects.toMatchObject({ code: "RUN_NO_DIR" });
+  });
+
+  it("knows the hijack file names", () => {
+    for (const n of ["conftest.py", "pytest.ini", ".pytest.ini", "sitecustomize.py", "usercustomize.py", "a.pth"]) expect(isHijackFile(n)).toBe(true);
+    for (const n of ["pyproject.toml", "setup.cfg", "tox.ini", "conftest_utils.py"]) expect(isHijackFile(n)).toBe(false);
+  });
+});

@@ -1,0 +1,129 @@
+import { copyFile, lstat, mkdir, mkdtemp, readdir, readlink, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { LmrError } from "../core/errors.js";
+import { checkRelativePath } from "../core/paths.js";
+
+/** A run's private folder: `root` is the tree copy (cwd, rootdir); `home` and `tmp` are for HOME/TMPDIR. */
+export interface Scratch {
+  dir: string;
+  root: string;
+  mountDir: string;
+  home: string;
+  tmp: string;
+  /** Tree files dropped from the copy because they could hijack Python or pytest (relative paths). */
+  removed: string[];
+}
+
+/** Never copied from either side: VCS data and bytecode (a stale .pyc could stand in for a masked source). */
+function isJunk(name: string, isDir: boolean): boolean {
+  if (isDir) return name === ".git" || name === "__pycache__";
+  return name === ".git" || name.endsWith(".pyc") || name.endsWith(".pyo");
+}
+
+/**
+ * Tree files that change how Python or pytest start. pytest runs with `-c` on
+ * our own ini, so pyproject.toml / setup.cfg / tox.ini are not read and stay
+ * (code may read its own metadata); conftest.py and sitecustomize are code that
+ * would run before or around the grader and are dropped.
+ */
+export function isHijackFile(name: string): boolean {
+  return (
+    name === "conftest.py" ||
+    name === "pytest.ini" ||
+    name === ".pytest.ini" ||
+    name === "sitecustomize.py" ||
+    name === "usercustomize.py" ||
+    name.endsWith(".pth")
+  );
+}
+
+/**
+ * Copy `src` into `dst` (created): regular files keep their mode, symlinks are
+ * copied as links (never followed), sockets/FIFOs/devices are skipped.
+ */
+export async function copyTree(
+  src: string,
+  dst: string,
+  drop: (rel: string, name: string, isDir: boolean) => boolean,
+  rel = "",
+): Promise<void> {
+  await mkdir(dst, { recursive: true });
+  const entries = await readdir(src, { withFileTypes: true });
+  await Promise.all(
+    entries.map(async (e) => {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      const from = join(src, e.name);
+      const to = join(dst, e.name);
+      if (e.isDirectory()) {
+        if (!drop(r, e.name, true)) await copyTree(from, to, drop, r);
+      } else if (drop(r, e.name, false)) {
+        return;
+      } else if (e.isFile()) {
+        await copyFile(from, to);
+      } else if (e.isSymbolicLink()) {
+        await symlink(await readlink(from), to);
+      }
+    }),
+  );
+}
+
+/**
+ * Remove whatever the tree copy has at `mount` and make every parent of it a
+ * real directory, so the grader copy cannot be redirected through a symlink.
+ */
+async function clearMount(root: string, mount: string): Promise<string> {
+  let dir = root;
+  const parts = mount.split("/");
+  for (const [i, part] of parts.entries()) {
+    dir = join(dir, part);
+    const st = await lstat(dir).catch(() => undefined);
+    const last = i === parts.length - 1;
+    if (st && (last || !st.isDirectory())) await rm(dir, { recursive: true, force: true });
+    if (!last) await mkdir(dir, { recursive: true });
+  }
+  return dir;
+}
+
+export async function prepareScratch(tree: string, grader: string, mount: string, overlay: Record<string, string> = {}): Promise<Scratch> {
+  const bad = checkRelativePath(mount);
+  if (bad) {
+    throw new LmrError({ code: "RUN_BAD_MOUNT", message: `mount "${mount}": ${bad}`, kind: "usage", hint: "use a plain relative folder name such as lmr_tests" });
+  }
+  for (const [label, p] of [["tree", tree], ["grader", grader]] as const) {
+    const st = await lstat(p).catch(() => undefined);
+    if (!st?.isDirectory()) {
+      throw new LmrError({ code: "RUN_NO_DIR", message: `${label} folder not found or not a directory`, file: p, kind: "input" });
+    }
+  }
+  const dir = await mkdtemp(join(tmpdir(), "lmr-run-"));
+  try {
+    const root = join(dir, "tree");
+    const removed: string[] = [];
+    await copyTree(tree, root, (rel, name, isDir) => {
+      if (isJunk(name, isDir)) return true;
+      if (!isDir && isHijackFile(name)) {
+        removed.push(rel);
+        return true;
+      }
+      return false;
+    });
+    for (const [rel, content] of Object.entries(overlay)) {
+      const why = checkRelativePath(rel);
+      if (why) throw new LmrError({ code: "RUN_BAD_OVERLAY", message: `overlay file "${rel}": ${why}`, kind: "usage" });
+      const to = join(root, rel);
+      await rm(to, { force: true });
+      await mkdir(dirname(to), { recursive: true });
+      await writeFile(to, content);
+    }
+    const mountDir = await clearMount(root, mount);
+    await copyTree(grader, mountDir, (_rel, name, isDir) => isJunk(name, isDir));
+    const home = join(dir, "home");
+    const tmp = join(dir, "tmp");
+    await Promise.all([mkdir(home), mkdir(tmp)]);
+    return { dir, root, mountDir, home, tmp, removed: removed.sort() };
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
