@@ -12,4 +12,10 @@ export interface MaterializedSource {
   origin: "clone" | "cache" | "mirror" | "path";
   /** The URL or path that was used. */
   location: string;
+  /** The git directory the tree was read from (cache entry, mirror or local repo). */
+  gitDir?: string;
+  /** True when a cached clone lacked the commit and was fetched into. */
+  fetched?: boolean;
+  /** Files of the commit whose content the object store lacks (mirror snapshots omit large blobs); not written. */
+  missing?: string[];
 }
