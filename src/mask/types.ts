@@ -35,8 +35,14 @@ export interface SymbolInfo {
   kind: "function" | "method" | "class";
   line: number;
   end_line: number;
+  /** Header text from the `def`/`async`/`class` keyword to the `:` (decorators not included). */
   signature: string;
+  /** Source text of the docstring literal, quotes and prefix included. */
   docstring?: string;
+  /** 1-based line of the first decorator, when decorated. */
+  decorator_line?: number;
+  /** UTF-8 byte offsets: start of the definition (first decorator), end of its header (after the `:`), end of the definition. */
+  bytes?: { start: number; header_end: number; end: number };
 }
 
 /** One language's masker. Pure: takes and returns source text, no file system. */

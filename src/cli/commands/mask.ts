@@ -1,6 +1,144 @@
 import type { Command } from "commander";
+import { readFile } from "node:fs/promises";
+import { EXIT, LmrError } from "../../core/errors.js";
+import { writeFileAtomic } from "../../core/fs-atomic.js";
+import type { LineRef, MaskMode } from "../../manifest/types.js";
+import { checkCompiles, formatCompileError } from "../../mask/check-compile.js";
+import { maskerFor } from "../../mask/registry.js";
+import type { MaskSpec, Masker, SymbolInfo } from "../../mask/types.js";
+import { action } from "../action.js";
+import { printJson } from "../output.js";
 
-// Placeholder until the command lands; replaced by its implementation.
+interface MaskOptions {
+  symbol: string[];
+  mode?: string;
+  line?: string;
+  region?: string;
+  out?: string;
+  list?: boolean;
+  json?: boolean;
+  compileCheck: boolean;
+}
+
+const MODES: readonly MaskMode[] = ["body", "region", "class"];
+
 export function registerMask(program: Command): void {
-  program.command("mask").description("(not yet implemented)");
+  program
+    .command("mask")
+    .description("mask functions, methods or classes of a source file: the body becomes a TODO comment and `raise NotImplementedError`")
+    .argument("<FILE>", "source file (Python)")
+    .option("-s, --symbol <NAME>", "qualified name to mask: `fn`, `Class.method`, `Class`, `outer.inner` (repeatable)", collect, [])
+    .option("-m, --mode <MODE>", "body | region | class (default: class for a class, region with --region, else body)")
+    .option("--line <N>", "line of the `def`/`class` (or of its first decorator) when the name is defined more than once")
+    .option("--region <START:END>", "mode region: first and last line to mask, 1-based and inclusive; a side that is not a number is an anchor (text of the line)")
+    .option("-o, --out <PATH>", "write the masked source here (atomically) instead of printing it")
+    .option("--list", "list the file's functions, methods and classes instead of masking")
+    .option("--json", "print JSON: {file, ok, targets} (the source is written only with --out)")
+    .option("--no-compile-check", "do not compile() the result with Python (LMR_PYTHON or python3)")
+    .addHelpText(
+      "after",
+      `
+Decorators, the signature and the docstring stay; so does everything outside
+the masked spans, byte for byte (line endings and indentation included).
+The result is re-parsed and compiled with Python; a failure exits with 1.
+
+Examples:
+  $ lmr mask model.py --symbol Attention.forward
+  $ lmr mask model.py -s loss_fn -s Trainer.step --out /tmp/model.py
+  $ lmr mask model.py --symbol Box.size --line 42        # getter/setter pair
+  $ lmr mask train.py --symbol train --region 57:63      # or --region "for batch:opt.step()"
+  $ lmr mask model.py --symbol Tokenizer --mode class --json
+  $ lmr mask model.py --list`,
+    )
+    .action(action(runMask));
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+async function runMask(file: string, opts: MaskOptions): Promise<number> {
+  const masker = maskerFor(file);
+  const source = await readSource(file);
+  if (opts.list) return printSymbols(file, await masker.listSymbols(source), opts.json === true);
+  if (opts.symbol.length === 0) throw usage("give --symbol NAME (repeatable), or --list to see the file's symbols");
+  const specs = await buildSpecs(masker, source, opts);
+  const result = await masker.mask(source, specs, file);
+  const targets = result.targets.map((t) => ({ symbol: t.symbol, mode: t.mode, start_line: t.start_line, end_line: t.end_line }));
+
+  if (opts.compileCheck) {
+    const [outcome] = await checkCompiles([{ name: file, source: result.source }]);
+    if (outcome && !outcome.ok) {
+      const message = `the masked source does not compile: ${formatCompileError(outcome)}`;
+      if (opts.json) printJson({ file, ok: false, targets, error: { code: "mask/compile-failed", message, ...outcome.error } });
+      else process.stderr.write(`lmr: ${file}: ${message}\n`);
+      return EXIT.check;
+    }
+  }
+  if (opts.out) await writeFileAtomic(opts.out, result.source);
+  if (opts.json) printJson({ file, ok: true, targets, ...(opts.out ? { out: opts.out } : {}) });
+  else if (!opts.out) process.stdout.write(result.source);
+  else process.stderr.write(`masked ${targets.map((t) => t.symbol).join(", ")} → ${opts.out}\n`);
+  return EXIT.ok;
+}
+
+async function readSource(file: string): Promise<string> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new LmrError({ code: "mask/read-failed", kind: "input", file, message: code === "ENOENT" ? "no such file" : `cannot read: ${String(err)}`, hint: "check the path" });
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw new LmrError({ code: "mask/not-utf8", kind: "input", file, message: "the file is not valid UTF-8", hint: "convert it to UTF-8 first" });
+  }
+}
+
+async function buildSpecs(masker: Masker, source: string, opts: MaskOptions): Promise<MaskSpec[]> {
+  if (opts.mode !== undefined && !MODES.includes(opts.mode as MaskMode)) throw usage(`unknown --mode "${opts.mode}"; use body, region or class`);
+  if (opts.line !== undefined && opts.symbol.length > 1) throw usage("--line applies to one symbol; mask the others in a separate call");
+  if (opts.region !== undefined && opts.symbol.length > 1) throw usage("--region applies to one symbol");
+  if (opts.region !== undefined && opts.mode !== undefined && opts.mode !== "region") throw usage(`--region needs --mode region, not ${opts.mode}`);
+  const line = opts.line === undefined ? undefined : parsePositive(opts.line, "--line");
+  const region = opts.region === undefined ? undefined : parseRegion(opts.region);
+  const kinds = opts.mode === undefined && region === undefined ? await masker.listSymbols(source) : [];
+  return opts.symbol.map((symbol) => {
+    const mode = (opts.mode as MaskMode | undefined) ?? (region ? "region" : kinds.some((k) => k.name === symbol && k.kind === "class") ? "class" : "body");
+    const spec: MaskSpec = { symbol, mode };
+    if (line !== undefined) spec.line = line;
+    if (region) spec.region = region;
+    return spec;
+  });
+}
+
+function parseRegion(text: string): { start: LineRef; end: LineRef } {
+  const parts = text.split(":");
+  if (parts.length !== 2 || parts[0] === "" || parts[1] === "") throw usage(`--region "${text}" is not START:END (e.g. 12:20)`);
+  const ref = (p: string): LineRef => (/^\d+$/.test(p) ? { line: parsePositive(p, "--region") } : { anchor: p });
+  return { start: ref(parts[0]!), end: ref(parts[1]!) };
+}
+
+function parsePositive(text: string, flag: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < 1) throw usage(`${flag} must be a positive line number, got "${text}"`);
+  return n;
+}
+
+function usage(message: string): LmrError {
+  return new LmrError({ code: "mask/usage", kind: "usage", message, hint: "run `lmr mask --help`" });
+}
+
+function printSymbols(file: string, symbols: SymbolInfo[], json: boolean): number {
+  if (json) {
+    printJson({ file, ok: true, symbols });
+    return EXIT.ok;
+  }
+  const rows = symbols.map((s) => [String(s.line), s.kind, s.name, s.signature.replace(/\s*\r?\n\s*/g, " ")]);
+  const width = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length), ["LINE", "KIND", "NAME"][i]!.length));
+  const format = (r: string[]): string => `${r[0]!.padStart(width[0]!)}  ${r[1]!.padEnd(width[1]!)}  ${r[2]!.padEnd(width[2]!)}  ${r[3]}`;
+  process.stdout.write([format(["LINE", "KIND", "NAME", "SIGNATURE"]), ...rows.map(format)].join("\n") + "\n");
+  return EXIT.ok;
 }

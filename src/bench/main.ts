@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+import { runEvalBench } from "./eval-bench.js";
+import { runMaskBench } from "./mask-bench.js";
+import type { Bench, BenchResult } from "./types.js";
+
+/**
+ * `npm run bench [-- NAME... --quick --json]`: runs named benchmarks (all by
+ * default) and prints a table (or JSON). New benches register in BENCHES.
+ */
+const BENCHES: Bench[] = [
+  { name: "mask", description: "tree-sitter masker vs a Python ast masker over the stdlib's functions", run: runMaskBench },
+  { name: "eval", description: "lmr eval -j1/-j2 vs a bare pytest loop over the example tasks", run: runEvalBench },
+];
+
+function formatResult(r: BenchResult): string {
+  if (r.rows.length === 0) return [`## ${r.name}`, ...r.notes].join("\n");
+  const head = ["row", "defs", "TS defs/s", "Python defs/s", "TS/Python time", "failures"];
+  const body = r.rows.map((row) => [row.name, String(row.pairs), row.ts_defs_per_s.toFixed(0), row.py_defs_per_s.toFixed(0), row.ratio.toFixed(2), String(row.failures)]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  return [`## ${r.name}`, line(head), ...body.map(line), ...r.notes].join("\n");
+}
+
+async function main(argv: string[]): Promise<number> {
+  const flags = new Set(argv.filter((a) => a.startsWith("--")));
+  const names = argv.filter((a) => !a.startsWith("--"));
+  if (flags.has("--help")) {
+    process.stdout.write(`usage: node dist/bench/main.js [NAME...] [--quick] [--json]\n${BENCHES.map((b) => `  ${b.name}: ${b.description}`).join("\n")}\n`);
+    return 0;
+  }
+  const unknown = names.filter((n) => !BENCHES.some((b) => b.name === n));
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown bench: ${unknown.join(", ")} (known: ${BENCHES.map((b) => b.name).join(", ")})\n`);
+    return 2;
+  }
+  const selected = names.length === 0 ? BENCHES : BENCHES.filter((b) => names.includes(b.name));
+  const ctx = { quick: flags.has("--quick"), log: (l: string) => process.stderr.write(`${l}\n`) };
+  const results: BenchResult[] = [];
+  for (const b of selected) results.push(await b.run(ctx));
+  process.stdout.write(flags.has("--json") ? `${JSON.stringify(results, null, 2)}\n` : `${results.map(formatResult).join("\n\n")}\n`);
+  return 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));

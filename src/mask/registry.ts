@@ -1,0 +1,32 @@
+import { extname } from "node:path";
+import { LmrError } from "../core/errors.js";
+import { PythonMasker } from "./python-masker.js";
+import type { Masker } from "./types.js";
+
+const maskers: Masker[] = [new PythonMasker()];
+
+/** Adds a masker for more languages (a TS/JS masker later); a later registration wins for a shared extension. */
+export function registerMasker(masker: Masker): void {
+  maskers.unshift(masker);
+}
+
+/** The masker for a file, chosen by its extension. */
+export function maskerFor(file: string): Masker {
+  const ext = extname(file).toLowerCase();
+  const found = maskers.find((m) => m.extensions.includes(ext));
+  if (!found) {
+    const known = [...new Set(maskers.flatMap((m) => m.extensions))].join(", ");
+    throw new LmrError({
+      code: "mask/unsupported-language",
+      kind: "input",
+      file,
+      message: `no masker for "${ext || "(no extension)"}" files`,
+      hint: `supported: ${known}`,
+    });
+  }
+  return found;
+}
+
+export function listSupportedExtensions(): string[] {
+  return [...new Set(maskers.flatMap((m) => m.extensions))];
+}

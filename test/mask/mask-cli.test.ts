@@ -1,0 +1,131 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const CLI = resolve("dist/cli/main.js");
+const run = promisify(execFile);
+
+async function lmr(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run("node", [CLI, ...args], { maxBuffer: 64 * 1024 * 1024 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+let dir: string;
+const model = [
+  "import math",
+  "",
+  "class Attention:",
+  '    """Scaled dot-product attention."""',
+  "    scale = 1.0",
+  "",
+  "    def forward(self, q, k):",
+  '        """Scores."""',
+  "        s = q * k",
+  "        return s / math.sqrt(self.scale)",
+  "",
+  "    @property",
+  "    def size(self):",
+  "        return self._size",
+  "",
+  "    @size.setter",
+  "    def size(self, value):",
+  "        self._size = value",
+  "",
+  "def loss_fn(x):",
+  "    total = 0",
+  "    for v in x:",
+  "        total += v * v",
+  "    return total",
+  "",
+].join("\r\n");
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "lmr-mask-cli-"));
+  await writeFile(join(dir, "model.py"), model);
+  // tree-sitter accepts this inconsistent dedent; Python does not
+  await writeFile(join(dir, "bad_dedent.py"), "def f():\n    return 1\n  x = 2\n");
+  await writeFile(join(dir, "model.js"), "function f() {}\n");
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("lmr mask", () => {
+  it("prints the masked source, CRLF kept", async () => {
+    const r = await lmr("mask", join(dir, "model.py"), "--symbol", "Attention.forward");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(
+      model.replace(
+        "        s = q * k\r\n        return s / math.sqrt(self.scale)",
+        "        # TODO: implement Attention.forward\r\n        raise NotImplementedError",
+      ),
+    );
+  });
+
+  it("writes --out atomically and reports targets with --json", async () => {
+    const out = join(dir, "out", "model.py");
+    const r = await lmr("mask", join(dir, "model.py"), "-s", "loss_fn", "-s", "Attention", "--out", out, "--json");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      file: join(dir, "model.py"),
+      ok: true,
+      out,
+      targets: [
+        { symbol: "loss_fn", mode: "body", start_line: 20, end_line: 24 },
+        { symbol: "Attention", mode: "class", start_line: 3, end_line: 18 },
+      ],
+    });
+    const written = await readFile(out, "utf8");
+    expect(written.match(/raise NotImplementedError/g)).toHaveLength(4);
+    expect(written).toContain('    """Scaled dot-product attention."""\r\n    scale = 1.0\r\n');
+  });
+
+  it("exits 2 with near matches for an unknown symbol, and for an ambiguous one", async () => {
+    const unknown = await lmr("mask", join(dir, "model.py"), "--symbol", "Attention.foward");
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("closest: Attention.forward (line 7)");
+    const ambiguous = await lmr("mask", join(dir, "model.py"), "--symbol", "Attention.size");
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toContain("line 13, line 17");
+    const picked = await lmr("mask", join(dir, "model.py"), "--symbol", "Attention.size", "--line", "16");
+    expect(picked.code).toBe(0);
+    expect(picked.stdout).toContain("    def size(self, value):\r\n        # TODO: implement Attention.size\r\n");
+  });
+
+  it("masks a region given as START:END", async () => {
+    const r = await lmr("mask", join(dir, "model.py"), "--symbol", "loss_fn", "--region", "22:23");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("    total = 0\r\n    # TODO: implement loss_fn\r\n    raise NotImplementedError\r\n    return total");
+  });
+
+  it("exits 1 when the result does not compile, unless the check is off", async () => {
+    const r = await lmr("mask", join(dir, "bad_dedent.py"), "--symbol", "f");
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/does not compile: .*bad_dedent\.py:4:\d+: IndentationError/);
+    expect(r.stdout).toBe("");
+    const json = await lmr("mask", join(dir, "bad_dedent.py"), "--symbol", "f", "--json");
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, error: { code: "mask/compile-failed", type: "IndentationError", line: 4 } });
+    const unchecked = await lmr("mask", join(dir, "bad_dedent.py"), "--symbol", "f", "--no-compile-check");
+    expect(unchecked.code).toBe(0);
+  });
+
+  it("lists symbols and rejects bad usage", async () => {
+    const list = await lmr("mask", join(dir, "model.py"), "--list", "--json");
+    expect(list.code).toBe(0);
+    const names = (JSON.parse(list.stdout) as { symbols: { name: string; line: number }[] }).symbols.map((s) => `${s.name}@${s.line}`);
+    expect(names).toEqual(["Attention@3", "Attention.forward@7", "Attention.size@13", "Attention.size@17", "loss_fn@20"]);
+    expect((await lmr("mask", join(dir, "model.js"), "--symbol", "f")).code).toBe(2);
+    expect((await lmr("mask", join(dir, "model.py"))).code).toBe(2);
+    expect((await lmr("mask", join(dir, "model.py"), "-s", "loss_fn", "--mode", "lines")).code).toBe(2);
+    expect((await lmr("mask", join(dir, "nope.py"), "-s", "f")).code).toBe(2);
+  });
+});
