@@ -1,6 +1,90 @@
 import type { Command } from "commander";
+import { relative, isAbsolute } from "node:path";
+import { buildBundle } from "../../bundle/build.js";
+import type { BundleInfo } from "../../bundle/types.js";
+import { EXIT, LmrError, formatProblem } from "../../core/errors.js";
+import { findTaskDirs, loadTask } from "../../manifest/load.js";
+import { validateTasks } from "../../manifest/validate.js";
+import { action } from "../action.js";
+import { paint, printJson, printProblems, progress, progressDone } from "../output.js";
 
-// Placeholder until the command lands; replaced by its implementation.
+interface BuildOptions {
+  out: string;
+  tasksDir: string;
+  mirror?: string;
+  json?: boolean;
+}
+
 export function registerBuild(program: Command): void {
-  program.command("build").description("(not yet implemented)");
+  program
+    .command("build")
+    .description("build task bundles: masked workspace, reference, grader and bundle.json per task")
+    .argument("[TASK_DIR...]", "task folders to build; default: every task under --tasks-dir")
+    .requiredOption("--out <DIR>", "folder that receives one bundle folder per task (OUT/<task-id>/)")
+    .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
+    .option("--mirror <DIR>", "local mirror of github.com repositories (OWNER+NAME/…); default $LMR_MIRROR")
+    .option("--json", "print the built bundles as a JSON array")
+    .addHelpText(
+      "after",
+      `
+Each bundle OUT/<task-id>/ holds:
+  workspace/    the upstream at its commit, prepared, targets masked, plus instruction.md
+                (and paper.json); .git, __pycache__, *.pyc, .ipynb_checkpoints and copies
+                of target files removed
+  reference/    the unmasked target files
+  grader/       the task's tests and fixtures
+  bundle.json   upstream commit, targets, hashes, what was removed, reference copies found
+
+Manifests are validated first; nothing is written when one is invalid. A bundle
+appears complete or not at all. Copies of reference code found in the workspace are
+warnings here (bundle.json "leaks"); \`lmr verify\` decides.
+Exit codes: 0 built, 2 invalid task or usage, 3 git or file-system failure.
+
+Examples:
+  $ lmr build examples/tasks/pref-loss --out bundles
+  $ lmr build --tasks-dir tasks --out bundles --mirror /data/mirror --json`,
+    )
+    .action(action(runBuild));
+}
+
+async function runBuild(taskDirs: string[], opts: BuildOptions): Promise<number> {
+  const dirs = taskDirs.length > 0 ? taskDirs : await findTaskDirs(opts.tasksDir);
+  if (dirs.length === 0) {
+    throw new LmrError({ code: "no-tasks", kind: "usage", file: opts.tasksDir, message: "no task folders found", hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks" });
+  }
+  const report = await validateTasks(dirs);
+  if (!report.ok) {
+    if (opts.json) printJson({ ok: false, problems: report.problems });
+    else {
+      printProblems(report.problems);
+      process.stderr.write(`lmr: ${report.problems.length} problem(s) in ${report.tasks} task(s); nothing built\n`);
+    }
+    return EXIT.input;
+  }
+
+  const built: BundleInfo[] = [];
+  for (const [i, dir] of dirs.entries()) {
+    const task = await loadTask(dir);
+    progress(`building ${task.manifest.id} (${i + 1}/${dirs.length})`);
+    const info = await buildBundle(task, opts.out, opts.mirror !== undefined ? { mirror: opts.mirror } : {});
+    progressDone();
+    built.push(info);
+    for (const leak of info.leaks) {
+      const note = leak.allowed ? " (allowed by verification.allowed_leaks)" : "";
+      const cell = leak.cell !== undefined ? ` cell ${leak.cell}` : "";
+      const message = `${leak.lines} lines of the reference of ${leak.target} appear in the workspace${note}`;
+      process.stderr.write(paint("yellow", `warning: ${formatProblem({ file: `${info.task_id}: ${leak.file}${cell}:${leak.start_line}-${leak.end_line}`, message })}`, process.stderr) + "\n");
+    }
+    if (!opts.json) {
+      const n = info.targets.length;
+      process.stdout.write(`built ${info.task_id} → ${shown(info.dir)} (${n} target${n === 1 ? "" : "s"}, ${info.files.workspace} files)\n`);
+    }
+  }
+  if (opts.json) printJson(built);
+  return EXIT.ok;
+}
+
+function shown(abs: string): string {
+  const rel = relative(process.cwd(), abs);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel) ? rel : abs;
 }

@@ -1,0 +1,84 @@
+"""Grader tests for metrics.lcs_length and metrics.rouge_l (module made from metrics.ipynb)."""
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from metrics import lcs_length, rouge_l
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+RECORDED = json.loads((FIXTURES / "rouge_cases.json").read_text(encoding="utf-8"))
+
+
+def brute_force_lcs(a, b):
+    """Exhaustive LCS for short inputs, written independently of the task."""
+    best = 0
+    n = len(a)
+    for mask in range(1 << n):
+        sub = [a[i] for i in range(n) if mask >> i & 1]
+        if len(sub) <= best:
+            continue
+        it = iter(b)
+        if all(any(x == y for y in it) for x in sub):
+            best = len(sub)
+    return best
+
+
+@pytest.mark.parametrize("case", RECORDED["lcs_length"], ids=lambda c: "".join(c["a"])[:12])
+def test_lcs_length_recorded(case):
+    assert lcs_length(case["a"], case["b"]) == case["length"]
+    assert lcs_length(case["b"], case["a"]) == case["length"]
+
+
+def test_lcs_length_empty_inputs():
+    assert lcs_length([], []) == 0
+    assert lcs_length(["a", "b"], []) == 0
+    assert lcs_length([], ["a"]) == 0
+
+
+def test_lcs_length_matches_brute_force():
+    rng = random.Random(7)
+    for _ in range(150):
+        a = [rng.choice("abcd") for _ in range(rng.randint(0, 9))]
+        b = [rng.choice("abcd") for _ in range(rng.randint(0, 9))]
+        assert lcs_length(a, b) == brute_force_lcs(a, b), (a, b)
+
+
+def test_lcs_length_does_not_modify_its_inputs():
+    a, b = list("banana"), list("atana")
+    lcs_length(a, b)
+    assert a == list("banana") and b == list("atana")
+
+
+@pytest.mark.parametrize("case", RECORDED["rouge_l"], ids=lambda c: f"{c['candidate'][:20]}-b{c['beta']}")
+def test_rouge_l_recorded(case):
+    assert rouge_l(case["candidate"], case["reference"], beta=case["beta"]) == pytest.approx(case["rouge_l"], abs=1e-12)
+
+
+def test_rouge_l_default_beta_is_1_2():
+    # P = 1, R = 1/2
+    assert rouge_l("the cat sat", "the cat sat on the mat") == pytest.approx(2.44 * 0.5 / (0.5 + 1.44), abs=1e-12)
+
+
+def test_rouge_l_identical_and_disjoint():
+    assert rouge_l("A quick brown fox.", "a quick brown fox") == pytest.approx(1.0)
+    assert rouge_l("completely different words", "nothing shared here") == 0.0
+
+
+@pytest.mark.parametrize("candidate, reference", [("", "the reference"), ("the candidate", ""), ("!!!", "words"), ("", "")])
+def test_rouge_l_empty_token_lists_score_zero(candidate, reference):
+    assert rouge_l(candidate, reference) == 0.0
+
+
+def test_rouge_l_weights_recall_with_large_beta():
+    short = rouge_l("the cat", "the cat sat on the mat", beta=50.0)
+    assert short == pytest.approx(1 / 3, abs=1e-3)
+    assert rouge_l("the cat", "the cat sat on the mat", beta=0.02) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_rouge_l_uses_order_not_just_overlap():
+    assert rouge_l("gunman killed the police", "police killed the gunman") < rouge_l(
+        "police killed the gunman", "police killed the gunman"
+    )
+    assert rouge_l("a b c d", "d c b a") == pytest.approx(0.25)

@@ -1,0 +1,184 @@
+import { copyFile, lstat, mkdir, readFile, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { LmrError, isLmrError } from "../core/errors.js";
+import { writeDirAtomic, writeJsonAtomic } from "../core/fs-atomic.js";
+import { hashTree } from "../core/hash.js";
+import type { ResolvedTask, Target } from "../manifest/types.js";
+import { maskerFor } from "../mask/registry.js";
+import type { MaskSpec } from "../mask/types.js";
+import { applyPrepareSteps } from "../prepare/apply.js";
+import { materializeUpstream } from "../source/materialize.js";
+import { findReferenceCopies, type ReferenceText } from "./reference-copies.js";
+import { removeLeftovers } from "./remove-leftovers.js";
+import { copyGraderFiles, hashTaskInputs } from "./task-inputs.js";
+import { BUNDLE_FILES, BUNDLE_SCHEMA_VERSION, type BundleInfo, type BundleManifest, type BundleOptions, type BundleTarget } from "./types.js";
+
+const require = createRequire(import.meta.url);
+const TOOLKIT_VERSION = (require("../../package.json") as { version: string }).version;
+
+/** Names the bundle adds at the workspace root; an upstream file of the same name would be overwritten. */
+const WORKSPACE_INSTRUCTION = "instruction.md";
+const WORKSPACE_PAPER = "paper.json";
+
+interface MaskedFiles {
+  targets: BundleTarget[];
+  /** Prepared, unmasked content by target file. */
+  originals: Map<string, Buffer>;
+  references: ReferenceText[];
+}
+
+/**
+ * Builds `outDir/<task id>/` for one task: `workspace/` (upstream, prepared,
+ * targets masked, leftovers removed, instruction added), `reference/` (the
+ * unmasked target files), `grader/` (tests and fixtures) and `bundle.json`.
+ * The folder appears complete or not at all; an older bundle is replaced.
+ */
+export async function buildBundle(task: ResolvedTask, outDir: string, opts: BundleOptions = {}): Promise<BundleInfo> {
+  const m = task.manifest;
+  const dir = join(resolve(outDir), m.id);
+  let info: BundleInfo | undefined;
+  await writeDirAtomic(dir, async (tmp) => {
+    const workspace = join(tmp, BUNDLE_FILES.workspace);
+    const reference = join(tmp, BUNDLE_FILES.reference);
+    const grader = join(tmp, BUNDLE_FILES.grader);
+
+    const source = await materializeUpstream(task, workspace, opts);
+    if (m.prepare && m.prepare.length > 0) await applyPrepareSteps(workspace, m.prepare, { file: task.manifestPath });
+
+    const masked = await maskTargets(task, workspace, reference);
+    const removed = await removeLeftovers(workspace, { targets: masked.originals, preparedFrom: notebookSources(task, masked.originals) });
+    await addTaskText(task, workspace);
+    await mkdir(grader, { recursive: true });
+    await copyGraderFiles(task, grader);
+
+    const allowed = new Set((m.verification?.allowed_leaks ?? []).map((a) => a.file));
+    const leaks = (await findReferenceCopies(workspace, masked.references)).map((c) => (allowed.has(c.file) ? { ...c, allowed: true } : c));
+
+    const [ws, ref, gr] = await Promise.all([hashTree(workspace), hashTree(reference), hashTree(grader)]);
+    const manifest: BundleManifest = {
+      schema_version: BUNDLE_SCHEMA_VERSION,
+      task_id: m.id,
+      toolkit_version: TOOLKIT_VERSION,
+      built_at: (opts.now?.() ?? new Date()).toISOString(),
+      upstream: {
+        location: source.location,
+        origin: source.origin,
+        commit: source.commit ?? null,
+        ...(source.missing && source.missing.length > 0 ? { missing: source.missing } : {}),
+      },
+      targets: masked.targets,
+      hashes: { task: await hashTaskInputs(task), workspace: ws.hash, reference: ref.hash, grader: gr.hash },
+      removed,
+      leaks,
+    };
+    await writeJsonAtomic(join(tmp, BUNDLE_FILES.manifest), manifest);
+    const count = (h: { files: Record<string, string> }): number => Object.keys(h.files).length;
+    info = { ...manifest, dir, files: { workspace: count(ws), reference: count(ref), grader: count(gr) } };
+  });
+  return info!;
+}
+
+/** Masks every target, one masker call per file, and keeps the unmasked file under `referenceDir`. */
+async function maskTargets(task: ResolvedTask, workspace: string, referenceDir: string): Promise<MaskedFiles> {
+  const byFile = new Map<string, { target: Target; index: number }[]>();
+  task.manifest.targets.forEach((target, index) => {
+    const group = byFile.get(target.file) ?? [];
+    group.push({ target, index });
+    byFile.set(target.file, group);
+  });
+
+  const out: MaskedFiles = { targets: [], originals: new Map(), references: [] };
+  const rows: { index: number; row: BundleTarget }[] = [];
+  for (const [file, group] of byFile) {
+    const first = group[0]!.index;
+    const original = await readTargetFile(task, workspace, file, first);
+    const specs: MaskSpec[] = group.map(({ target }) => ({
+      symbol: target.symbol,
+      mode: target.mode,
+      ...(target.line !== undefined ? { line: target.line } : {}),
+      ...(target.region !== undefined ? { region: target.region } : {}),
+    }));
+    let result;
+    try {
+      result = await maskerFor(file).mask(original.toString("utf8"), specs, file);
+    } catch (err) {
+      throw inTask(err, task, `/targets/${first}`, file);
+    }
+    await writeFile(join(workspace, file), result.source);
+    await mkdir(dirname(join(referenceDir, file)), { recursive: true });
+    await writeFile(join(referenceDir, file), original);
+    out.originals.set(file, original);
+    result.targets.forEach((t, i) => {
+      const { index } = group[i]!;
+      rows.push({ index, row: { file, symbol: t.symbol, mode: t.mode, start_line: t.start_line, end_line: t.end_line } });
+      for (const text of t.reference) out.references.push({ target: `${file}::${t.symbol}`, text });
+    });
+  }
+  out.targets = rows.sort((a, b) => a.index - b.index).map((r) => r.row);
+  return out;
+}
+
+async function readTargetFile(task: ResolvedTask, workspace: string, file: string, index: number): Promise<Buffer> {
+  const path = join(workspace, file);
+  const info = await lstat(path).catch(() => undefined);
+  if (info && !info.isFile()) {
+    // the masked text is written back to this path: never through a symlink, never onto a folder
+    throw new LmrError({
+      code: "target-not-regular-file",
+      file: task.manifestPath,
+      pointer: `/targets/${index}/file`,
+      message: `target file '${file}' is ${info.isSymbolicLink() ? "a symbolic link" : "not a regular file"} in the upstream tree`,
+      hint: "name the file the link points to instead",
+    });
+  }
+  try {
+    return await readFile(path);
+  } catch (err) {
+    const made = (task.manifest.prepare ?? []).length > 0 ? " after the prepare steps" : "";
+    throw new LmrError({
+      code: "target-file-missing",
+      file: task.manifestPath,
+      pointer: `/targets/${index}/file`,
+      message: `target file '${file}' is not in the upstream tree${made} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+      hint: "the path is relative to the upstream root (or its subdir); check it at the pinned commit",
+      cause: err,
+    });
+  }
+}
+
+/** The masker reports positions inside the target file; say which task and manifest entry it was. */
+function inTask(err: unknown, task: ResolvedTask, pointer: string, file: string): unknown {
+  if (!isLmrError(err)) return err;
+  const where = err.pointer ? ` (${err.pointer})` : "";
+  return new LmrError({ code: err.code, kind: err.kind, file: task.manifestPath, pointer, message: `${file}${where}: ${err.message}`, hint: err.hint, cause: err });
+}
+
+/** Notebooks that a notebook-to-module step turned into a target module: the reference in another form. */
+function notebookSources(task: ResolvedTask, targets: ReadonlyMap<string, Buffer>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const step of task.manifest.prepare ?? []) {
+    if (step.kind === "notebook-to-module" && targets.has(step.out)) out.set(step.notebook, step.out);
+  }
+  return out;
+}
+
+/** Instruction (and paper text) at the workspace root, refusing to overwrite an upstream file. */
+async function addTaskText(task: ResolvedTask, workspace: string): Promise<void> {
+  const m = task.manifest;
+  const items: [string, string, string][] = [[m.instruction, WORKSPACE_INSTRUCTION, "/instruction"]];
+  if (m.paper.text !== undefined) items.push([m.paper.text, WORKSPACE_PAPER, "/paper/text"]);
+  for (const [from, name, pointer] of items) {
+    const to = join(workspace, name);
+    if (await lstat(to).then(() => true, () => false)) {
+      throw new LmrError({
+        code: "workspace-name-clash",
+        file: task.manifestPath,
+        pointer,
+        message: `the upstream tree already has a file '${name}' where the bundle puts the task's ${name === WORKSPACE_PAPER ? "paper text" : "instruction"}`,
+        hint: "set upstream.subdir to a folder without it, or rename the upstream file in a prepare step",
+      });
+    }
+    await copyFile(join(task.dir, from), to);
+  }
+}

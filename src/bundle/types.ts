@@ -1,0 +1,96 @@
+import type { MaskMode } from "../manifest/types.js";
+import type { MaterializedSource, SourceOptions } from "../source/types.js";
+
+/** Version of the bundle.json layout below. */
+export const BUNDLE_SCHEMA_VERSION = 1;
+
+/** File names inside a bundle folder (`OUT/<task-id>/`): the contract with verify and eval. */
+export const BUNDLE_FILES = {
+  workspace: "workspace",
+  reference: "reference",
+  grader: "grader",
+  manifest: "bundle.json",
+} as const;
+
+export interface BundleTarget {
+  file: string;
+  symbol: string;
+  mode: MaskMode;
+  /** 1-based, inclusive: the whole definition in the prepared (unmasked) file. */
+  start_line: number;
+  end_line: number;
+}
+
+export type RemovalReason =
+  /** `.git` folder or file (submodule pointer). */
+  | "vcs"
+  /** `__pycache__/`, `*.pyc`, `*.pyo`: compiled reference code. */
+  | "bytecode"
+  /** `.ipynb_checkpoints/`: Jupyter's autosaved copies. */
+  | "notebook-checkpoint"
+  /** A byte-identical copy of a prepared target file (e.g. `trainers_backup.py`). */
+  | "copy-of-target"
+  /** The notebook a `notebook-to-module` step turned into a target module. */
+  | "prepare-source";
+
+export interface RemovedEntry {
+  /** Path relative to the workspace; folders end with "/". */
+  path: string;
+  reason: RemovalReason;
+  /** For "copy-of-target" and "prepare-source": the target file it duplicates or produced. */
+  of?: string;
+}
+
+/** A run of distinctive reference lines found in a workspace file. */
+export interface ReferenceCopy {
+  /** Workspace-relative file that holds the copy. */
+  file: string;
+  /** The target whose reference was found, `file::symbol`. */
+  target: string;
+  /** 1-based, inclusive lines in `file` (for notebooks: lines of the cell's source). */
+  start_line: number;
+  end_line: number;
+  /** For notebooks: the 0-based cell index. */
+  cell?: number;
+  /** How many distinctive reference lines in a row matched. */
+  lines: number;
+  /** True when the task's verification.allowed_leaks lists the file. */
+  allowed?: boolean;
+}
+
+/** bundle.json. */
+export interface BundleManifest {
+  schema_version: number;
+  task_id: string;
+  toolkit_version: string;
+  built_at: string;
+  upstream: {
+    location: string;
+    origin: MaterializedSource["origin"];
+    commit: string | null;
+    /** Files of the commit that the object store lacked (mirror snapshots omit large blobs). */
+    missing?: string[];
+  };
+  targets: BundleTarget[];
+  hashes: {
+    /** task.json, instruction, paper text, test files and fixtures (paths relative to the task folder). */
+    task: string;
+    workspace: string;
+    reference: string;
+    grader: string;
+  };
+  removed: RemovedEntry[];
+  leaks: ReferenceCopy[];
+}
+
+/** What `buildBundle` returns: bundle.json plus where it went and how big it is. */
+export interface BundleInfo extends BundleManifest {
+  /** Absolute path of the bundle folder. */
+  dir: string;
+  files: { workspace: number; reference: number; grader: number };
+}
+
+export interface BundleOptions extends SourceOptions {
+  /** Clock for `built_at` (tests). */
+  now?: () => Date;
+}

@@ -1,0 +1,54 @@
+import { execa } from "execa";
+import { cp, mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { REPO_ROOT, makeTempDir, pythonBin } from "./git-fixture.js";
+
+export const CLI = join(REPO_ROOT, "dist", "cli", "main.js");
+
+export interface CliResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI (`npx tsc -p .` first) and never throws on a non-zero exit. */
+export async function runCli(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+  const r = await execa("node", [CLI, ...args], {
+    cwd: opts.cwd ?? REPO_ROOT,
+    env: { NO_COLOR: "1", ...opts.env },
+    reject: false,
+  });
+  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
+}
+
+export interface PytestResult {
+  exitCode: number;
+  output: string;
+  passed: number;
+  failed: number;
+  /** Collection or import errors (a stub must fail in a test, not here). */
+  errors: number;
+}
+
+/**
+ * Runs grader tests the way the runner will: a fresh copy of `workspace`, the
+ * grader folder at `<copy>/<mount>`, rootdir = the copy, the copy on sys.path.
+ * `overlay` (e.g. a bundle's reference/) is copied over the workspace first.
+ */
+export async function runGrader(workspace: string, grader: string, opts: { overlay?: string; mount?: string } = {}): Promise<PytestResult> {
+  const dir = await makeTempDir("grade");
+  const mount = opts.mount ?? "lmr_tests";
+  await cp(workspace, dir, { recursive: true });
+  if (opts.overlay) await cp(opts.overlay, dir, { recursive: true });
+  await mkdir(join(dir, mount), { recursive: true });
+  await cp(grader, join(dir, mount), { recursive: true });
+  const r = await execa(pythonBin(), ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", dir, mount], {
+    cwd: dir,
+    env: { PYTHONPATH: dir, PYTHONDONTWRITEBYTECODE: "1" },
+    reject: false,
+    all: true,
+  });
+  const output = String(r.all);
+  const count = (word: string): number => Number(new RegExp(`(\\d+) ${word}`).exec(output)?.[1] ?? 0);
+  return { exitCode: r.exitCode ?? -1, output, passed: count("passed"), failed: count("failed"), errors: count("errors?") };
+}
