@@ -1,0 +1,166 @@
+import type { Command } from "commander";
+import { EXIT, LmrError } from "../../core/errors.js";
+import { dirname, resolve } from "node:path";
+import type { Problem } from "../../core/errors.js";
+import { findTaskDirs, loadTask } from "../../manifest/load.js";
+import { displayPath, readManifest, resolveTaskDir } from "../../manifest/read.js";
+import { validateTasks } from "../../manifest/validate.js";
+import type { SandboxChoice } from "../../runner/types.js";
+import { STEP_NAMES, type VerificationRecord } from "../../verify/record.js";
+import { recordInvalidManifest, verifyTask, type VerifyEvent, type VerifyOptions } from "../../verify/verify-task.js";
+import { action } from "../action.js";
+import { paint, printJson, progress, progressDone } from "../output.js";
+
+interface VerifyFlags {
+  tasksDir: string;
+  runs?: string;
+  mutants?: string;
+  minKillRatio?: string;
+  mirror?: string;
+  python?: string;
+  sandbox: string;
+  jobs?: string;
+  force?: boolean;
+  write: boolean;
+  json?: boolean;
+}
+
+export function registerVerify(program: Command): void {
+  program
+    .command("verify")
+    .description("prove tasks sound: reference passes, stub fails in a test, mutants are killed, nothing leaks")
+    .argument("[TASK_DIR...]", "task folders; default: every task under --tasks-dir")
+    .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
+    .option("--runs <N>", "reference and stub runs (default: the manifest's verification.runs, else 3)")
+    .option("--mutants <K>", "mutants of the reference to run, 0 to skip (default: manifest, else 20)")
+    .option("--min-kill-ratio <R>", "share of mutants the tests must kill (default: manifest, else 0.8)")
+    .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
+    .option("--python <PATH>", "Python interpreter to run the tests with; default $LMR_PYTHON, else python3")
+    .option("--sandbox <MODE>", "auto | bwrap | none", "auto")
+    .option("-j, --jobs <N>", "test runs at once within a task (reference, stub, mutants; default: 2)")
+    .option("--force", "verify even when verification.json records the same inputs")
+    .option("--no-write", "do not write verification.json")
+    .option("--json", "print the verification records as JSON")
+    .addHelpText(
+      "after",
+      `
+Steps, per task: manifest → build (upstream, prepare, mask) → reference passes all
+N runs (a test that changes outcome between runs is reported as flaky) → stub fails
+N times inside a test (not only at import/collection) → mutants of the reference
+are killed (kill ratio ≥ threshold) → leak scan of the workspace.
+The record goes to <task>/verification.json. A task whose last record passed, with
+the same inputs (task.json with its upstream commit, instruction, paper text, tests,
+fixtures; a local upstream folder without a commit), settings and toolkit version,
+is reported as unchanged and not re-run unless --force. Progress goes to stderr on
+a terminal only; with --json, stdout holds only the JSON.
+Exit codes: 0 all verified, 1 a task failed verification (an invalid manifest
+included), 2 bad usage or unreadable task.json, 3 only infrastructure failures.
+
+Examples:
+  $ lmr verify examples/tasks/pref-loss
+  $ lmr verify --tasks-dir tasks --mirror /data/mirror --runs 3 --mutants 30 --json`,
+    )
+    .action(action(runVerify));
+}
+
+function count(value: string | undefined, flag: string, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isInteger(n) || n < min) {
+    throw new LmrError({ code: "usage/bad-number", kind: "usage", message: `${flag} must be a whole number >= ${min}, got '${value}'`, hint: `e.g. ${flag} 3` });
+  }
+  return n;
+}
+
+function ratio(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const r = Number(value);
+  if (value.trim() === "" || !(r >= 0 && r <= 1)) throw new LmrError({ code: "usage/bad-ratio", kind: "usage", message: `--min-kill-ratio must be between 0 and 1, got '${value}'`, hint: "e.g. --min-kill-ratio 0.8" });
+  return r;
+}
+
+function sandboxChoice(value: string): SandboxChoice {
+  if (value === "auto" || value === "bwrap" || value === "none") return value;
+  throw new LmrError({ code: "usage/bad-sandbox", kind: "usage", message: `--sandbox must be auto, bwrap or none, got '${value}'` });
+}
+
+async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number> {
+  const dirs = taskDirs.length > 0 ? taskDirs : await findTaskDirs(flags.tasksDir);
+  if (dirs.length === 0) {
+    throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders or --tasks-dir" });
+  }
+  const runs = count(flags.runs, "--runs", 1);
+  const mutants = count(flags.mutants, "--mutants", 0);
+  const minKillRatio = ratio(flags.minKillRatio);
+  const jobs = count(flags.jobs, "--jobs", 1);
+  const opts: VerifyOptions = {
+    ...(runs !== undefined ? { runs } : {}),
+    ...(mutants !== undefined ? { mutants } : {}),
+    ...(minKillRatio !== undefined ? { minKillRatio } : {}),
+    ...(jobs !== undefined ? { jobs } : {}),
+    ...(flags.mirror ? { mirror: flags.mirror } : {}),
+    ...(flags.python ? { python: flags.python } : {}),
+    sandbox: sandboxChoice(flags.sandbox),
+    force: flags.force ?? false,
+    write: flags.write,
+  };
+  // Unreadable folders and malformed JSON stop here (exit 2); an invalid manifest is a failed check of that task.
+  const report = await validateTasks(dirs);
+  const problemsByDir = new Map<string, Problem[]>();
+  for (const p of report.problems) {
+    const dir = resolve(p.file ? dirname(p.file) : ".");
+    problemsByDir.set(dir, [...(problemsByDir.get(dir) ?? []), p]);
+  }
+  const records: (VerificationRecord & { unchanged: boolean })[] = [];
+  for (const [i, dir] of dirs.entries()) {
+    const problems = problemsByDir.get(resolveTaskDir(dir));
+    let result: { record: VerificationRecord; unchanged: boolean };
+    if (problems) {
+      const raw = await readManifest(dir);
+      result = { record: await recordInvalidManifest(raw.dir, (raw.data as { id?: unknown } | null)?.id, problems, opts), unchanged: false };
+    } else {
+      const task = await loadTask(dir);
+      result = await verifyTask(task, { ...opts, onEvent: (e) => progress(progressLine(e, i, dirs.length)) });
+      progressDone();
+    }
+    records.push({ ...result.record, unchanged: result.unchanged });
+    if (!flags.json) process.stdout.write(describe(result.record, result.unchanged, displayPath(resolveTaskDir(dir)), flags.write && !problems) + "\n");
+  }
+  const failed = records.filter((r) => !r.ok);
+  if (flags.json) printJson({ ok: failed.length === 0, tasks: records, ...(report.problems.length > 0 ? { problems: report.problems } : {}) });
+  else process.stdout.write(`${records.length - failed.length}/${records.length} tasks verified\n`);
+  if (failed.length === 0) return EXIT.ok;
+  // exit 3 only when every failure is the toolkit's (no interpreter, no sandbox): nothing was learned about the tasks
+  return failed.every((r) => r.failure?.kind === "infra") ? EXIT.infra : EXIT.check;
+}
+
+function progressLine(e: VerifyEvent, i: number, n: number): string {
+  const bar = e.done !== undefined && e.total ? ` ${"#".repeat(Math.round((10 * e.done) / e.total)).padEnd(10, ".")}` : "";
+  return `[${i + 1}/${n}] ${e.task} ${e.step}${bar} ${e.message}`;
+}
+
+function describe(r: VerificationRecord, unchanged: boolean, where: string, written: boolean): string {
+  if (r.failure?.step === "manifest") {
+    const problems = r.steps.manifest.problems ?? [];
+    return [`${paint("red", "✗")} ${r.task_id} — failed at manifest: ${problems.length} problem(s)`, ...problems.map((p) => `  ${p}`)].join("\n");
+  }
+  const ref = r.steps.reference.runs.filter((x) => x.status === "passed").length;
+  const stub = r.steps.stub.runs.filter((x) => x.status === "failed").length;
+  const mut = r.steps.mutants;
+  const leaks = r.steps.leaks.leaks;
+  const allowed = leaks.filter((l) => l.allowed).length;
+  const figures = [
+    r.steps.reference.skipped ? "reference not run" : `reference ${ref}/${r.steps.reference.runs.length} pass`,
+    r.steps.stub.skipped ? "stub not run" : `stub ${stub}/${r.steps.stub.runs.length} fail in-test`,
+    mut.skipped ? "mutants not run" : `mutants ${mut.killed}/${mut.total} killed`,
+    r.steps.leaks.skipped ? "leaks not scanned" : `leaks ${leaks.length - allowed}${allowed > 0 ? ` (+${allowed} allowed)` : ""}`,
+  ].join(", ");
+  if (r.ok) return `${paint("green", "✓")} ${r.task_id} ${unchanged ? "(unchanged since last verification) " : ""}— ${figures}`;
+  const lines = [`${paint("red", "✗")} ${r.task_id} — failed at ${r.failure?.step}${r.failure?.kind === "infra" ? " (infrastructure)" : ""}: ${r.failure?.reason}`, `  ${figures}`];
+  for (const s of STEP_NAMES) {
+    const step = r.steps[s];
+    if (!step.ok && !step.skipped && s !== r.failure?.step) lines.push(`  also ${s}: ${step.reason}`);
+  }
+  if (written) lines.push(`  (record: ${where}/verification.json)`);
+  return lines.join("\n");
+}

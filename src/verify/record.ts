@@ -1,0 +1,129 @@
+import type { RemovedEntry } from "../bundle/types.js";
+import type { BackendName, RunStatus } from "../runner/types.js";
+import type { Leak } from "./leak-scan.js";
+
+export const VERIFICATION_FILE = "verification.json";
+export const VERIFICATION_SCHEMA_VERSION = 1;
+
+/** The six checks of a verification, in the order they run. */
+export type StepName = "manifest" | "build" | "reference" | "stub" | "mutants" | "leaks";
+export const STEP_NAMES: readonly StepName[] = ["manifest", "build", "reference", "stub", "mutants", "leaks"];
+
+export interface RunSummary {
+  status: RunStatus;
+  passed: number;
+  failed: number;
+  errors: number;
+  duration_s: number;
+  reason?: string;
+}
+
+export interface StepRecord {
+  ok: boolean;
+  /** The step did not run: an earlier one failed (ok false), or it was not asked for (ok true, e.g. mutants: 0). */
+  skipped?: boolean;
+  reason?: string;
+  /** The step failed because the toolkit could not run it (interpreter, sandbox, network), not because of the task. */
+  infra?: boolean;
+  duration_s: number;
+}
+
+export interface RunsStep extends StepRecord {
+  runs: RunSummary[];
+  /** Tests whose outcome changed between runs (at most 20 listed). */
+  flaky_tests?: string[];
+  /** Stub: tests that failed inside the test in every run (at most 20 listed). */
+  failing_every_run?: string[];
+}
+
+export interface MutantsStep extends StepRecord {
+  total: number;
+  killed: number;
+  kill_ratio: number;
+  threshold: number;
+  survivors: { id: string; description: string }[];
+}
+
+export interface LeaksStep extends StepRecord {
+  leaks: Leak[];
+  /** What the bundle took out of the workspace before the scan (bytecode, .git, copies of a target). */
+  removed?: RemovedEntry[];
+}
+
+/** `check`: the task is unsound; `infra`: the toolkit could not check it (interpreter, sandbox, network). */
+export type FailureKind = "check" | "infra";
+
+/** tasks/<id>/verification.json: what `lmr verify` proved, against which inputs, where. */
+export interface VerificationRecord {
+  schema_version: number;
+  task_id: string;
+  ok: boolean;
+  /** The first step that failed, and why. */
+  failure?: { step: StepName; reason: string; kind: FailureKind };
+  verified_at: string;
+  toolkit_version: string;
+  inputs: {
+    /** Hash of task.json, instruction, paper text, tests and fixtures: changes when the task changes. */
+    task: string;
+    /** `tree`: hash of a local upstream folder used without a commit (its content is not pinned). */
+    upstream: { location: string; commit: string | null; tree?: string };
+    workspace?: string;
+    reference?: string;
+    grader?: string;
+  };
+  environment: {
+    python: { path: string; version: string } | null;
+    packages: Record<string, string>;
+    backend: BackendName | null;
+    platform: string;
+    node: string;
+  };
+  settings: { runs: number; mutants: number; min_kill_ratio: number; seed: number };
+  /** Per-step outcome, in the order the steps run. */
+  steps: {
+    manifest: StepRecord & { problems?: string[] };
+    build: StepRecord;
+    reference: RunsStep;
+    stub: RunsStep;
+    mutants: MutantsStep;
+    leaks: LeaksStep;
+  };
+  timings: { total_s: number };
+}
+
+/** A record whose every step is still to run (or, after an early failure, skipped). */
+export function emptyRecord(taskId: string, settings: VerificationRecord["settings"], inputs: VerificationRecord["inputs"], toolkitVersion: string): VerificationRecord {
+  const skipped = (): StepRecord => ({ ok: false, skipped: true, reason: "not run: an earlier step failed", duration_s: 0 });
+  return {
+    schema_version: VERIFICATION_SCHEMA_VERSION,
+    task_id: taskId,
+    ok: false,
+    verified_at: new Date().toISOString(),
+    toolkit_version: toolkitVersion,
+    inputs,
+    environment: { python: null, packages: {}, backend: null, platform: `${process.platform}-${process.arch}`, node: process.version },
+    settings,
+    steps: {
+      manifest: skipped(),
+      build: skipped(),
+      reference: { ...skipped(), runs: [] },
+      stub: { ...skipped(), runs: [] },
+      mutants: { ...skipped(), total: 0, killed: 0, kill_ratio: 0, threshold: settings.min_kill_ratio, survivors: [] },
+      leaks: { ...skipped(), leaks: [] },
+    },
+    timings: { total_s: 0 },
+  };
+}
+
+/** Marks the record ok or names its first failed step, and whether the failure is the task's or the toolkit's. */
+export function settleRecord(record: VerificationRecord): VerificationRecord {
+  const failed = STEP_NAMES.find((s) => !record.steps[s].ok);
+  record.ok = failed === undefined;
+  if (failed) {
+    const step = record.steps[failed];
+    record.failure = { step: failed, reason: step.reason ?? "failed", kind: step.infra ? "infra" : "check" };
+  } else {
+    delete record.failure;
+  }
+  return record;
+}

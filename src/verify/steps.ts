@@ -1,0 +1,143 @@
+import { join } from "node:path";
+import pLimit from "p-limit";
+import { formatProblem, isLmrError } from "../core/errors.js";
+import { BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
+import type { ResolvedTask } from "../manifest/types.js";
+import { validateTasks } from "../manifest/validate.js";
+import { maskerFor } from "../mask/registry.js";
+import type { RunOutcome } from "../runner/types.js";
+import { judgeReference, judgeStub, type RunsJudgement } from "./judge-runs.js";
+import { scanWorkspace, type LeakReference } from "./leak-scan.js";
+import { generateMutants, type Mutant } from "./mutants.js";
+import type { LeaksStep, MutantsStep, RunSummary, RunsStep, StepRecord, VerificationRecord } from "./record.js";
+
+/** Reports one finished unit of work: `done` of `total` (a run, a mutant). */
+export type Tick = (done: number, total: number, what: string) => void;
+
+export const round = (x: number): number => Math.round(x * 1000) / 1000;
+export const since = (t0: number): number => round((performance.now() - t0) / 1000);
+
+export function errorText(err: unknown): string {
+  return isLmrError(err) ? err.format() : err instanceof Error ? err.message : String(err);
+}
+
+function summarize(o: RunOutcome): RunSummary {
+  return {
+    status: o.status,
+    passed: o.counts.passed,
+    failed: o.counts.failed,
+    errors: o.counts.errors,
+    duration_s: round(o.duration_s),
+    ...(o.reason ? { reason: o.reason } : {}),
+  };
+}
+
+export async function checkManifestStep(task: ResolvedTask): Promise<StepRecord & { problems?: string[] }> {
+  const t = performance.now();
+  const report = await validateTasks([task.dir]);
+  if (report.ok) return { ok: true, duration_s: since(t) };
+  const problems = report.problems.map(formatProblem);
+  return { ok: false, reason: `${problems.length} manifest problem(s): ${problems[0]}`, problems, duration_s: since(t) };
+}
+
+/**
+ * Runs the tests `n` times (at most `jobs` at once) and judges the outcomes as a
+ * whole: flakiness shows only across runs. Returns the backend the runs used.
+ */
+export async function repeatRuns(
+  kind: "reference" | "stub",
+  n: number,
+  jobs: number,
+  once: () => Promise<RunOutcome>,
+  tick: Tick,
+): Promise<{ step: RunsStep; backend?: RunOutcome["backend"] }> {
+  const t = performance.now();
+  const limit = pLimit(Math.max(1, jobs));
+  let done = 0;
+  const outcomes = await Promise.all(
+    Array.from({ length: n }, () =>
+      limit(async () => {
+        const o = await once();
+        tick(++done, n, `${kind} run ${done}/${n} ${o.status}`);
+        return o;
+      }),
+    ),
+  );
+  const judged: RunsJudgement = kind === "reference" ? judgeReference(outcomes) : judgeStub(outcomes);
+  const { infra, ...rest } = judged;
+  const step: RunsStep = { ...rest, ...(infra ? { infra: true } : {}), duration_s: since(t), runs: outcomes.map(summarize) };
+  return { step, ...(outcomes[0] ? { backend: outcomes[0].backend } : {}) };
+}
+
+/** Mutants of the reference bodies, each run once; a mutant that passes every test survives. */
+export async function mutantsStep(
+  task: ResolvedTask,
+  references: Record<string, string>,
+  settings: VerificationRecord["settings"],
+  jobs: number,
+  runOverlay: (overlay: Record<string, string>) => Promise<RunOutcome>,
+  tick: Tick,
+): Promise<MutantsStep> {
+  const t = performance.now();
+  const base = { total: 0, killed: 0, kill_ratio: 0, threshold: settings.min_kill_ratio, survivors: [] };
+  if (settings.mutants === 0) return { ...base, ok: true, skipped: true, reason: "not asked for (mutants: 0)", duration_s: 0 };
+  const files = Object.keys(references);
+  const mutants: { file: string; mutant: Mutant }[] = [];
+  for (const [i, file] of files.entries()) {
+    const targets = task.manifest.targets.filter((x) => x.file === file).map((x) => ({ symbol: x.symbol, ...(x.line ? { line: x.line } : {}) }));
+    // share the budget between files, the first ones taking the remainder
+    const share = Math.floor(settings.mutants / files.length) + (i < settings.mutants % files.length ? 1 : 0);
+    for (const mutant of await generateMutants(references[file]!, targets, { max: share, seed: settings.seed })) mutants.push({ file, mutant });
+  }
+  const limit = pLimit(Math.max(1, jobs));
+  let done = 0;
+  const outcomes = await Promise.all(
+    mutants.map(({ file, mutant }) =>
+      limit(async () => {
+        const o = await runOverlay({ ...references, [file]: mutant.source });
+        tick(++done, mutants.length, `mutant ${done}/${mutants.length} ${o.status === "passed" ? "survived" : "killed"}`);
+        return o;
+      }),
+    ),
+  );
+  const infra = outcomes.find((o) => o.status === "infra");
+  const survivors = mutants.filter((_, i) => outcomes[i]!.status === "passed").map(({ mutant }) => ({ id: mutant.id, description: mutant.description }));
+  const total = mutants.length;
+  const killed = total - survivors.length;
+  const ratio = total === 0 ? 0 : round(killed / total);
+  const result = { ...base, total, killed, kill_ratio: ratio, survivors, duration_s: since(t) };
+  if (infra) return { ...result, ok: false, infra: true, reason: `infra: a mutant run could not run (${infra.reason ?? "unknown"})` };
+  if (total === 0) return { ...result, ok: false, reason: "no mutant could be made of the reference body (is it empty?)" };
+  if (ratio < settings.min_kill_ratio) {
+    const shown = survivors.slice(0, 3).map((s) => s.description).join("; ");
+    return { ...result, ok: false, reason: `the tests kill ${killed}/${total} mutants (ratio ${ratio}), below the threshold ${settings.min_kill_ratio}; survivors: ${shown}${survivors.length > 3 ? "; …" : ""}` };
+  }
+  return { ...result, ok: true };
+}
+
+/** Copies of the reference left in the workspace the agent sees; files in allowed_leaks are shown, not counted. */
+export async function leaksStep(task: ResolvedTask, bundle: BundleInfo, references: Record<string, string>): Promise<LeaksStep> {
+  const t = performance.now();
+  const refs: LeakReference[] = [];
+  for (const [file, source] of Object.entries(references)) {
+    const specs = task.manifest.targets.filter((x) => x.file === file).map((x) => ({ symbol: x.symbol, mode: x.mode, ...(x.line ? { line: x.line } : {}), ...(x.region ? { region: x.region } : {}) }));
+    const masked = await maskerFor(file).mask(source, specs, file);
+    refs.push({ file, bodies: masked.targets.flatMap((x) => x.reference), targets: masked.targets.flatMap((x) => x.reference.map(() => `${file}::${x.symbol}`)) });
+  }
+  const allowed = (task.manifest.verification?.allowed_leaks ?? []).map((a) => ({ file: a.file }));
+  const result = await scanWorkspace(join(bundle.dir, BUNDLE_FILES.workspace), refs, { allowed });
+  const counted = result.leaks.filter((l) => !l.allowed);
+  const first = counted[0];
+  const allowedCount = result.leaks.length - counted.length;
+  return {
+    ok: counted.length === 0,
+    ...(first
+      ? { reason: `${counted.length} leak(s) of the reference in the workspace; first: ${first.kind} in ${first.file}${first.line ? `:${first.line}` : ""} (${first.detail}); remove it in a prepare step or list the file in verification.allowed_leaks with a reason` }
+      : allowedCount > 0
+        ? { reason: `${allowedCount} allowed leak(s) (verification.allowed_leaks)` }
+        : {}),
+    leaks: result.leaks,
+    ...(bundle.removed.length > 0 ? { removed: bundle.removed } : {}),
+    duration_s: since(t),
+  };
+}

@@ -1,0 +1,261 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { LmrError, formatProblem, type Problem } from "../core/errors.js";
+import { writeJsonAtomic } from "../core/fs-atomic.js";
+import { hashFile, hashTree, listFiles } from "../core/hash.js";
+import { buildBundle, hashTaskInputs, BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
+import { isUrlUpstream, type ResolvedTask } from "../manifest/types.js";
+import { resolvePython, runTests } from "../runner/index.js";
+import type { PythonEnv, RunOutcome, RunRequest, SandboxChoice } from "../runner/types.js";
+import type { SourceOptions } from "../source/types.js";
+import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSION, type StepName, type VerificationRecord } from "./record.js";
+import { checkManifestStep, errorText, leaksStep, mutantsStep, repeatRuns, since, type Tick } from "./steps.js";
+
+const require = createRequire(import.meta.url);
+const TOOLKIT_VERSION = (require("../../package.json") as { version: string }).version;
+const run = promisify(execFile);
+
+export interface VerifyOptions extends SourceOptions {
+  /** Reference and stub runs (default: the manifest's, else 3). */
+  runs?: number;
+  /** Mutants to try (default: the manifest's, else 20); 0 skips the step. */
+  mutants?: number;
+  minKillRatio?: number;
+  seed?: number;
+  python?: string;
+  sandbox?: SandboxChoice;
+  /** Parallel test runs (reference, stub and mutant runs; default: 2). */
+  jobs?: number;
+  /** Verify even when verification.json says the same inputs were verified. */
+  force?: boolean;
+  /** Write verification.json into the task folder (default true). */
+  write?: boolean;
+  onEvent?: (event: VerifyEvent) => void;
+}
+
+/** Progress: a step starting, or one of its units (run i/N, mutant i/K) finishing. */
+export type VerifyEvent = { task: string; step: StepName; message: string; done?: number; total?: number };
+
+export interface VerifyResult {
+  record: VerificationRecord;
+  /** True when an earlier record of the same inputs was reused (no --force). */
+  unchanged: boolean;
+}
+
+export const DEFAULTS = { runs: 3, mutants: 20, minKillRatio: 0.8, seed: 1 } as const;
+
+/** The settings a verification runs with: flags over the manifest's verification policy over defaults. */
+export function resolveSettings(policy: { runs?: number; mutants?: number; min_kill_ratio?: number }, opts: VerifyOptions): VerificationRecord["settings"] {
+  const s = {
+    runs: opts.runs ?? policy.runs ?? DEFAULTS.runs,
+    mutants: opts.mutants ?? policy.mutants ?? DEFAULTS.mutants,
+    min_kill_ratio: opts.minKillRatio ?? policy.min_kill_ratio ?? DEFAULTS.minKillRatio,
+    seed: opts.seed ?? DEFAULTS.seed,
+  };
+  const bad = (field: string, why: string): LmrError =>
+    new LmrError({ code: "verify/bad-setting", kind: "usage", message: `${field} ${why}`, hint: "e.g. --runs 3 --mutants 20 --min-kill-ratio 0.8" });
+  if (!Number.isInteger(s.runs) || s.runs < 1) throw bad("runs", `must be a whole number >= 1, got ${s.runs}`);
+  if (!Number.isInteger(s.mutants) || s.mutants < 0) throw bad("mutants", `must be a whole number >= 0, got ${s.mutants}`);
+  if (!(s.min_kill_ratio >= 0 && s.min_kill_ratio <= 1)) throw bad("min_kill_ratio", `must be between 0 and 1, got ${s.min_kill_ratio}`);
+  if (!Number.isInteger(s.seed)) throw bad("seed", `must be a whole number, got ${s.seed}`);
+  return s;
+}
+
+/** The record of an earlier verification, if there is a readable one. */
+export async function readVerification(task: ResolvedTask): Promise<VerificationRecord | undefined> {
+  try {
+    return JSON.parse(await readFile(join(task.dir, VERIFICATION_FILE), "utf8")) as VerificationRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Proves a task sound: manifest, build, reference passes N times, stub fails N
+ * times inside a test, mutants of the reference are killed, no leak in the
+ * workspace. Every failure is a value in the record, never an exception.
+ *
+ * A passing record is reused (`unchanged`) while the task inputs, the settings,
+ * the toolkit version and (for a local upstream without a commit) the upstream
+ * folder are the same; a URL upstream is pinned by the commit in task.json.
+ * The Python environment is recorded but not compared: use --force after changing it.
+ */
+export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): Promise<VerifyResult> {
+  const t0 = performance.now();
+  const m = task.manifest;
+  const settings = resolveSettings(m.verification ?? {}, opts);
+  const emit = (step: StepName, message: string, done?: number, total?: number): void =>
+    opts.onEvent?.({ task: m.id, step, message, ...(done !== undefined && total !== undefined ? { done, total } : {}) });
+  const tick = (step: StepName): Tick => (done, total, what) => emit(step, what, done, total);
+  const taskHash = await hashTaskInputs(task).catch(() => "unreadable");
+  const upstreamTree = await hashUnpinnedUpstream(task);
+
+  if (!opts.force) {
+    const prev = await readVerification(task);
+    if (prev && isStillValid(prev, taskHash, settings, upstreamTree)) return { record: prev, unchanged: true };
+  }
+
+  const u = m.upstream;
+  const record = emptyRecord(m.id, settings, {
+    task: taskHash,
+    upstream: { location: isUrlUpstream(u) ? u.repo : u.path, commit: u.commit ?? null, ...(upstreamTree ? { tree: upstreamTree } : {}) },
+  }, TOOLKIT_VERSION);
+  const jobs = Math.max(1, opts.jobs ?? 2);
+
+  const work = await mkdtemp(join(tmpdir(), "lmr-verify-"));
+  try {
+    emit("manifest", "checking the manifest");
+    record.steps.manifest = await checkManifestStep(task);
+    if (!record.steps.manifest.ok) return await finish(record, task, opts, t0);
+
+    emit("build", "building the bundle (upstream, prepare steps, masking)");
+    const tb = performance.now();
+    let bundle: BundleInfo;
+    try {
+      bundle = await buildBundle(task, work, opts);
+    } catch (err) {
+      // a task that cannot be built is unsound; a mirror or network that is not there is ours
+      const infra = !(err instanceof LmrError) || err.kind === "infra";
+      record.steps.build = { ok: false, ...(infra ? { infra: true } : {}), reason: errorText(err), duration_s: since(tb) };
+      return await finish(record, task, opts, t0);
+    }
+    record.steps.build = { ok: true, duration_s: since(tb) };
+    record.inputs.upstream = { ...record.inputs.upstream, location: bundle.upstream.location, commit: bundle.upstream.commit };
+    record.inputs.workspace = bundle.hashes.workspace;
+    record.inputs.reference = bundle.hashes.reference;
+    record.inputs.grader = bundle.hashes.grader;
+
+    let python: PythonEnv;
+    try {
+      python = await resolvePython({ ...(opts.python ? { python: opts.python } : {}), requirements: m.environment.requirements, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
+    } catch (err) {
+      record.steps.reference = { ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0, runs: [] };
+      return await finish(record, task, opts, t0);
+    }
+    record.environment.python = { path: python.path, version: python.version };
+    record.environment.packages = await packageVersions(python.path, ["pytest", ...m.environment.requirements]);
+
+    const references = await readReferences(bundle);
+    const base = baseRequest(task, bundle, python, opts);
+    const runWith = (overlay: Record<string, string>, timeoutTotalS?: number): Promise<RunOutcome> =>
+      runTests({ ...base, overlay, ...(timeoutTotalS ? { timeoutTotalS } : {}) });
+
+    emit("reference", `reference × ${settings.runs}`);
+    const ref = await repeatRuns("reference", settings.runs, jobs, () => runWith(references), tick("reference"));
+    record.steps.reference = ref.step;
+    record.environment.backend = ref.backend ?? null;
+
+    emit("stub", `stub × ${settings.runs}`);
+    record.steps.stub = (await repeatRuns("stub", settings.runs, jobs, () => runWith({}), tick("stub"))).step;
+
+    if (record.steps.reference.ok) {
+      emit("mutants", `up to ${settings.mutants} mutants`);
+      // a mutant that loops forever is killed by its timeout: a few reference durations, not the task's whole budget
+      const refTime = Math.max(...record.steps.reference.runs.map((r) => r.duration_s), 1);
+      const timeout = Math.min(m.tests.timeout_total_s, Math.max(10, Math.ceil(refTime * 5)));
+      record.steps.mutants = await mutantsStep(task, references, settings, jobs, (overlay) => runWith(overlay, timeout), tick("mutants"));
+    } else {
+      record.steps.mutants = { ...record.steps.mutants, reason: "not run: the reference does not pass" };
+    }
+
+    emit("leaks", "scanning the workspace");
+    try {
+      record.steps.leaks = await leaksStep(task, bundle, references);
+    } catch (err) {
+      record.steps.leaks = { ok: false, infra: true, reason: `infra: the leak scan failed: ${errorText(err)}`, leaks: [], duration_s: 0 };
+    }
+    return await finish(record, task, opts, t0);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The record of a task whose manifest is invalid: only the manifest step ran.
+ * Never written to the task folder (the task's id and policy cannot be trusted).
+ */
+export async function recordInvalidManifest(dir: string, rawId: unknown, problems: Problem[], opts: VerifyOptions = {}): Promise<VerificationRecord> {
+  const id = typeof rawId === "string" && rawId !== "" ? rawId : basename(resolve(dir));
+  const settings = resolveSettings({}, opts);
+  const hash = await hashFile(join(dir, "task.json")).catch(() => "unreadable");
+  const record = emptyRecord(id, settings, { task: hash, upstream: { location: "", commit: null } }, TOOLKIT_VERSION);
+  const lines = problems.map(formatProblem);
+  record.steps.manifest = { ok: false, reason: `${lines.length} manifest problem(s): ${lines[0] ?? "invalid"}`, problems: lines, duration_s: 0 };
+  return settleRecord(record);
+}
+
+function isStillValid(prev: VerificationRecord, taskHash: string, settings: VerificationRecord["settings"], upstreamTree: string | undefined): boolean {
+  const s = prev.settings;
+  return (
+    prev.ok === true &&
+    prev.schema_version === VERIFICATION_SCHEMA_VERSION &&
+    prev.toolkit_version === TOOLKIT_VERSION &&
+    prev.inputs?.task === taskHash &&
+    prev.inputs.upstream?.tree === upstreamTree &&
+    !!s && s.runs === settings.runs && s.mutants === settings.mutants && s.min_kill_ratio === settings.min_kill_ratio && s.seed === settings.seed
+  );
+}
+
+/** Hash of a local upstream folder that task.json does not pin to a commit (caches and bytecode left out). */
+async function hashUnpinnedUpstream(task: ResolvedTask): Promise<string | undefined> {
+  const u = task.manifest.upstream;
+  if (isUrlUpstream(u) || u.commit !== undefined) return undefined;
+  const root = resolve(task.dir, u.path, u.subdir ?? "");
+  const junk = (rel: string, isDir: boolean): boolean => {
+    const name = rel.slice(rel.lastIndexOf("/") + 1);
+    return isDir ? name === "__pycache__" || name === ".pytest_cache" || name === ".git" : /\.py[co]$/.test(name);
+  };
+  try {
+    return (await hashTree(root, await listFiles(root, junk))).hash;
+  } catch {
+    return "unreadable";
+  }
+}
+
+function baseRequest(task: ResolvedTask, bundle: BundleInfo, python: PythonEnv, opts: VerifyOptions): RunRequest {
+  const t = task.manifest.tests;
+  return {
+    tree: join(bundle.dir, BUNDLE_FILES.workspace),
+    grader: join(bundle.dir, BUNDLE_FILES.grader),
+    ...(t.mount ? { mount: t.mount } : {}),
+    python,
+    sandbox: opts.sandbox ?? "auto",
+    timeoutTotalS: t.timeout_total_s,
+    timeoutPerTestS: t.timeout_per_test_s,
+    network: task.manifest.environment.network,
+    ...(t.pytest_args ? { pytestArgs: t.pytest_args } : {}),
+    // the bundle holds the reference, the task folder the tests' sources: neither is visible to the code under test
+    hidePaths: [bundle.dir, task.dir],
+  };
+}
+
+/** Reference target files by workspace-relative path. */
+async function readReferences(bundle: BundleInfo): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const file of new Set(bundle.targets.map((t) => t.file))) {
+    out[file] = await readFile(join(bundle.dir, BUNDLE_FILES.reference, file), "utf8");
+  }
+  return out;
+}
+
+async function packageVersions(python: string, requirements: string[]): Promise<Record<string, string>> {
+  const names = [...new Set(requirements.map((r) => r.split(/[<>=!~[; ]/)[0]!.trim()).filter(Boolean))];
+  const code = "import json,sys\nfrom importlib import metadata as m\nout={}\nfor n in sys.argv[1:]:\n  try: out[n]=m.version(n)\n  except Exception: out[n]='missing'\nprint(json.dumps(out))";
+  try {
+    const { stdout } = await run(python, ["-c", code, ...names], { timeout: 30_000 });
+    return JSON.parse(stdout) as Record<string, string>;
+  } catch {
+    return {};
+  }
+}
+
+async function finish(record: VerificationRecord, task: ResolvedTask, opts: VerifyOptions, t0: number): Promise<VerifyResult> {
+  settleRecord(record);
+  record.timings.total_s = since(t0);
+  if (opts.write !== false && record.steps.manifest.ok) await writeJsonAtomic(join(task.dir, VERIFICATION_FILE), record);
+  return { record, unchanged: false };
+}
