@@ -8,9 +8,13 @@ import { sha256 } from "../core/hash.js";
 import type { PythonEnv } from "./types.js";
 
 export interface ResolvePythonOptions {
-  /** `--python PATH`: used as is (requirements are then the caller's business). Else env LMR_PYTHON, same. */
+  /** `--python PATH`: used as is (requirements are then the caller's business). */
   python?: string;
-  /** Base interpreter for virtualenvs when no explicit one is given (default `python3` on PATH). */
+  /**
+   * Interpreter to use when no --python is given: as is for tasks without requirements, else
+   * the base of their virtualenvs (made with --system-site-packages, so packages the base has,
+   * e.g. Debian's torch, are reused). Default env LMR_PYTHON, else `python3` on PATH.
+   */
   base?: string;
   /** pip requirement strings; non-empty → a cached virtualenv. */
   requirements?: string[];
@@ -174,17 +178,18 @@ async function buildEnv(base: Probe, requirements: string[], cacheRoot: string, 
 }
 
 /**
- * The interpreter a run uses. An explicit interpreter (option or LMR_PYTHON) is
- * used as is, requirements or not; otherwise requirements get a cached
- * virtualenv (--system-site-packages) on top of `base`, keyed by the base
+ * The interpreter a run uses. --python is used as is, requirements or not;
+ * otherwise requirements get a cached virtualenv (--system-site-packages) on
+ * top of the base (LMR_PYTHON, else python3), keyed by the base
  * interpreter and the sorted requirements, rebuilt when its marker is missing
  * or its python no longer runs. No requirements: the base interpreter itself.
  */
 export async function resolvePython(opts: ResolvePythonOptions = {}): Promise<PythonEnv> {
-  const explicit = opts.python ?? process.env.LMR_PYTHON;
-  const base = await requireInterpreter(explicit ?? opts.base ?? "python3");
+  const explicit = opts.python;
+  const chosen = explicit ?? opts.base ?? process.env.LMR_PYTHON ?? "python3";
+  const base = await requireInterpreter(chosen);
   const reqs = (opts.requirements ?? []).map((r) => r.trim()).filter(Boolean);
-  if (explicit || reqs.length === 0) return requirePytest(base, `the interpreter "${explicit ?? opts.base ?? "python3"}"`);
+  if (explicit || reqs.length === 0) return requirePytest(base, `the interpreter "${chosen}"`);
   const cacheRoot = opts.cacheDir ?? process.env.LMR_CACHE ?? join(homedir(), ".cache", "lmr");
   const key = envKey(base, reqs);
   const dir = join(cacheRoot, "envs", key);

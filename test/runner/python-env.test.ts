@@ -19,7 +19,7 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 beforeEach(() => {
-  // Requirements are only honoured without an explicit interpreter; keep pip off the network.
+  // Requirements are only honoured without --python; keep pip off the network.
   delete process.env.LMR_PYTHON;
   process.env.PIP_NO_INDEX = "1";
 });
