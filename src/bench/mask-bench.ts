@@ -84,7 +84,7 @@ export async function runMaskBench(ctx: BenchContext): Promise<BenchResult> {
     notes: [
       "TS/Python time: below 1 means the TS masker is faster. Both get the sources in memory and time only the masking loop.",
       "verify changed: both re-parse only the masked definition (tree-sitter / ast.parse); verify full: the whole result (TS incrementally).",
-      ...(same === undefined ? [] : [`identical outputs TS vs Python: ${same}/${pairs.length} (the rest differ in comment lines, which ast cannot see)`]),
+      ...(same === undefined ? [] : [`identical outputs TS vs Python: ${same}/${pairs.length} (the rest differ only in comments, which ast cannot see: the baseline keeps comments around the first and last statements)`]),
     ],
   };
 }
