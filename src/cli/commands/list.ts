@@ -1,0 +1,66 @@
+import type { Command } from "commander";
+import { readFile } from "node:fs/promises";
+import { hashTaskInputs } from "../../bundle/index.js";
+import { EXIT, LmrError } from "../../core/errors.js";
+import { writeFileAtomic } from "../../core/fs-atomic.js";
+import { findTaskDirs, loadTask } from "../../manifest/load.js";
+import { describeTask, renderTaskLines, renderTaskTable, type TaskRow } from "../../report/task-table.js";
+import { readVerification } from "../../verify/verify-task.js";
+import { action } from "../action.js";
+import { printJson } from "../output.js";
+
+interface ListFlags {
+  tasksDir: string;
+  format: string;
+  write?: string;
+  check?: string;
+  json?: boolean;
+}
+
+export function registerList(program: Command): void {
+  program
+    .command("list")
+    .description("list the tasks with their verification status (and generate tasks/README.md)")
+    .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
+    .option("--format <FORMAT>", "text | md | json", "text")
+    .option("--write <FILE>", "write the listing to FILE (atomically) instead of stdout")
+    .option("--check <FILE>", "exit 1 when FILE differs from the listing (for CI)")
+    .option("--json", "same as --format json")
+    .addHelpText(
+      "after",
+      `
+Status comes from each task's verification.json: verified, failed at <step>, stale
+(the task changed since it was verified) or unverified.
+
+Examples:
+  $ lmr list
+  $ lmr list --format md --write tasks/README.md
+  $ lmr list --format md --check tasks/README.md`,
+    )
+    .action(action(runList));
+}
+
+async function runList(flags: ListFlags): Promise<number> {
+  const format = flags.json ? "json" : flags.format;
+  if (!["text", "md", "json"].includes(format)) {
+    throw new LmrError({ code: "usage/bad-format", kind: "usage", message: `--format must be text, md or json, got '${format}'` });
+  }
+  const rows: TaskRow[] = [];
+  for (const dir of await findTaskDirs(flags.tasksDir)) {
+    const task = await loadTask(dir);
+    rows.push(describeTask(task, await readVerification(task), await hashTaskInputs(task)));
+  }
+  const text = format === "md" ? renderTaskTable(rows) : format === "json" ? JSON.stringify(rows, null, 2) + "\n" : renderTaskLines(rows);
+  if (flags.check) {
+    const current = await readFile(flags.check, "utf8").catch(() => "");
+    if (current !== text) {
+      process.stderr.write(`lmr: ${flags.check} is out of date (hint: run lmr list --format ${format} --write ${flags.check})\n`);
+      return EXIT.check;
+    }
+    return EXIT.ok;
+  }
+  if (flags.write) await writeFileAtomic(flags.write, text);
+  else if (format === "json") printJson(rows);
+  else process.stdout.write(text);
+  return EXIT.ok;
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import type { ResolvedTask, TaskManifest } from "../manifest/types.js";
+import type { VerificationRecord } from "../verify/record.js";
+import { describeTask, renderTaskTable } from "./task-table.js";
+
+const manifest = {
+  id: "toy-loss",
+  paper: { title: "A | pipe", url: "https://example.org/p", year: 2024 },
+  category: "Training Objectives & Optimization Techniques",
+  upstream: { repo: "https://github.com/o/n", commit: "a".repeat(40), license: "MIT" },
+  targets: [{ file: "m.py", symbol: "loss", mode: "body" }],
+} as unknown as TaskManifest;
+const task: ResolvedTask = { manifest, dir: "/x/toy-loss", manifestPath: "/x/toy-loss/task.json" };
+
+function record(ok: boolean, hash: string): VerificationRecord {
+  return {
+    ok,
+    inputs: { task: hash },
+    failure: ok ? undefined : { step: "mutants", reason: "weak", kind: "check" },
+    steps: {
+      reference: { runs: [{ duration_s: 1.0 }, { duration_s: 2.0 }] },
+      mutants: { kill_ratio: 0.9, skipped: false },
+    },
+  } as unknown as VerificationRecord;
+}
+
+describe("describeTask", () => {
+  it("says verified only for a passing record of the same inputs", () => {
+    expect(describeTask(task, record(true, "h1"), "h1")).toMatchObject({ status: "verified", kill_ratio: 0.9, test_time_s: 1.5 });
+    expect(describeTask(task, record(true, "h0"), "h1").status).toBe("stale");
+    expect(describeTask(task, record(false, "h1"), "h1").status).toBe("failed at mutants");
+    expect(describeTask(task, undefined, "h1")).toMatchObject({ status: "unverified", kill_ratio: null, test_time_s: null });
+  });
+});
+
+describe("renderTaskTable", () => {
+  it("escapes cells and links the pinned commit", () => {
+    const md = renderTaskTable([describeTask(task, record(true, "h"), "h")]);
+    expect(md).toContain("A \\| pipe (2024)");
+    expect(md).toContain(`[\`aaaaaaaaaa\`](https://github.com/o/n/tree/${"a".repeat(40)})`);
+    expect(md).toContain("1 task, 1 verified.");
+    expect(md.split("\n").filter((l) => l.startsWith("| `toy-loss`"))).toHaveLength(1);
+  });
+});
