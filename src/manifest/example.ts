@@ -35,7 +35,7 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
   targets: [
     { file: "toy/losses.py", symbol: "preference_loss", mode: "body" },
     { file: "toy/train.py", symbol: "Trainer.compute_loss", mode: "region", line: 30, region: { start: { line: 31 }, end: { anchor: "return loss" } } },
-    { file: "toy/model.py", symbol: "Scorer", mode: "class" },
+    { file: "toy/model.py", symbol: "Scorer", mode: "class", record: { self_attrs: ["weights"], max_calls: 10, skip_args: ["logger"] } },
   ],
   instruction: "instruction.md",
   tests: {
@@ -48,6 +48,7 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
   },
   environment: { python: "3.11", requirements: ["numpy>=1.24"], gpu: false, network: false },
   context_files: ["README.md"],
+  record: { driver: "driver.py", max_calls: 20 },
   verification: { runs: 3, mutants: 20, min_kill_ratio: 0.8, allowed_leaks: [{ file: "docs/loss.md", reason: "the README quotes the loss" }] },
   provenance: { author: "lmr", created: "2025-01-15", notes: "Covers every field of the manifest format." },
 };

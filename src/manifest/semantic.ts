@@ -39,6 +39,7 @@ export function listPathFields(data: unknown): PathField[] {
   };
   add("/instruction", m.instruction, "task");
   add("/paper/text", asObject(m.paper)?.text, "task");
+  add("/record/driver", asObject(m.record)?.driver, "task");
   const tests = asObject(m.tests);
   asArray(tests?.files).forEach((f, i) => add(`/tests/files/${i}`, f, "task"));
   asArray(tests?.fixtures).forEach((f, i) => add(`/tests/fixtures/${i}`, f, "task"));

@@ -30,6 +30,7 @@ function listTaskFiles(data: unknown): TaskFileField[] {
   };
   add("/instruction", m.instruction, "file");
   add("/paper/text", asObject(m.paper)?.text, "file");
+  add("/record/driver", asObject(m.record)?.driver, "file");
   const tests = asObject(m.tests);
   (Array.isArray(tests?.files) ? tests.files : []).forEach((f, i) => add(`/tests/files/${i}`, f, "file"));
   (Array.isArray(tests?.fixtures) ? tests.fixtures : []).forEach((f, i) => add(`/tests/fixtures/${i}`, f, "file-or-dir"));

@@ -74,6 +74,26 @@ export interface Target {
   line?: number;
   /** For mode "region": the lines (inclusive) inside the body to mask. */
   region?: { start: LineRef; end: LineRef };
+  /** How `lmr record` captures this target's calls. */
+  record?: TargetRecordSpec;
+}
+
+/** `lmr record` settings for the whole task. */
+export interface TaskRecordSpec {
+  /** Python driver file, relative to the task dir (default for `--driver-file`). */
+  driver?: string;
+  /** Calls recorded per target (default 50); the rest are only counted. */
+  max_calls?: number;
+}
+
+/** `lmr record` settings for one target. */
+export interface TargetRecordSpec {
+  /** For methods: the `self` attributes to record before and after each call (default: all of `vars(self)`). */
+  self_attrs?: string[];
+  /** Overrides the task's `record.max_calls` for this target. */
+  max_calls?: number;
+  /** Parameters not to record (objects the codec cannot store); the replay passes their default. */
+  skip_args?: string[];
 }
 
 export interface TestsSpec {
@@ -127,6 +147,8 @@ export interface TaskManifest {
   /** Upstream files that help the agent (pointed to in the instruction). */
   context_files?: string[];
   verification?: VerificationPolicy;
+  /** How `lmr record` captures reference calls for `lmr scaffold tests`. */
+  record?: TaskRecordSpec;
   provenance: Provenance;
 }
 

@@ -1,0 +1,105 @@
+import type { Command } from "commander";
+import { EXIT, LmrError } from "../../core/errors.js";
+import { loadTask } from "../../manifest/load.js";
+import { displayPath } from "../../manifest/read.js";
+import { DEFAULT_MAX_CALLS, DEFAULT_RECORD_TIMEOUT_S, recordCalls, type DriverSpec } from "../../scaffold/record.js";
+import { action } from "../action.js";
+import { paint, printJson, progress, progressDone } from "../output.js";
+
+/** Fixtures travel with every task copy and grading run; beyond this they deserve a second look. */
+const LARGE_FIXTURES = 5 * 1024 * 1024;
+
+function formatBytes(n: number): string {
+  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+interface RecordFlags {
+  driver?: string;
+  driverFile?: string;
+  maxCalls?: string;
+  python?: string;
+  mirror?: string;
+  seed?: string;
+  timeout?: string;
+  json?: boolean;
+}
+
+export function registerRecord(program: Command): void {
+  program
+    .command("record")
+    .description("run a driver against the reference and record every call of the targets (fixtures/calls.json)")
+    .argument("<TASK_DIR>", "the task folder")
+    .option("--driver <CODE>", "Python code that calls the targets")
+    .option("--driver-file <PY>", "Python file in the task folder that calls the targets (default: record.driver)")
+    .option("--max-calls <N>", `calls recorded per target; later ones are only counted (default: record.max_calls, else ${DEFAULT_MAX_CALLS})`)
+    .option("--python <PATH>", "Python interpreter; default $LMR_PYTHON, else one with the task's requirements")
+    .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
+    .option("--seed <N>", "seed for random, numpy.random and torch (default 0)")
+    .option("--timeout <S>", `seconds the driver may run (default ${DEFAULT_RECORD_TIMEOUT_S})`)
+    .option("--json", "print the result as JSON")
+    .addHelpText(
+      "after",
+      `
+The task is built (workspace + reference) in a temp folder and the driver runs there,
+from the workspace root, with every target wrapped: each call's arguments, keyword
+arguments, return value or exception, in-place changes to its arguments and, for
+methods, the attributes of self (record.self_attrs; default all) before and after.
+random, numpy.random and torch are seeded, so the same driver gives byte-identical files. Arrays and tensors go to
+fixtures/calls.npz. Values lmr cannot store stop the recording with the argument's
+name; list such arguments in the target's record.skip_args.
+Next: \`lmr scaffold tests TASK_DIR\` writes replay tests from the recording.
+Exit codes: 0 recorded, 2 bad task, driver or value, 3 infrastructure.
+
+Examples:
+  $ lmr record tasks/pref-loss --driver-file tasks/pref-loss/driver.py
+  $ lmr record tasks/pref-loss --driver "from trainers import preference_loss as f; f([-1.0], [-2.0], [-1.5], [-1.5], 0.1)"`,
+    )
+    .action(action(runRecord));
+}
+
+function wholeNumber(value: string | undefined, flag: string, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) {
+    throw new LmrError({ code: "usage/bad-number", kind: "usage", message: `${flag} must be a whole number >= ${min}, got '${value}'`, hint: `e.g. ${flag} 10` });
+  }
+  return n;
+}
+
+async function runRecord(taskDir: string, flags: RecordFlags): Promise<number> {
+  if (flags.driver !== undefined && flags.driverFile !== undefined) {
+    throw new LmrError({ code: "usage/driver-twice", kind: "usage", message: "pass --driver or --driver-file, not both", hint: "use --driver-file for anything longer than a line" });
+  }
+  const driver: DriverSpec | undefined = flags.driver !== undefined ? { code: flags.driver } : flags.driverFile !== undefined ? { file: flags.driverFile } : undefined;
+  const maxCalls = wholeNumber(flags.maxCalls, "--max-calls", 1);
+  const seed = wholeNumber(flags.seed, "--seed", 0);
+  const timeoutS = wholeNumber(flags.timeout, "--timeout", 1);
+  const task = await loadTask(taskDir);
+  progress(`recording ${task.manifest.id}`);
+  const result = await recordCalls(task, {
+    ...(driver ? { driver } : {}),
+    ...(maxCalls !== undefined ? { maxCalls } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+    ...(timeoutS !== undefined ? { timeoutS } : {}),
+    ...(flags.python ? { python: flags.python } : {}),
+    ...(flags.mirror ? { mirror: flags.mirror } : {}),
+  }).finally(progressDone);
+  if (flags.json) {
+    printJson({ ok: true, ...result });
+    return EXIT.ok;
+  }
+  const where = displayPath(task.dir);
+  for (const t of result.targets) {
+    const more = t.calls_seen > t.calls_recorded ? ` (${t.calls_seen} made; raise --max-calls to keep more)` : "";
+    const line = `  ${t.symbol} (${t.file}, ${t.kind}): ${t.calls_recorded} call${t.calls_recorded === 1 ? "" : "s"} recorded${more}`;
+    process.stdout.write((t.calls_recorded === 0 ? paint("yellow", `${line}: the driver never called it`) : line) + "\n");
+  }
+  if (result.stale) process.stderr.write(`lmr: ${where}/${result.stale} is from an earlier recording; \`lmr scaffold tests\` drops it from the manifest\n`);
+  const files = result.files.map((f, i) => `${where}/${f} (${formatBytes(result.bytes[i]!)})`).join(", ");
+  process.stdout.write(`recorded ${result.task_id} → ${files} with python ${result.python.version} in ${result.duration_s.toFixed(1)} s\n`);
+  const total = result.bytes.reduce((a, b) => a + b, 0);
+  if (total > LARGE_FIXTURES) {
+    process.stderr.write(paint("yellow", `warning: the recording is ${formatBytes(total)}; fixtures should stay small: lower --max-calls or use smaller inputs in the driver`, process.stderr) + "\n");
+  }
+  return EXIT.ok;
+}

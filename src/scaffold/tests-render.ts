@@ -1,0 +1,104 @@
+import type { RecordedTarget } from "./record-calls.js";
+
+/** What the replay test template needs besides the recorded targets. */
+export interface ReplayRenderInput {
+  /** calls.json relative to the task folder (for the header). */
+  fixture: string;
+  /** calls.json relative to the test file's folder. */
+  fixtureFromTest: string;
+  /** The codec copy relative to the test file's folder. */
+  codecFromTest: string;
+  targets: RecordedTarget[];
+}
+
+/** Replaces every `{{KEY}}`; a placeholder without a value is a bug in the template. */
+export function fillTemplate(template: string, values: Record<string, string>): string {
+  return template.replace(/\{\{([A-Z_]+)\}\}/g, (whole, key: string) => {
+    const v = values[key];
+    if (v === undefined) throw new Error(`template placeholder ${whole} has no value`);
+    return v;
+  });
+}
+
+/** `OpenLoopMCTS.find_best_action` → `open_loop_mcts_find_best_action`; dunders lose their underscores. */
+export function snakeName(symbol: string): string {
+  return symbol
+    .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
+    .replace(/([A-Z]+)([A-Z][a-z])/g, "$1_$2")
+    .replace(/[^A-Za-z0-9]+/g, "_")
+    .replace(/^_+|_+$/g, "")
+    .toLowerCase();
+}
+
+function unique(base: string, taken: Set<string>): string {
+  let name = base;
+  for (let n = 2; taken.has(name); n++) name = `${base}_${n}`;
+  taken.add(name);
+  return name;
+}
+
+/** Names the test template defines itself; an imported target must not shadow them. */
+const TEMPLATE_NAMES = [
+  "asyncio", "dataclasses", "enum", "importlib", "inspect", "sys", "Path", "pytest", "RTOL", "ATOL", "RECORDING",
+  "assert_matches", "call_ids", "supply_skipped_argument", "replay",
+];
+
+interface Binding {
+  /** The expression that names the implementation in the test (a function, or the owning class). */
+  expr: string;
+}
+
+/** `from MODULE import NAME [as ALIAS]` lines, and the expression for each target. */
+function planImports(targets: RecordedTarget[]): { lines: string[]; bindings: Binding[] } {
+  const locals = new Map<string, string>(); // "module:name" -> local name
+  const taken = new Set<string>(TEMPLATE_NAMES);
+  const lines: string[] = [];
+  const bindings = targets.map((t) => {
+    const path = t.owner ? t.owner.split(".") : [t.name];
+    const imported = path[0]!;
+    const key = `${t.module}:${imported}`;
+    let local = locals.get(key);
+    if (local === undefined) {
+      local = taken.has(imported) ? unique(`${snakeName(t.module)}_${imported}`, taken) : unique(imported, taken);
+      locals.set(key, local);
+      lines.push(local === imported ? `from ${t.module} import ${imported}` : `from ${t.module} import ${imported} as ${local}`);
+    }
+    return { expr: [local, ...path.slice(1)].join(".") };
+  });
+  return { lines, bindings };
+}
+
+function countNote(t: RecordedTarget): string {
+  const calls = (n: number) => `${n} call${n === 1 ? "" : "s"}`;
+  const kind = t.kind === "function" ? "function" : t.kind;
+  const recorded = t.calls_seen > t.calls_recorded ? `${t.calls_recorded} of ${calls(t.calls_seen)} recorded` : `${calls(t.calls_recorded)} recorded`;
+  return `${kind}, ${recorded}`;
+}
+
+/** The replay test file: the header template once, the target template per recorded target. */
+export function renderReplayTests(template: string, targetTemplate: string, input: ReplayRenderInput): string {
+  const { lines, bindings } = planImports(input.targets);
+  const consts = new Set<string>(TEMPLATE_NAMES);
+  const tests = new Set<string>();
+  const blocks = input.targets.map((t, i) =>
+    fillTemplate(targetTemplate, {
+      SYMBOL: t.symbol,
+      FILE: t.file,
+      COUNT: countNote(t),
+      CONST: unique(snakeName(t.symbol).toUpperCase() || "TARGET", consts),
+      FILE_LITERAL: JSON.stringify(t.file),
+      SYMBOL_LITERAL: JSON.stringify(t.symbol),
+      TEST_NAME: unique(snakeName(t.symbol) || "target", tests),
+      IMPLEMENTATION: bindings[i]!.expr,
+    }),
+  );
+  const source = fillTemplate(template, {
+    TARGETS: input.targets.map((t) => `${t.module}.${t.symbol}`).join(", "),
+    FIXTURE: input.fixture,
+    FIXTURE_FROM_HERE: input.fixtureFromTest,
+    CODEC: input.codecFromTest,
+    IMPORTS: lines.join("\n"),
+    TESTS: blocks.join(""),
+  });
+  return source.replace(/\s+$/, "\n");
+}

@@ -1,0 +1,174 @@
+import { readFile, stat } from "node:fs/promises";
+import { basename, join, posix } from "node:path";
+import { LmrError } from "../core/errors.js";
+import { writeFileAtomic } from "../core/fs-atomic.js";
+import { checkRelativePath, toolkitPath } from "../core/paths.js";
+import type { ResolvedTask } from "../manifest/types.js";
+import { ARRAYS_FILE, CALLS_FILE, readCallsFile, type RecordedTarget } from "./record-calls.js";
+import { editManifestLists, type ListEdit } from "./tests-manifest.js";
+import { renderReplayTests, snakeName } from "./tests-render.js";
+
+export const CODEC_NAME = "_lmr_codec.py";
+const TEMPLATE = toolkitPath("templates", "tests", "replay_test.py.tmpl");
+const TARGET_TEMPLATE = toolkitPath("templates", "tests", "replay_target.py.tmpl");
+const CODEC_SOURCE = toolkitPath("python", "lmr_record", "codec.py");
+
+export interface ScaffoldTestsOptions {
+  /** Test file, relative to the task folder; default tests/test_<target>_replay.py. */
+  out?: string;
+  force?: boolean;
+  /** Only these recorded symbols (`name`, `Class.method`, or `Class` for all its methods). */
+  targets?: string[];
+}
+
+export interface ScaffoldTestsResult {
+  task_id: string;
+  /** Relative to the task folder. */
+  test_file: string;
+  codec_file: string;
+  targets: { file: string; symbol: string; calls: number }[];
+  /** Recorded targets left out because the driver never called them. */
+  uncalled: string[];
+  manifest_updated: boolean;
+}
+
+/**
+ * Writes a pytest file that replays every recorded call of fixtures/calls.json
+ * against the workspace implementation, copies the codec it decodes fixtures
+ * with next to it, and lists both (and the fixtures) in task.json.
+ */
+export async function scaffoldTests(task: ResolvedTask, opts: ScaffoldTestsOptions = {}): Promise<ScaffoldTestsResult> {
+  const calls = await readCallsFile(task);
+  if (calls.arrays && !(await exists(join(task.dir, posix.dirname(CALLS_FILE), calls.arrays)))) {
+    throw new LmrError({
+      code: "calls-arrays-missing",
+      file: join(task.dir, CALLS_FILE),
+      pointer: "/arrays",
+      message: `the recording refers to ${calls.arrays}, which is missing`,
+      hint: "re-record with `lmr record` so that calls.json and calls.npz match",
+    });
+  }
+  checkRecordingMatchesTask(task, calls.targets);
+  const chosen = selectTargets(task, calls.targets, opts.targets);
+  const called = chosen.filter((t) => t.calls_recorded > 0);
+  const uncalled = chosen.filter((t) => t.calls_recorded === 0).map((t) => t.symbol);
+  if (called.length === 0) {
+    throw new LmrError({
+      code: "calls-none",
+      file: join(task.dir, CALLS_FILE),
+      message: `the driver never called ${uncalled.join(", ")}: nothing to replay`,
+      hint: "make the driver call the targets, then run `lmr record` again",
+    });
+  }
+
+  const out = opts.out ?? `tests/test_${defaultStem(task, called)}_replay.py`;
+  checkOutPath(task, out);
+  const outAbs = join(task.dir, out);
+  if (!opts.force && (await exists(outAbs))) {
+    throw new LmrError({
+      code: "tests-exists",
+      kind: "usage",
+      file: outAbs,
+      message: "the test file already exists",
+      hint: "pass --force to overwrite it (edits to it are lost), or --out to write another file",
+    });
+  }
+  const outDir = posix.dirname(out);
+  const codecRel = posix.join(outDir, CODEC_NAME);
+  const source = renderReplayTests(await readFile(TEMPLATE, "utf8"), await readFile(TARGET_TEMPLATE, "utf8"), {
+    fixture: CALLS_FILE,
+    fixtureFromTest: posix.relative(outDir, CALLS_FILE),
+    codecFromTest: CODEC_NAME,
+    targets: called,
+  });
+  await writeFileAtomic(join(task.dir, codecRel), await readFile(CODEC_SOURCE));
+  await writeFileAtomic(outAbs, source);
+  const manifestUpdated = await updateManifest(task, [out, codecRel], calls.arrays !== null);
+  return {
+    task_id: task.manifest.id,
+    test_file: out,
+    codec_file: codecRel,
+    targets: called.map((t) => ({ file: t.file, symbol: t.symbol, calls: t.calls_recorded })),
+    uncalled,
+    manifest_updated: manifestUpdated,
+  };
+}
+
+function selectTargets(task: ResolvedTask, recorded: RecordedTarget[], wanted: string[] | undefined): RecordedTarget[] {
+  if (!wanted || wanted.length === 0) return recorded;
+  const matches = (t: RecordedTarget, w: string) => t.symbol === w || t.symbol.startsWith(`${w}.`) || `${t.file}::${t.symbol}` === w;
+  for (const w of wanted) {
+    if (!recorded.some((t) => matches(t, w))) {
+      throw new LmrError({
+        code: "calls-target-unknown",
+        kind: "usage",
+        file: join(task.dir, CALLS_FILE),
+        message: `no recorded target '${w}'`,
+        hint: `recorded: ${recorded.map((t) => t.symbol).join(", ") || "none"}`,
+      });
+    }
+  }
+  return recorded.filter((t) => wanted.some((w) => matches(t, w)));
+}
+
+/** A recording made before the manifest's targets changed would replay the wrong thing. */
+function checkRecordingMatchesTask(task: ResolvedTask, recorded: RecordedTarget[]): void {
+  const targets = task.manifest.targets;
+  for (const r of recorded) {
+    const known = targets.some((t) => t.file === r.file && (t.symbol === r.symbol || r.symbol.startsWith(`${t.symbol}.`)));
+    if (!known) {
+      throw new LmrError({
+        code: "calls-stale",
+        file: join(task.dir, CALLS_FILE),
+        message: `the recording has calls of ${r.symbol} in ${r.file}, which is not a target in task.json`,
+        hint: "the targets changed since the recording: run `lmr record` again",
+      });
+    }
+  }
+}
+
+/** One target: its name; methods of one class: the class; otherwise the task id. */
+function defaultStem(task: ResolvedTask, targets: RecordedTarget[]): string {
+  if (targets.length === 1) return snakeName(targets[0]!.symbol);
+  const owners = new Set(targets.map((t) => t.owner ?? ""));
+  const owner = [...owners][0];
+  if (owners.size === 1 && owner) return snakeName(owner);
+  return snakeName(task.manifest.id);
+}
+
+function checkOutPath(task: ResolvedTask, out: string): void {
+  const why = checkRelativePath(out);
+  const name = basename(out);
+  const bad = why ?? (!name.endsWith(".py") ? "is not a .py file" : !name.startsWith("test_") ? "does not start with test_, so pytest would not collect it" : undefined);
+  if (bad) {
+    throw new LmrError({
+      code: "tests-bad-out",
+      kind: "usage",
+      file: join(task.dir, out),
+      message: `--out ${out} ${bad}`,
+      hint: "use a path inside the task folder like tests/test_loss_replay.py",
+    });
+  }
+}
+
+async function updateManifest(task: ResolvedTask, testFiles: string[], hasArrays: boolean): Promise<boolean> {
+  const text = await readFile(task.manifestPath, "utf8");
+  const fixtures = task.manifest.tests.fixtures ?? [];
+  const covered = (f: string) => fixtures.some((e) => e === f || f.startsWith(`${e}/`));
+  const edits: ListEdit[] = [
+    { path: ["tests", "files"], add: testFiles },
+    {
+      path: ["tests", "fixtures"],
+      add: [CALLS_FILE, ...(hasArrays ? [ARRAYS_FILE] : [])].filter((f) => !covered(f)),
+      remove: hasArrays ? [] : [ARRAYS_FILE],
+    },
+  ];
+  const next = editManifestLists(text, edits);
+  if (next === text) return false;
+  await writeFileAtomic(task.manifestPath, next);
+  return true;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(() => true, () => false);
+}
