@@ -1,0 +1,61 @@
+"""Grader-side set-up (ours, not upstream code): stand-ins for imports the target never uses.
+
+`trainers.py` imports, at module level, the whole training stack: transformers, omegaconf,
+wandb, tensor_parallel, tqdm, FSDP from torch.distributed, and (through
+`preference_datasets.py`) Hugging Face datasets and BeautifulSoup. `preference_loss` needs
+only torch. Installing that stack is not an option here:
+
+* torch.distributed.fsdp of the base interpreter's torch (Debian 1.13.1) fails at import
+  time on Python 3.11 (a dataclass with a mutable default), and the upstream also imports
+  `FullOptimStateDictConfig`, which torch 1.13 does not have at all;
+* `tensor-parallel==1.2.4` depends on peft and torch, so pip replaces Debian's CPU torch with
+  a CUDA build from PyPI: measured 2 min and 5.7 GB for the full requirement set, after
+  which `import trainers` still failed (peft vs transformers 4.36).
+
+So, before any test module imports `trainers`, we register small stand-in modules under
+those names. Every attribute of a stand-in is a placeholder class named after it, enough
+for `from X import Y`, base classes and type annotations at class-definition time. They are
+registered unconditionally, so the grader behaves the same whatever happens to be installed.
+The real torch (tensors, autograd, torch.nn.functional) is untouched.
+"""
+import importlib.machinery
+import sys
+import types
+
+STANDS_IN_FOR = (
+    "transformers",
+    "omegaconf",
+    "wandb",
+    "tensor_parallel",
+    "tqdm",
+    "datasets",
+    "bs4",
+    "torch.distributed.fsdp",
+    "torch.distributed.fsdp.api",
+    "torch.distributed.fsdp.wrap",
+)
+
+
+class _StandInModule(types.ModuleType):
+    """A module whose every public attribute is a placeholder class (created on first use)."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        placeholder = type(name, (), {"__module__": self.__name__, "__doc__": "grader stand-in"})
+        setattr(self, name, placeholder)
+        return placeholder
+
+
+def install_stand_ins():
+    for name in STANDS_IN_FOR:
+        module = _StandInModule(name, "Stand-in registered by the grader's conftest.py.")
+        module.__spec__ = importlib.machinery.ModuleSpec(name, loader=None)
+        module.__path__ = []  # lets `import a.b` find registered submodules
+        sys.modules[name] = module
+    # `from torch.distributed.fsdp.api import ...` also reads the parent package's attribute.
+    sys.modules["torch.distributed.fsdp"].api = sys.modules["torch.distributed.fsdp.api"]
+    sys.modules["torch.distributed.fsdp"].wrap = sys.modules["torch.distributed.fsdp.wrap"]
+
+
+install_stand_ins()

@@ -1,0 +1,263 @@
+"""Property tests for `preference_loss` (trainers.py), from the DPO paper and its variants.
+
+Written for lmr (not upstream code). The closed forms below are the paper's equations,
+evaluated in float64 with the standard library, independently of the code under test.
+Comparison helpers are bound at import time, before the code under test is imported.
+"""
+import math
+
+import pytest
+import torch
+
+_tensor = torch.tensor
+_float64 = torch.float64
+_float32 = torch.float32
+_isfinite = torch.isfinite
+_grad = torch.autograd.grad
+_Tensor = torch.Tensor
+
+from trainers import preference_loss  # noqa: E402
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _values(t):
+    return [float(v) for v in t.detach().reshape(-1).tolist()]
+
+
+def assert_close(actual, expected, rtol=1e-9, atol=1e-9, what=""):
+    """actual: tensor or float; expected: list of floats or float (compared element-wise)."""
+    a = _values(actual) if isinstance(actual, _Tensor) else [float(actual)]
+    e = list(expected) if isinstance(expected, (list, tuple)) else [float(expected)]
+    assert len(a) == len(e), "%s: expected %d values, got %d" % (what, len(e), len(a))
+    for i, (x, y) in enumerate(zip(a, e)):
+        assert math.isfinite(x), "%s[%d]: got %r" % (what, i, x)
+        assert abs(x - y) <= atol + rtol * abs(y), "%s[%d]: expected %r, got %r" % (what, i, y, x)
+
+
+def softplus(x):
+    """log(1 + exp(x)), stable for any x (python floats)."""
+    return max(x, 0.0) + math.log1p(math.exp(-abs(x)))
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def expected_losses(pc, pr, rc, rr, beta, eps=0.0, ipo=False, reference_free=False):
+    out = []
+    for a, b, c, d in zip(pc, pr, rc, rr):
+        h = (a - b) - (0.0 if reference_free else (c - d))
+        if ipo:
+            out.append((h - 1.0 / (2.0 * beta)) ** 2)
+        else:
+            out.append((1.0 - eps) * softplus(-beta * h) + eps * softplus(beta * h))
+    return out
+
+
+def t64(values, requires_grad=False):
+    return _tensor(values, dtype=_float64, requires_grad=requires_grad)
+
+
+PC = [-12.5, -40.0, -3.25, -7.0, -19.0]
+PR = [-14.0, -35.5, -9.0, -7.0, -2.5]
+RC = [-13.0, -38.0, -5.0, -6.5, -18.0]
+RR = [-13.5, -36.0, -8.0, -7.5, -3.0]
+
+
+# ----------------------------------------------------------------------- the three losses
+
+
+@pytest.mark.parametrize("beta", [0.05, 0.1, 0.5, 3.0])
+def test_dpo_loss_is_minus_log_sigmoid_of_scaled_margin(beta):
+    losses, _, _ = preference_loss(t64(PC), t64(PR), t64(RC), t64(RR), beta)
+    assert_close(losses, expected_losses(PC, PR, RC, RR, beta), what="losses")
+
+
+@pytest.mark.parametrize("beta,eps", [(0.1, 0.1), (0.5, 0.3), (2.0, 0.45), (0.2, 1.0)])
+def test_conservative_dpo_mixes_both_labels(beta, eps):
+    losses, _, _ = preference_loss(t64(PC), t64(PR), t64(RC), t64(RR), beta, label_smoothing=eps)
+    assert_close(losses, expected_losses(PC, PR, RC, RR, beta, eps), what="losses")
+
+
+@pytest.mark.parametrize("beta", [0.01, 0.1, 0.5, 2.0])
+def test_ipo_loss_is_squared_distance_to_half_inverse_beta(beta):
+    losses, _, _ = preference_loss(t64(PC), t64(PR), t64(RC), t64(RR), beta, ipo=True)
+    assert_close(losses, expected_losses(PC, PR, RC, RR, beta, ipo=True), rtol=1e-10, what="losses")
+
+
+def test_ipo_ignores_label_smoothing():
+    plain, _, _ = preference_loss(t64(PC), t64(PR), t64(RC), t64(RR), 0.25, ipo=True)
+    smoothed, _, _ = preference_loss(t64(PC), t64(PR), t64(RC), t64(RR), 0.25, label_smoothing=0.3, ipo=True)
+    assert_close(smoothed, _values(plain), rtol=0, atol=0, what="ipo losses with label smoothing")
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"label_smoothing": 0.2}, {"ipo": True}])
+def test_reference_free_drops_the_reference_margin(kwargs):
+    beta = 0.3
+    losses, _, _ = preference_loss(t64(PC), t64(PR), t64(RC), t64(RR), beta, reference_free=True, **kwargs)
+    expected = expected_losses(PC, PR, RC, RR, beta, kwargs.get("label_smoothing", 0.0), kwargs.get("ipo", False), True)
+    assert_close(losses, expected, what="losses")
+    # The reference log-probabilities then do not change the loss at all.
+    other, _, _ = preference_loss(t64(PC), t64(PR), t64(RR), t64(RC), beta, reference_free=True, **kwargs)
+    assert_close(other, _values(losses), rtol=0, atol=0, what="losses with other reference values")
+
+
+# ------------------------------------------------------------------------------ rewards
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"label_smoothing": 0.2}, {"ipo": True}, {"reference_free": True}])
+def test_rewards_are_beta_times_policy_minus_reference(kwargs):
+    beta = 0.7
+    _, chosen, rejected = preference_loss(t64(PC), t64(PR), t64(RC), t64(RR), beta, **kwargs)
+    assert_close(chosen, [beta * (a - c) for a, c in zip(PC, RC)], what="chosen_rewards")
+    assert_close(rejected, [beta * (b - d) for b, d in zip(PR, RR)], what="rejected_rewards")
+
+
+def test_rewards_carry_no_gradient():
+    pc, pr, rc, rr = (t64(v, requires_grad=True) for v in (PC, PR, RC, RR))
+    losses, chosen, rejected = preference_loss(pc, pr, rc, rr, 0.1)
+    assert losses.requires_grad
+    assert not chosen.requires_grad and not rejected.requires_grad
+
+
+# -------------------------------------------------------------- shapes, dtypes, batch size
+
+
+@pytest.mark.parametrize("dtype", [_float32, _float64])
+@pytest.mark.parametrize("n", [1, 2, 7])
+def test_returns_three_per_example_tensors(dtype, n):
+    gen = torch.Generator().manual_seed(n)
+    cols = [(torch.rand(n, generator=gen, dtype=_float64) * -30.0 - 1.0).to(dtype) for _ in range(4)]
+    out = preference_loss(*cols, 0.1)
+    assert isinstance(out, tuple) and len(out) == 3
+    for t in out:
+        assert isinstance(t, _Tensor)
+        assert tuple(t.shape) == (n,)
+        assert t.dtype == dtype
+
+
+def test_batch_size_one():
+    losses, chosen, rejected = preference_loss(t64([-4.0]), t64([-6.0]), t64([-5.0]), t64([-5.5]), 0.5)
+    h = (-4.0 + 6.0) - (-5.0 + 5.5)
+    assert_close(losses, [softplus(-0.5 * h)], what="losses")
+    assert_close(chosen, [0.5 * (-4.0 + 5.0)], what="chosen_rewards")
+    assert_close(rejected, [0.5 * (-6.0 + 5.5)], what="rejected_rewards")
+
+
+def test_examples_do_not_interact():
+    beta = 0.4
+    whole, wc, wr = preference_loss(t64(PC), t64(PR), t64(RC), t64(RR), beta, label_smoothing=0.1)
+    for i in range(len(PC)):
+        one, c, r = preference_loss(t64(PC[i:i + 1]), t64(PR[i:i + 1]), t64(RC[i:i + 1]), t64(RR[i:i + 1]), beta, label_smoothing=0.1)
+        assert_close(one, [_values(whole)[i]], rtol=1e-12, what="loss %d alone" % i)
+        assert_close(c, [_values(wc)[i]], rtol=1e-12, what="chosen reward %d alone" % i)
+        assert_close(r, [_values(wr)[i]], rtol=1e-12, what="rejected reward %d alone" % i)
+
+
+def test_inputs_are_not_modified():
+    cols = [t64(v) for v in (PC, PR, RC, RR)]
+    preference_loss(*cols, 0.2, label_smoothing=0.1)
+    preference_loss(*cols, 0.2, ipo=True)
+    for t, v in zip(cols, (PC, PR, RC, RR)):
+        assert _values(t) == v
+
+
+# ------------------------------------------------------------------- properties of DPO
+
+
+@pytest.mark.parametrize("beta", [0.01, 0.1, 1.0, 10.0])
+@pytest.mark.parametrize("eps", [0.0, 0.2])
+def test_zero_margin_gives_log_two(beta, eps):
+    # Policy equal to the reference: the implicit reward margin is 0, loss = log 2.
+    losses, chosen, rejected = preference_loss(t64(PC), t64(PR), t64(PC), t64(PR), beta, label_smoothing=eps)
+    assert_close(losses, [math.log(2.0)] * len(PC), rtol=1e-12, what="losses")
+    assert_close(chosen, [0.0] * len(PC), atol=0, what="chosen_rewards")
+    assert_close(rejected, [0.0] * len(PC), atol=0, what="rejected_rewards")
+
+
+def test_loss_lower_when_chosen_is_likelier_under_policy_than_reference():
+    beta = 0.2
+    ref = t64([-10.0]), t64([-10.0])
+    steps = [-14.0, -12.0, -10.0, -8.0, -6.0]
+    dpo = [_values(preference_loss(t64([c]), t64([-10.0]), *ref, beta)[0])[0] for c in steps]
+    assert all(a > b for a, b in zip(dpo, dpo[1:])), dpo
+    rej = [_values(preference_loss(t64([-10.0]), t64([r]), *ref, beta)[0])[0] for r in steps]
+    assert all(a < b for a, b in zip(rej, rej[1:])), rej
+    # The same policy margin is worth less when the reference already preferred the chosen answer.
+    by_ref = [_values(preference_loss(t64([-9.0]), t64([-11.0]), t64([c]), t64([-10.0]), beta)[0])[0] for c in steps]
+    assert all(a < b for a, b in zip(by_ref, by_ref[1:])), by_ref
+
+
+def test_label_smoothing_is_a_label_flip():
+    # Smoothing e on (chosen, rejected) equals smoothing 1 - e on the swapped pair.
+    beta, eps = 0.3, 0.2
+    a, _, _ = preference_loss(t64(PC), t64(PR), t64(RC), t64(RR), beta, label_smoothing=eps)
+    b, _, _ = preference_loss(t64(PR), t64(PC), t64(RR), t64(RC), beta, label_smoothing=1.0 - eps)
+    assert_close(a, _values(b), rtol=1e-12, what="losses")
+
+
+@pytest.mark.parametrize("beta,eps", [(0.1, 0.0), (0.5, 0.0), (0.5, 0.25), (2.0, 0.1)])
+def test_gradient_pushes_chosen_up_and_rejected_down(beta, eps):
+    pc, pr, rc, rr = (t64(v, requires_grad=True) for v in (PC, PR, RC, RR))
+    losses, _, _ = preference_loss(pc, pr, rc, rr, beta, label_smoothing=eps)
+    g_pc, g_pr, g_rc, g_rr = _grad(losses.sum(), [pc, pr, rc, rr])
+    expected = []
+    for a, b, c, d in zip(PC, PR, RC, RR):
+        z = beta * ((a - b) - (c - d))
+        expected.append(-beta * (1.0 - eps) * sigmoid(-z) + beta * eps * sigmoid(z))
+    assert_close(g_pc, expected, what="d loss / d policy_chosen")
+    assert_close(g_pr, [-g for g in expected], what="d loss / d policy_rejected")
+    assert_close(g_rc, [-g for g in expected], what="d loss / d reference_chosen")
+    assert_close(g_rr, expected, what="d loss / d reference_rejected")
+    if eps == 0.0:
+        assert all(g < 0 for g in _values(g_pc)) and all(g > 0 for g in _values(g_pr))
+
+
+def test_dpo_gradient_weights_wrongly_ordered_pairs_more():
+    # The per-example weight sigmoid(-beta h) is larger when the implicit reward ranks wrongly.
+    pc = t64([-5.0, -9.0], requires_grad=True)
+    losses, _, _ = preference_loss(pc, t64([-9.0, -5.0]), t64([-7.0, -7.0]), t64([-7.0, -7.0]), 0.5)
+    (g,) = _grad(losses.sum(), [pc])
+    right, wrong = _values(g)
+    assert wrong < right < 0
+
+
+def test_ipo_gradient():
+    beta = 0.25
+    pc, pr = t64(PC, requires_grad=True), t64(PR, requires_grad=True)
+    losses, _, _ = preference_loss(pc, pr, t64(RC), t64(RR), beta, ipo=True)
+    g_pc, g_pr = _grad(losses.sum(), [pc, pr])
+    expected = [2.0 * (((a - b) - (c - d)) - 1.0 / (2.0 * beta)) for a, b, c, d in zip(PC, PR, RC, RR)]
+    assert_close(g_pc, expected, what="d loss / d policy_chosen")
+    assert_close(g_pr, [-g for g in expected], what="d loss / d policy_rejected")
+
+
+# ------------------------------------------------------------------------ extreme values
+
+
+@pytest.mark.parametrize("dtype", [_float32, _float64])
+def test_large_margins_stay_finite(dtype):
+    beta = 5.0
+    pc = _tensor([-1.0, -900.0, -2.0], dtype=dtype, requires_grad=True)
+    pr = _tensor([-900.0, -1.0, -2000.0], dtype=dtype)
+    ref = _tensor([-5.0, -5.0, -5.0], dtype=dtype)
+    losses, _, _ = preference_loss(pc, pr, ref, ref, beta)
+    assert bool(_isfinite(losses).all()), losses
+    # A huge positive margin costs nothing; a huge negative one costs beta * |h|.
+    assert_close(losses, [0.0, beta * 899.0, 0.0], rtol=1e-6, atol=1e-6, what="losses")
+    (g,) = _grad(losses.sum(), [pc])
+    assert bool(_isfinite(g).all()), g
+    assert_close(g, [0.0, -beta, 0.0], rtol=1e-6, atol=1e-6, what="gradient")
+    smoothed, _, _ = preference_loss(pc.detach(), pr, ref, ref, beta, label_smoothing=0.1)
+    assert bool(_isfinite(smoothed).all()), smoothed
+    assert_close(smoothed, [0.1 * beta * 899.0, 0.9 * beta * 899.0, 0.1 * beta * 1998.0], rtol=1e-6, what="smoothed")
+
+
+def test_empty_batch():
+    e = torch.zeros(0, dtype=_float64)
+    out = preference_loss(e, e, e, e, 0.1)
+    assert len(out) == 3
+    for t in out:
+        assert tuple(t.shape) == (0,)
