@@ -1,4 +1,4 @@
-import type { BackendName, TestCaseResult } from "../runner/types.js";
+import type { BackendName, Isolation, TestCaseResult } from "../runner/types.js";
 
 /** The verdict of one sample of one task. `infra` is our fault, never the model's. */
 export type Verdict = "passed" | "failed" | "error" | "timeout" | "invalid" | "infra";
@@ -14,8 +14,14 @@ export interface SampleResult {
   sample: string;
   model: string;
   category: string;
-  /** sha256 of the submission content for this task+sample (resume key with task_id). */
+  /** sha256 of the submission content for this task+sample's target files. */
   submission_hash: string;
+  /**
+   * The resume key: the submission hash plus what else decides the verdict (the
+   * bundle's workspace, grader and task hashes, sandbox choice, interpreter
+   * choice, toolkit version). A rerun reuses a result only when it matches.
+   */
+  grading_key?: string;
   verdict: Verdict;
   reason?: string;
   counts: { passed: number; failed: number; errors: number; skipped: number };
@@ -23,6 +29,8 @@ export interface SampleResult {
   duration_s: number;
   backend: BackendName | "none";
   python?: { path: string; version: string };
+  /** What the sandbox enforced for this sample. */
+  isolation?: Isolation;
   finished_at: string;
   toolkit_version: string;
 }

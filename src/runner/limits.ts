@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { access, mkdir, readFile, rmdir, writeFile } from "node:fs/promises";
+import { access, mkdir, readFile, readdir, rmdir, writeFile } from "node:fs/promises";
 import { constants } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import type { Isolation } from "./types.js";
@@ -61,6 +61,32 @@ export async function createPidsLimit(maxProcs: number, runId: string): Promise<
       await rmdir(dir).catch(() => {});
     },
   };
+}
+
+/**
+ * Kill what is left in the pids cgroups of an evaluator process that died
+ * without releasing them (kill -9), and remove those cgroups. `ownerPid` is
+ * the dead process: its cgroups are named `<pid>-<random>`.
+ */
+export async function releaseStalePidsLimits(ownerPid: number): Promise<void> {
+  const root = join(CGROUP_V1_PIDS, "lmr");
+  const names = await readdir(root).catch(() => [] as string[]);
+  for (const name of names.filter((n) => n.startsWith(`${ownerPid}-`))) {
+    const dir = join(root, name);
+    for (let i = 0; i < 50; i++) {
+      const pids = (await readFile(join(dir, "cgroup.procs"), "utf8").catch(() => "")).split("\n").filter(Boolean).map(Number);
+      if (pids.length === 0) break;
+      for (const pid of pids) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await rmdir(dir).catch(() => {});
+  }
 }
 
 let prlimitBin: string | null | undefined;

@@ -114,7 +114,7 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
   if ("reason" in sel) return infra("bwrap", sel.reason);
   if (!existsSync(req.python.path)) return infra(sel.backend.name, `python interpreter not found: ${req.python.path}`);
 
-  const scratch = await prepareScratch(req.tree, req.grader, mount, req.overlay);
+  const scratch = await prepareScratch(req.tree, req.grader, mount, req.overlay, req.scratchParent);
   try {
     const before = await hashTree(scratch.mountDir);
     const { facts, reader, log, isolation } = await execute(req, sel.backend, scratch, mount, memoryMb, network);

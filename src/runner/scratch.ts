@@ -85,7 +85,7 @@ async function clearMount(root: string, mount: string): Promise<string> {
   return dir;
 }
 
-export async function prepareScratch(tree: string, grader: string, mount: string, overlay: Record<string, string> = {}): Promise<Scratch> {
+export async function prepareScratch(tree: string, grader: string, mount: string, overlay: Record<string, string> = {}, parent: string = tmpdir()): Promise<Scratch> {
   const bad = checkRelativePath(mount);
   if (bad) {
     throw new LmrError({ code: "RUN_BAD_MOUNT", message: `mount "${mount}": ${bad}`, kind: "usage", hint: "use a plain relative folder name such as lmr_tests" });
@@ -96,7 +96,7 @@ export async function prepareScratch(tree: string, grader: string, mount: string
       throw new LmrError({ code: "RUN_NO_DIR", message: `${label} folder not found or not a directory`, file: p, kind: "input" });
     }
   }
-  const dir = await mkdtemp(join(tmpdir(), "lmr-run-"));
+  const dir = await mkdtemp(join(parent, "lmr-run-"));
   try {
     const root = join(dir, "tree");
     const removed: string[] = [];

@@ -91,6 +91,8 @@ export interface RunRequest {
   hidePaths?: string[];
   /** Keep the scratch copy for debugging; its path is in the outcome. */
   keepDir?: boolean;
+  /** Folder the scratch copy is made in (default os.tmpdir()), so a caller can sweep what a killed run left. */
+  scratchParent?: string;
 }
 
 export interface WrapOptions {

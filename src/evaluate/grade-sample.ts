@@ -1,0 +1,108 @@
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { writeFileAtomic } from "../core/fs-atomic.js";
+import { BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
+import type { ResolvedTask } from "../manifest/types.js";
+import { RESULT_FILE } from "../report/index.js";
+import { runTests } from "../runner/index.js";
+import type { PythonEnv, RunOutcome, SandboxChoice } from "../runner/types.js";
+import { applySubmission } from "./apply-submission.js";
+import type { Submission } from "./submissions.js";
+import type { SampleResult, Verdict } from "./types.js";
+
+/** One (task, sample) to grade. `sub` is undefined when the task got no submission. */
+export interface GradeJob {
+  task: ResolvedTask;
+  bundle: BundleInfo;
+  sub: Submission | undefined;
+  sample: string;
+  /** Hash of the submission's content for the target files ("none" without one). */
+  submissionHash: string;
+  /** Submission hash + everything else that decides the verdict: the resume key. */
+  gradingKey: string;
+}
+
+export interface GradeContext {
+  pythonFor: (task: ResolvedTask) => Promise<PythonEnv>;
+  sandbox: SandboxChoice;
+  /** Where the runner makes its scratch copies (RUN_DIR/.scratch). */
+  scratchParent: string;
+  /** Hidden inside the sandbox besides the bundle and the task: the run folder. */
+  outDir: string;
+  toolkitVersion: string;
+}
+
+const NO_COUNTS = { passed: 0, failed: 0, errors: 0, skipped: 0 };
+
+/**
+ * Grades one sample and writes RESULTS/<task>/<sample>/: log.txt and
+ * junit.xml first, result.json last and atomically, so a sample has a result
+ * exactly when it was graded to the end. Never throws for a sample's own
+ * problems: whatever goes wrong on our side becomes an `infra` result, so one
+ * sample cannot stop the run.
+ */
+export async function gradeSample(job: GradeJob, ctx: GradeContext, dir: string): Promise<SampleResult> {
+  const m = job.task.manifest;
+  const t0 = performance.now();
+  let outcome: RunOutcome | undefined;
+  let verdict: Verdict;
+  let reason: string | undefined;
+  let log = "";
+  try {
+    ({ verdict, reason, outcome, log } = await grade(job, ctx));
+  } catch (err) {
+    verdict = "infra";
+    reason = err instanceof Error ? err.message : String(err);
+  }
+  const result: SampleResult = {
+    task_id: m.id,
+    sample: job.sample,
+    model: job.sub?.model ?? "none",
+    category: m.category,
+    submission_hash: job.submissionHash,
+    grading_key: job.gradingKey,
+    toolkit_version: ctx.toolkitVersion,
+    verdict,
+    ...(reason ? { reason } : {}),
+    counts: outcome?.counts ?? NO_COUNTS,
+    tests: outcome?.tests ?? [],
+    duration_s: Math.round(performance.now() - t0) / 1000,
+    backend: outcome?.backend ?? "none",
+    ...(outcome ? { python: outcome.python } : {}),
+    ...(outcome?.isolation ? { isolation: outcome.isolation } : {}),
+    finished_at: new Date().toISOString(),
+  };
+  await rm(join(dir, RESULT_FILE), { force: true });
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, "log.txt"), log);
+  await writeFile(join(dir, "junit.xml"), outcome?.junit_xml ?? "");
+  await writeFileAtomic(join(dir, RESULT_FILE), JSON.stringify(result, null, 2) + "\n");
+  return result;
+}
+
+async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdict; reason?: string; outcome?: RunOutcome; log: string }> {
+  if (!job.sub) return { verdict: "invalid", reason: "no submission for this task", log: "" };
+  const m = job.task.manifest;
+  const mount = m.tests.mount ?? "lmr_tests";
+  const workspace = join(job.bundle.dir, BUNDLE_FILES.workspace);
+  const targetFiles = [...new Set(job.bundle.targets.map((t) => t.file))];
+  const applied = await applySubmission(job.sub, workspace, targetFiles, mount);
+  if (!applied.ok) return { verdict: "invalid", reason: applied.reason, log: `lmr: invalid submission: ${applied.reason}\n` };
+  const python = await ctx.pythonFor(job.task);
+  const outcome = await runTests({
+    tree: workspace,
+    overlay: applied.overlay,
+    grader: join(job.bundle.dir, BUNDLE_FILES.grader),
+    mount,
+    python,
+    sandbox: ctx.sandbox,
+    timeoutTotalS: m.tests.timeout_total_s,
+    timeoutPerTestS: m.tests.timeout_per_test_s,
+    network: m.environment.network,
+    ...(m.tests.pytest_args ? { pytestArgs: m.tests.pytest_args } : {}),
+    hidePaths: [job.bundle.dir, job.task.dir, ctx.outDir],
+    scratchParent: ctx.scratchParent,
+  });
+  const ignored = applied.ignored.length > 0 ? `lmr: ignored non-target files from the submission: ${applied.ignored.join(", ")}\n` : "";
+  return { verdict: outcome.status, ...(outcome.reason ? { reason: outcome.reason } : {}), outcome, log: ignored + outcome.log };
+}

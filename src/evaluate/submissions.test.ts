@@ -1,0 +1,96 @@
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashSubmission, loadSubmissions } from "./submissions.js";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "lmr-subs-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function jsonl(name: string, lines: string[]): Promise<string> {
+  const f = join(dir, name);
+  await writeFile(f, lines.join("\n") + "\n");
+  return f;
+}
+
+describe("loadSubmissions (JSONL)", () => {
+  it("reads lmr and SWE-bench key names, numbers samples per task in order", async () => {
+    const f = await jsonl("a.jsonl", [
+      JSON.stringify({ instance_id: "t1", model_name_or_path: "m", model_patch: "P1" }),
+      JSON.stringify({ task_id: "t1", model: "m", patch: "P2" }),
+      "",
+      JSON.stringify({ task_id: "t2", files: { "a.py": "x" } }),
+    ]);
+    const { submissions, problems } = await loadSubmissions(f);
+    expect(problems).toEqual([]);
+    expect(submissions.map((s) => [s.task_id, s.sample, s.model, s.content.kind])).toEqual([
+      ["t1", "0", "m", "patch"],
+      ["t1", "1", "m", "patch"],
+      ["t2", "0", "unknown", "files"],
+    ]);
+  });
+
+  it("reports bad rows with their line and keeps the rest", async () => {
+    const f = await jsonl("b.jsonl", [
+      "{not json",
+      JSON.stringify([1]),
+      JSON.stringify({ model: "m", patch: "p" }),
+      JSON.stringify({ task_id: "t", files: { "a.py": 3 } }),
+      JSON.stringify({ task_id: "t", sample: "../../etc", patch: "p" }),
+      JSON.stringify({ task_id: "t", sample: "a", patch: "p" }),
+      JSON.stringify({ task_id: "t", sample: "a", patch: "q" }),
+    ]);
+    const { submissions, problems } = await loadSubmissions(f);
+    expect(submissions.map((s) => s.sample)).toEqual(["a"]);
+    expect(problems.map((p) => `${p.file!.split(":").pop()} ${p.pointer ?? ""}`)).toEqual(["1 ", "2 ", "3 /task_id", "4 /patch", "5 /sample", "7 /sample"]);
+    expect(problems[5]!.message).toMatch(/a second submission for task 't' sample 'a' \(first on line 6\)/);
+  });
+
+  it("stops on a path that does not exist", async () => {
+    await expect(loadSubmissions(join(dir, "nope.jsonl"))).rejects.toThrow(/submissions path does not exist/);
+  });
+});
+
+describe("loadSubmissions (folder of workspaces)", () => {
+  it("takes DIR/<task>/ as sample 0 and DIR/<task>/<n>/ as samples, ignoring hidden entries", async () => {
+    const root = join(dir, "ws");
+    await mkdir(join(root, "single", "pkg"), { recursive: true });
+    await mkdir(join(root, "multi", "0"), { recursive: true });
+    await mkdir(join(root, "multi", "10"), { recursive: true });
+    await mkdir(join(root, "multi", "2"), { recursive: true });
+    await mkdir(join(root, "multi", ".git"), { recursive: true });
+    await mkdir(join(root, ".cache"), { recursive: true });
+    await writeFile(join(root, "model.txt"), "my-model\n");
+    const { submissions } = await loadSubmissions(root);
+    expect(submissions.map((s) => [s.task_id, s.sample, s.model])).toEqual([
+      ["multi", "0", "my-model"],
+      ["multi", "2", "my-model"],
+      ["multi", "10", "my-model"],
+      ["single", "0", "my-model"],
+    ]);
+  });
+});
+
+describe("hashSubmission", () => {
+  it("depends on the target files only, and hashes a symlink as a link", async () => {
+    const a = join(dir, "ha");
+    await mkdir(a, { recursive: true });
+    await writeFile(join(a, "t.py"), "x = 1\n");
+    await writeFile(join(a, "other.py"), "y\n");
+    const sub = { task_id: "t", sample: "0", model: "m", content: { kind: "tree" as const, dir: a } };
+    const h1 = await hashSubmission(sub, ["t.py"]);
+    await writeFile(join(a, "other.py"), "changed\n");
+    expect(await hashSubmission(sub, ["t.py"])).toBe(h1);
+    await rm(join(a, "t.py"));
+    await writeFile(join(dir, "elsewhere.py"), "x = 1\n");
+    await symlink(join(dir, "elsewhere.py"), join(a, "t.py"));
+    expect(await hashSubmission(sub, ["t.py"])).not.toBe(h1);
+    const files = (content: string) => ({ task_id: "t", sample: "0", model: "m", content: { kind: "files" as const, files: { "t.py": content } } });
+    expect(await hashSubmission(files("a"), ["t.py"])).not.toBe(await hashSubmission(files("b"), ["t.py"]));
+  });
+});
