@@ -7,6 +7,15 @@ import { registerMask } from "./commands/mask.js";
 import { registerBuild } from "./commands/build.js";
 import { registerPrepare } from "./commands/prepare.js";
 import { registerReport } from "./commands/report.js";
+import { registerPaper } from "./commands/paper.js";
+import { registerImport } from "./commands/import.js";
+import { registerExport } from "./commands/export.js";
+import { registerVerify } from "./commands/verify.js";
+import { registerList } from "./commands/list.js";
+import { registerEval } from "./commands/eval.js";
+import { registerRecord } from "./commands/record.js";
+import { registerScaffold } from "./commands/scaffold.js";
+import { registerNew } from "./commands/new.js";
 
 const require = createRequire(import.meta.url);
 const { version } = require("../../package.json") as { version: string };
@@ -18,11 +27,20 @@ export function createProgram(): Command {
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride();
   program.configureOutput({ outputError: (str, write) => write(str) });
+  registerNew(program);
   registerValidate(program);
   registerMask(program);
   registerPrepare(program);
   registerBuild(program);
+  registerRecord(program);
+  registerScaffold(program);
+  registerVerify(program);
+  registerList(program);
+  registerEval(program);
   registerReport(program);
+  registerPaper(program);
+  registerImport(program);
+  registerExport(program);
   return program;
 }
 
