@@ -9,7 +9,7 @@ import { maskerFor } from "../mask/registry.js";
 import type { MaskSpec } from "../mask/types.js";
 import { applyPrepareSteps } from "../prepare/apply.js";
 import { materializeUpstream } from "../source/materialize.js";
-import { findReferenceCopies, type ReferenceText } from "./reference-copies.js";
+import { scanWorkspace, type LeakReference } from "./leak-scan.js";
 import { removeLeftovers } from "./remove-leftovers.js";
 import { copyGraderFiles, hashTaskInputs } from "./task-inputs.js";
 import { BUNDLE_FILES, BUNDLE_SCHEMA_VERSION, type BundleInfo, type BundleManifest, type BundleOptions, type BundleTarget } from "./types.js";
@@ -25,7 +25,8 @@ interface MaskedFiles {
   targets: BundleTarget[];
   /** Prepared, unmasked content by target file. */
   originals: Map<string, Buffer>;
-  references: ReferenceText[];
+  /** The masked spans' reference texts, one entry per target file. */
+  references: LeakReference[];
 }
 
 /**
@@ -52,8 +53,8 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
     await mkdir(grader, { recursive: true });
     await copyGraderFiles(task, grader);
 
-    const allowed = new Set((m.verification?.allowed_leaks ?? []).map((a) => a.file));
-    const leaks = (await findReferenceCopies(workspace, masked.references)).map((c) => (allowed.has(c.file) ? { ...c, allowed: true } : c));
+    const allowed = (m.verification?.allowed_leaks ?? []).map((a) => ({ file: a.file }));
+    const { leaks } = await scanWorkspace(workspace, masked.references, { allowed });
 
     const [ws, ref, gr] = await Promise.all([hashTree(workspace), hashTree(reference), hashTree(grader)]);
     const manifest: BundleManifest = {
@@ -109,11 +110,16 @@ async function maskTargets(task: ResolvedTask, workspace: string, referenceDir: 
     await mkdir(dirname(join(referenceDir, file)), { recursive: true });
     await writeFile(join(referenceDir, file), original);
     out.originals.set(file, original);
+    const refs: LeakReference = { file, bodies: [], targets: [] };
     result.targets.forEach((t, i) => {
       const { index } = group[i]!;
       rows.push({ index, row: { file, symbol: t.symbol, mode: t.mode, start_line: t.start_line, end_line: t.end_line } });
-      for (const text of t.reference) out.references.push({ target: `${file}::${t.symbol}`, text });
+      for (const text of t.reference) {
+        refs.bodies.push(text);
+        refs.targets!.push(`${file}::${t.symbol}`);
+      }
     });
+    out.references.push(refs);
   }
   out.targets = rows.sort((a, b) => a.index - b.index).map((r) => r.row);
   return out;

@@ -1,5 +1,6 @@
 import type { MaskMode } from "../manifest/types.js";
 import type { MaterializedSource, SourceOptions } from "../source/types.js";
+import type { Leak } from "./leak-scan.js";
 
 /** Version of the bundle.json layout below. */
 export const BUNDLE_SCHEMA_VERSION = 1;
@@ -41,23 +42,6 @@ export interface RemovedEntry {
   of?: string;
 }
 
-/** A run of distinctive reference lines found in a workspace file. */
-export interface ReferenceCopy {
-  /** Workspace-relative file that holds the copy. */
-  file: string;
-  /** The target whose reference was found, `file::symbol`. */
-  target: string;
-  /** 1-based, inclusive lines in `file` (for notebooks: lines of the cell's source). */
-  start_line: number;
-  end_line: number;
-  /** For notebooks: the 0-based cell index. */
-  cell?: number;
-  /** How many distinctive reference lines in a row matched. */
-  lines: number;
-  /** True when the task's verification.allowed_leaks lists the file. */
-  allowed?: boolean;
-}
-
 /** bundle.json. */
 export interface BundleManifest {
   schema_version: number;
@@ -80,7 +64,8 @@ export interface BundleManifest {
     grader: string;
   };
   removed: RemovedEntry[];
-  leaks: ReferenceCopy[];
+  /** What the leak scan found in the workspace (copies of the reference, leftovers); warnings here, `lmr verify` decides. */
+  leaks: Leak[];
 }
 
 /** What `buildBundle` returns: bundle.json plus where it went and how big it is. */

@@ -3,9 +3,9 @@ import { basename, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BUNDLE_FILES } from "../bundle/types.js";
 import { writeDirAtomic, writeJsonAtomic, writeFileAtomic } from "../core/fs-atomic.js";
+import { isRedistributable } from "../manifest/license.js";
 import { isUrlUpstream, type ResolvedTask, type Target } from "../manifest/types.js";
 import type { BuiltTask } from "./export-tasks.js";
-import { isRedistributable } from "./license.js";
 
 export interface LmrBenchExport {
   /** Absolute folder written: OUT/<n>-<id>. */

@@ -2,9 +2,9 @@ import { readFile, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { isLmrError } from "../core/errors.js";
 import { checkRelativePath } from "../core/paths.js";
+import { LICENSE_FILES, detectLicense } from "../manifest/license.js";
 import { maskerFor } from "../mask/registry.js";
 import type { SymbolInfo } from "../mask/types.js";
-import { LICENSE_FILES, detectLicense } from "./license.js";
 import type { Report } from "./lmr-bench-info.js";
 import { parseRequirements } from "./requirements.js";
 

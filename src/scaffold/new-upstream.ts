@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { extname, join, resolve } from "node:path";
 import { isLmrError, LmrError } from "../core/errors.js";
-import { detectLicense, LICENSE_FILES } from "../interop/license.js";
+import { detectLicense, LICENSE_FILES } from "../manifest/license.js";
 import type { ResolvedTask, TaskManifest, Upstream } from "../manifest/types.js";
 import { listSupportedExtensions } from "../mask/registry.js";
 import { runGit } from "../source/git.js";

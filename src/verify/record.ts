@@ -1,6 +1,6 @@
+import type { Leak } from "../bundle/leak-scan.js";
 import type { RemovedEntry } from "../bundle/types.js";
 import type { BackendName, RunStatus } from "../runner/types.js";
-import type { Leak } from "./leak-scan.js";
 
 export const VERIFICATION_FILE = "verification.json";
 export const VERIFICATION_SCHEMA_VERSION = 1;

@@ -1,13 +1,12 @@
 import { join } from "node:path";
 import pLimit from "p-limit";
 import { formatProblem, isLmrError } from "../core/errors.js";
-import { BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
+import { BUNDLE_FILES, scanWorkspace, type BundleInfo, type LeakReference } from "../bundle/index.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { validateTasks } from "../manifest/validate.js";
 import { maskerFor } from "../mask/registry.js";
 import type { RunOutcome } from "../runner/types.js";
 import { judgeReference, judgeStub, type RunsJudgement } from "./judge-runs.js";
-import { scanWorkspace, type LeakReference } from "./leak-scan.js";
 import { generateMutants, type Mutant } from "./mutants.js";
 import type { LeaksStep, MutantsStep, RunSummary, RunsStep, StepRecord, VerificationRecord } from "./record.js";
 

@@ -33,11 +33,12 @@ Each bundle OUT/<task-id>/ holds:
                 of target files removed
   reference/    the unmasked target files
   grader/       the task's tests and fixtures
-  bundle.json   upstream commit, targets, hashes, what was removed, reference copies found
+  bundle.json   upstream commit, targets, hashes, what was removed, leaks found
 
 Manifests are validated first; nothing is written when one is invalid. A bundle
-appears complete or not at all. Copies of reference code found in the workspace are
-warnings here (bundle.json "leaks"); \`lmr verify\` decides.
+appears complete or not at all. Leaks of the reference left in the workspace (copies,
+reformatted copies, notebooks, bytecode, .git, backups) are warnings here (bundle.json
+"leaks", the same scan as \`lmr verify\`'s leaks step); \`lmr verify\` decides.
 Exit codes: 0 built, 2 invalid task or usage, 3 git or file-system failure.
 
 Examples:
@@ -72,8 +73,9 @@ async function runBuild(taskDirs: string[], opts: BuildOptions): Promise<number>
     for (const leak of info.leaks) {
       const note = leak.allowed ? " (allowed by verification.allowed_leaks)" : "";
       const cell = leak.cell !== undefined ? ` cell ${leak.cell}` : "";
-      const message = `${leak.lines} lines of the reference of ${leak.target} appear in the workspace${note}`;
-      process.stderr.write(paint("yellow", `warning: ${formatProblem({ file: `${info.task_id}: ${leak.file}${cell}:${leak.start_line}-${leak.end_line}`, message })}`, process.stderr) + "\n");
+      const line = leak.line !== undefined ? `:${leak.line}` : "";
+      const message = `${leak.kind} leak: ${leak.detail}${note}`;
+      process.stderr.write(paint("yellow", `warning: ${formatProblem({ file: `${info.task_id}: ${leak.file}${cell}${line}`, message })}`, process.stderr) + "\n");
     }
     if (!opts.json) {
       const n = info.targets.length;

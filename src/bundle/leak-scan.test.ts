@@ -1,10 +1,10 @@
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LmrError } from "../core/errors.js";
-import { buildFingerprints, distinctiveLines, findCopies } from "./leak-fingerprint.js";
+import { buildFingerprints, distinctiveLines, findCopies, isTrivialLine, normaliseLine } from "./leak-fingerprint.js";
 import { scanLeaks, scanWorkspace, type Leak, type LeakReference } from "./leak-scan.js";
 
 const FIXTURE = join(import.meta.dirname, "..", "..", "test", "fixtures", "leaks");
@@ -128,7 +128,67 @@ describe("scanLeaks on the fixture workspace", () => {
   });
 });
 
+describe("scanLeaks on small workspaces", () => {
+  const hinge = [
+    "    n = check_same_length(a, b)",
+    "    total = 0.0",
+    "    for i in range(n):",
+    "        margin = a[i] - b[i]",
+    "        total += max(0.0, 1.0 - margin)",
+    "    return total / n",
+  ].join("\n");
+  const hingeRefs: LeakReference[] = [{ file: "loss.py", bodies: [hinge], targets: ["loss.py::hinge"] }];
+
+  async function workspace(name: string, files: Record<string, string | Buffer>): Promise<string> {
+    const root = join(dir, name);
+    for (const [rel, content] of Object.entries(files)) {
+      await mkdir(join(root, rel, ".."), { recursive: true });
+      await writeFile(join(root, rel), content);
+    }
+    return root;
+  }
+
+  it("finds a copy re-indented inside a class and reports where it starts", async () => {
+    const copy = ["class Old:", "    def hinge(self, a, b):", ...hinge.split("\n").map((l) => `    ${l}`), ""].join("\n");
+    const ws2 = await workspace("reindented", { "old/loss_v0.py": copy, "loss.py": "def hinge(a, b):\n    raise NotImplementedError\n" });
+    expect(await scanLeaks(ws2, hingeRefs)).toEqual([
+      { file: "old/loss_v0.py", line: 3, kind: "copy", target: "loss.py::hinge", detail: "lines 3-8 repeat 5 of the 5 distinctive lines of the reference of loss.py::hinge" },
+    ]);
+  });
+
+  it("does not flag the reference's lines out of order", async () => {
+    const ws2 = await workspace("shuffled", { "shuffled.py": "for i in range(n):\nmargin = a[i] - b[i]\nn = check_same_length(a, b)\ntotal += max(0.0, 1.0 - margin)\n" });
+    expect(await scanLeaks(ws2, hingeRefs)).toEqual([]);
+  });
+
+  it("skips binary files and does not follow symlinks", async () => {
+    const outside = await workspace("outside", { "secret.py": hinge, "pkg/more.py": hinge });
+    const ws2 = await workspace("links", { "blob.bin": Buffer.concat([Buffer.from([0, 1, 2]), Buffer.from(hinge)]) });
+    await symlink(join(outside, "secret.py"), join(ws2, "link.py"));
+    await symlink(join(outside, "pkg"), join(ws2, "linked-pkg"));
+    const result = await scanWorkspace(ws2, hingeRefs);
+    expect(result.leaks).toEqual([]);
+    expect(result.skipped.binary).toBe(1);
+    expect(result.scanned).toBe(0);
+  });
+});
+
 describe("distinctive lines and copies", () => {
+  it("normalises whitespace and drops a trailing comment outside strings", () => {
+    expect(normaliseLine("\t  total  +=   max(0.0,\t1.0)  # clip")).toBe("total += max(0.0, 1.0)");
+    expect(normaliseLine("  label = '#' + tag  # keep")).toBe("label = '#' + tag # keep");
+  });
+
+  it("treats brackets, bare returns, short lines and the stub as trivial", () => {
+    for (const line of ["", ")", "]),", "pass", "else:", "return x", "# a comment", '"""', "raise NotImplementedError", "raise NotImplementedError('todo')"]) {
+      expect(isTrivialLine(normaliseLine(line)), line).toBe(true);
+    }
+    for (const line of ["return total / n", "for i in range(n):", "raise ValueError('bad')"]) {
+      expect(isTrivialLine(normaliseLine(line)), line).toBe(false);
+    }
+  });
+
+
   const body = [
     '    """Docstring: the masked file keeps it, so it proves nothing."""',
     "    if not items:",
