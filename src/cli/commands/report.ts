@@ -19,8 +19,8 @@ interface ReportOptions {
 export function registerReport(program: Command): void {
   program
     .command("report")
-    .description("Summarise a run folder (writes RUN_DIR/summary.json) and print a report")
-    .argument("<run-dir>", "run folder written by `lmr eval` (holds run.json and results/)")
+    .description("summarise a run folder (writes RUN_DIR/summary.json) and print a report")
+    .argument("<RUN_DIR>", "run folder written by `lmr eval` (holds run.json and results/)")
     .addOption(new Option("--format <format>", "report format").choices(REPORT_FORMATS).default("md"))
     .option("--out <file>", "write the report to FILE instead of stdout")
     .addOption(new Option("--json", "print the summary as JSON (same as --format json)").conflicts("format"))
