@@ -45,6 +45,11 @@ export function createProgram(): Command {
 }
 
 export async function main(argv: string[] = process.argv): Promise<void> {
+  // `lmr … | head` closes the pipe early: that is the reader's choice, not an error.
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(EXIT.ok);
+    throw err;
+  });
   const program = createProgram();
   try {
     await program.parseAsync(argv);
