@@ -60,14 +60,17 @@ export function buildManifest(plan: NewTaskPlan, taskDir: string): TaskManifest 
  * A test file that fails, with a message saying why, until real tests replace
  * it: an unfinished task can never pass `lmr verify`.
  */
+/** Text every placeholder test carries: \`lmr scaffold tests\` may write over such a file. */
+export const PLACEHOLDER_MARK = "`lmr new` wrote this placeholder";
+
 export function placeholderTest(target: Target, testPath: string): string {
-  const message = `${testPath} is the placeholder written by \`lmr new\`: replace it with grader tests for ${target.symbol} (write driver.py, run \`lmr record\`, then \`lmr scaffold tests TASK_DIR --out ${testPath} --force\`; see CONTRIBUTING.md)`;
+  const message = `${testPath} is the placeholder written by \`lmr new\`: replace it with grader tests for ${target.symbol} (write driver.py, run \`lmr record\`, then \`lmr scaffold tests TASK_DIR\`; see CONTRIBUTING.md)`;
   return `"""Grader tests for \`${target.symbol}\` in ${target.file}: not written yet.
 
 \`lmr new\` wrote this placeholder. It fails on purpose, so that the task cannot be
 verified before its real tests exist. Record reference calls with \`lmr record\` (after
 writing driver.py), write replay tests over this file with
-\`lmr scaffold tests TASK_DIR --out ${testPath} --force\`, then add checks of your own
+\`lmr scaffold tests TASK_DIR\` (it replaces this placeholder), then add checks of your own
 (see "Writing good tests" in CONTRIBUTING.md).
 """
 import pytest

@@ -8,7 +8,7 @@ export function nextSteps(taskDir: string, testFile: string): NextStep[] {
   return [
     { text: `edit ${shown}/${DRIVER_FILE}`, why: "make it call the target on inputs that cover the paper's cases" },
     cmd(["record", taskDir], "run the driver against the reference; the calls go to fixtures/calls.json"),
-    cmd(["scaffold", "tests", taskDir, "--out", testFile, "--force"], `replace the placeholder ${testFile} with replay tests; then add checks of your own`),
+    cmd(["scaffold", "tests", taskDir], `replace the placeholder ${testFile} with replay tests; then add checks of your own`),
     { text: `edit ${shown}/${INSTRUCTION_FILE}`, why: "resolve every TODO(author)" },
     cmd(["verify", taskDir], "reference passes, stub fails in a test, mutants are killed, nothing leaks"),
   ];

@@ -4,6 +4,7 @@ import { LmrError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs-atomic.js";
 import { checkRelativePath, toolkitPath } from "../core/paths.js";
 import type { ResolvedTask } from "../manifest/types.js";
+import { PLACEHOLDER_MARK } from "./new-manifest.js";
 import { ARRAYS_FILE, CALLS_FILE, readCallsFile, type RecordedTarget } from "./record-calls.js";
 import { editManifestLists, type ListEdit } from "./tests-manifest.js";
 import { renderReplayTests, snakeName } from "./tests-render.js";
@@ -61,10 +62,11 @@ export async function scaffoldTests(task: ResolvedTask, opts: ScaffoldTestsOptio
     });
   }
 
-  const out = opts.out ?? `tests/test_${defaultStem(task, called)}_replay.py`;
+  const placeholder = await findPlaceholderTest(task);
+  const out = opts.out ?? placeholder ?? `tests/test_${defaultStem(task, called)}_replay.py`;
   checkOutPath(task, out);
   const outAbs = join(task.dir, out);
-  if (!opts.force && (await exists(outAbs))) {
+  if (!opts.force && out !== placeholder && (await exists(outAbs))) {
     throw new LmrError({
       code: "tests-exists",
       kind: "usage",
@@ -167,6 +169,15 @@ async function updateManifest(task: ResolvedTask, testFiles: string[], hasArrays
   if (next === text) return false;
   await writeFileAtomic(task.manifestPath, next);
   return true;
+}
+
+/** The failing placeholder `lmr new` listed in tests.files, if it is still there: replay tests replace it. */
+async function findPlaceholderTest(task: ResolvedTask): Promise<string | undefined> {
+  for (const file of task.manifest.tests.files) {
+    const text = await readFile(join(task.dir, file), "utf8").catch(() => "");
+    if (text.includes(PLACEHOLDER_MARK)) return file;
+  }
+  return undefined;
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -89,7 +89,7 @@ describe("lmr new writes a task that validates and builds", () => {
     expect(r.stderr).toContain("wrote tasks/dpo-preference-loss/");
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain("2. lmr record tasks/dpo-preference-loss\n");
-    expect(r.stdout).toContain("3. lmr scaffold tests tasks/dpo-preference-loss --out tests/test_preference_loss.py --force\n");
+    expect(r.stdout).toContain("3. lmr scaffold tests tasks/dpo-preference-loss\n");
     expect(r.stdout).toContain("5. lmr verify tasks/dpo-preference-loss\n");
     taskDir = join(p.root, "tasks", "dpo-preference-loss");
   });

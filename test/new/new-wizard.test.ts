@@ -184,7 +184,7 @@ describe("lmr new at a terminal (the wizard)", () => {
     const walking = walkNextSteps(await makeTerminalAsker(), result.next, run, (t) => (printed += t));
     await waitFor("Run `lmr record tasks/dpo-preference-loss` now?");
     screen.keypress("enter");
-    await waitFor("Run `lmr scaffold tests tasks/dpo-preference-loss --out tests/test_preference_loss.py --force` now?");
+    await waitFor("Run `lmr scaffold tests tasks/dpo-preference-loss` now?");
     screen.keypress("enter");
     await waitFor("Run `lmr verify tasks/dpo-preference-loss` now?");
     screen.type("n");
@@ -192,7 +192,7 @@ describe("lmr new at a terminal (the wizard)", () => {
     expect(await walking, stderr.join("\n")).toBe(4);
     expect(runs.slice(1)).toEqual([
       ["record", "tasks/dpo-preference-loss"],
-      ["scaffold", "tests", "tasks/dpo-preference-loss", "--out", "tests/test_preference_loss.py", "--force"],
+      ["scaffold", "tests", "tasks/dpo-preference-loss"],
     ]);
     expect(printed).toMatch(/Next steps:\n {2}1\. lmr verify tasks\/dpo-preference-loss\n/);
     const test = await readFile(join(result.taskDir, "tests", "test_preference_loss.py"), "utf8");
