@@ -6,6 +6,7 @@ failed for a reason the task author can fix. Anything else on a non-zero exit is
 crash of ours, reported with stderr.
 """
 import importlib.abc
+import importlib.util
 import json
 import os
 import platform
@@ -89,6 +90,34 @@ def inside(root):
     return allow
 
 
+def run_conftests(conftests):
+    """Executes the grader's conftest.py files before any target is imported.
+
+    A conftest may put stand-ins into sys.modules for packages the upstream imports
+    at top level but the targets never use; the recording needs them as the grader
+    does. Each is imported the way pytest does it: a fresh module named `conftest`.
+    """
+    for item in conftests:
+        spec = importlib.util.spec_from_file_location("conftest", item["path"])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["conftest"] = module
+        try:
+            spec.loader.exec_module(module)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # pytest.skip() at module level raises a BaseException
+            frames = [f for f in traceback.extract_tb(e.__traceback__) if "lmr_record" not in f.filename and "importlib" not in f.filename]
+            tail = "".join(traceback.format_list(frames[-6:])).rstrip()
+            raise RecordError(
+                "record-conftest-failed",
+                "%s failed while lmr record loaded it before importing the targets: %s: %s%s"
+                % (item["label"], type(e).__name__, e, "\n" + tail if tail else ""),
+                "lmr record runs every conftest.py next to the task's test files first, as pytest would; "
+                "make it importable with the recording interpreter",
+                "/tests/files",
+            ) from None
+
+
 def run_driver(driver):
     if "file" in driver:
         sys.argv = [driver["file"]]
@@ -159,6 +188,7 @@ def main(argv):
     seeded = seed_everything(cfg["seed"])
     recorder = Recorder(inside(tree))
     try:
+        run_conftests(cfg.get("conftests") or [])
         for spec in cfg["targets"]:
             recorder.install(spec)
     except RecordError as e:

@@ -35,7 +35,7 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
   targets: [
     { file: "toy/losses.py", symbol: "preference_loss", mode: "body" },
     { file: "toy/train.py", symbol: "Trainer.compute_loss", mode: "region", line: 30, region: { start: { line: 31 }, end: { anchor: "return loss" } } },
-    { file: "toy/model.py", symbol: "Scorer", mode: "class", record: { self_attrs: ["weights"], max_calls: 10, skip_args: ["logger"] } },
+    { file: "toy/model.py", symbol: "Scorer", mode: "class", record: { self_attrs: ["weights"], max_calls: 10, skip_args: ["logger"], check_mutations: false } },
   ],
   instruction: "instruction.md",
   tests: {

@@ -94,6 +94,11 @@ export interface TargetRecordSpec {
   max_calls?: number;
   /** Parameters not to record (objects the codec cannot store); the replay passes their default. */
   skip_args?: string[];
+  /**
+   * Whether replay tests check the in-place changes the reference made to arguments
+   * (default true). False when the changes are an implementation detail an agent need not copy.
+   */
+  check_mutations?: boolean;
 }
 
 export interface TestsSpec {

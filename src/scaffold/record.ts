@@ -1,6 +1,6 @@
 import { cp, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, relative, resolve } from "node:path";
+import { join, posix, relative, resolve } from "node:path";
 import { buildBundle } from "../bundle/build.js";
 import { BUNDLE_FILES } from "../bundle/types.js";
 import { LmrError } from "../core/errors.js";
@@ -76,6 +76,7 @@ export async function recordCalls(task: ResolvedTask, opts: RecordOptions = {}):
       task: m.id,
       seed: opts.seed ?? 0,
       driver: "code" in driver ? { code: driver.code } : { file: driver.abs },
+      conftests: await findConftests(task),
       driver_label: "code" in driver ? { code: driver.code } : { file: driver.rel },
       targets: m.targets.map((t, i) => ({
         file: t.file,
@@ -94,6 +95,21 @@ export async function recordCalls(task: ResolvedTask, opts: RecordOptions = {}):
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * The conftest.py files in the folders of tests.files, in sorted path order: the
+ * harness runs them before it imports any target, so that stand-ins a conftest
+ * puts into sys.modules for the grader are there while recording too.
+ */
+export async function findConftests(task: ResolvedTask): Promise<{ path: string; label: string }[]> {
+  const folders = new Set(task.manifest.tests.files.map((f) => posix.dirname(toPosix(f))));
+  const found: string[] = [];
+  for (const folder of folders) {
+    const rel = posix.join(folder, "conftest.py");
+    if ((await stat(join(task.dir, rel)).catch(() => undefined))?.isFile()) found.push(rel);
+  }
+  return found.sort().map((rel) => ({ path: join(task.dir, rel), label: rel }));
 }
 
 type ResolvedDriver = { code: string } | { abs: string; rel: string };

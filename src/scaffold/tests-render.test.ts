@@ -67,3 +67,27 @@ describe("renderReplayTests", () => {
     expect(importLine).toBeGreaterThan(out.indexOf("_isnan, _isinf, _absolute = "));
   });
 });
+
+describe("record.check_mutations", () => {
+  it("is on by default: replay() checks in-place changes and the header does not mention the setting", () => {
+    const out = renderReplayTests(TEMPLATE, TARGET, { ...input, targets: [target({}), target({ symbol: "g", name: "g", check_mutations: true })] });
+    expect(out).toContain("replay(F, call, f)\n");
+    expect(out).toContain("replay(G, call, g)\n");
+    expect(out).not.toContain("check_mutations=False");
+    expect(out).not.toContain("record.check_mutations");
+    expect(out).toContain('mutated = call.get("mutated", {}) if check_mutations else {}');
+  });
+
+  it("false: that target's replay passes check_mutations=False, its comment and the header say so", () => {
+    const out = renderReplayTests(TEMPLATE, TARGET, {
+      ...input,
+      targets: [target({ check_mutations: false }), target({ symbol: "g", name: "g" })],
+    });
+    expect(out).toContain("replay(F, call, f, check_mutations=False)\n");
+    expect(out).toContain("replay(G, call, g)\n");
+    expect(out).toContain("# f (m.py): function, 2 calls recorded; in-place changes of arguments not checked\n");
+    expect(out).toContain("# g (m.py): function, 2 calls recorded\n");
+    const header = out.slice(0, out.indexOf('"""', 3));
+    expect(header).toContain('In-place changes of arguments are not checked for f: in task.json its target sets\n"record": {"check_mutations": false}, so the tests below pass check_mutations=False.\n\nThis file is meant');
+  });
+});

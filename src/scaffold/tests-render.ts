@@ -8,8 +8,16 @@ export interface ReplayRenderInput {
   fixtureFromTest: string;
   /** The codec copy relative to the test file's folder. */
   codecFromTest: string;
-  targets: RecordedTarget[];
+  targets: ReplayTarget[];
 }
+
+/** A recorded target and how its replay checks it. */
+export interface ReplayTarget extends RecordedTarget {
+  /** The manifest target's record.check_mutations; default true. */
+  check_mutations?: boolean;
+}
+
+const checksMutations = (t: ReplayTarget): boolean => t.check_mutations !== false;
 
 /** Replaces every `{{KEY}}`; a placeholder without a value is a bug in the template. */
 export function fillTemplate(template: string, values: Record<string, string>): string {
@@ -72,7 +80,16 @@ function countNote(t: RecordedTarget): string {
   const calls = (n: number) => `${n} call${n === 1 ? "" : "s"}`;
   const kind = t.kind === "function" ? "function" : t.kind;
   const recorded = t.calls_seen > t.calls_recorded ? `${t.calls_recorded} of ${calls(t.calls_seen)} recorded` : `${calls(t.calls_recorded)} recorded`;
-  return `${kind}, ${recorded}`;
+  return `${kind}, ${recorded}${checksMutations(t) ? "" : "; in-place changes of arguments not checked"}`;
+}
+
+/** For the docstring: which targets skip the in-place checks, and why. */
+function mutationsNote(targets: ReplayTarget[]): string {
+  const unchecked = targets.filter((t) => !checksMutations(t)).map((t) => t.symbol);
+  if (unchecked.length === 0) return "";
+  const names = unchecked.join(", ");
+  const which = unchecked.length === 1 ? "its target sets" : "their targets set";
+  return `\n\nIn-place changes of arguments are not checked for ${names}: in task.json ${which}\n"record": {"check_mutations": false}, so the tests below pass check_mutations=False.`;
 }
 
 /** The replay test file: the header template once, the target template per recorded target. */
@@ -90,6 +107,7 @@ export function renderReplayTests(template: string, targetTemplate: string, inpu
       SYMBOL_LITERAL: JSON.stringify(t.symbol),
       TEST_NAME: unique(snakeName(t.symbol) || "target", tests),
       IMPLEMENTATION: bindings[i]!.expr,
+      REPLAY_OPTIONS: checksMutations(t) ? "" : ", check_mutations=False",
     }),
   );
   const source = fillTemplate(template, {
@@ -97,6 +115,7 @@ export function renderReplayTests(template: string, targetTemplate: string, inpu
     FIXTURE: input.fixture,
     FIXTURE_FROM_HERE: input.fixtureFromTest,
     CODEC: input.codecFromTest,
+    MUTATIONS_NOTE: mutationsNote(input.targets),
     IMPORTS: lines.join("\n"),
     TESTS: blocks.join(""),
   });

@@ -3,7 +3,7 @@ import { basename, join, posix } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs-atomic.js";
 import { checkRelativePath, toolkitPath } from "../core/paths.js";
-import type { ResolvedTask } from "../manifest/types.js";
+import type { ResolvedTask, Target } from "../manifest/types.js";
 import { PLACEHOLDER_MARK } from "./new-manifest.js";
 import { ARRAYS_FILE, CALLS_FILE, readCallsFile, type RecordedTarget } from "./record-calls.js";
 import { editManifestLists, type ListEdit } from "./tests-manifest.js";
@@ -81,7 +81,7 @@ export async function scaffoldTests(task: ResolvedTask, opts: ScaffoldTestsOptio
     fixture: CALLS_FILE,
     fixtureFromTest: posix.relative(outDir, CALLS_FILE),
     codecFromTest: CODEC_NAME,
-    targets: called,
+    targets: called.map((t) => ({ ...t, check_mutations: findManifestTarget(task, t)?.record?.check_mutations ?? true })),
   });
   await writeFileAtomic(join(task.dir, codecRel), await readFile(CODEC_SOURCE));
   await writeFileAtomic(outAbs, source);
@@ -113,12 +113,16 @@ function selectTargets(task: ResolvedTask, recorded: RecordedTarget[], wanted: s
   return recorded.filter((t) => wanted.some((w) => matches(t, w)));
 }
 
+/** The manifest target a recorded one came from (a method of a `Class` target: the class). */
+function findManifestTarget(task: ResolvedTask, r: RecordedTarget): Target | undefined {
+  const inFile = task.manifest.targets.filter((t) => t.file === r.file);
+  return inFile.find((t) => t.symbol === r.symbol) ?? inFile.find((t) => r.symbol.startsWith(`${t.symbol}.`));
+}
+
 /** A recording made before the manifest's targets changed would replay the wrong thing. */
 function checkRecordingMatchesTask(task: ResolvedTask, recorded: RecordedTarget[]): void {
-  const targets = task.manifest.targets;
   for (const r of recorded) {
-    const known = targets.some((t) => t.file === r.file && (t.symbol === r.symbol || r.symbol.startsWith(`${t.symbol}.`)));
-    if (!known) {
+    if (!findManifestTarget(task, r)) {
       throw new LmrError({
         code: "calls-stale",
         file: join(task.dir, CALLS_FILE),

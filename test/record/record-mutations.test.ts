@@ -66,6 +66,49 @@ describe("in-place changes of arguments", () => {
   });
 });
 
+describe("record.check_mutations: false", () => {
+  it("writes replay tests that skip that target's in-place checks, and only that target's", async () => {
+    const root = await makeTempDir("record-no-mutations");
+    const taskDir = await copyTask(root, "pref-loss", async (m) => {
+      await cp(join(RECORD_FIXTURES, "inplace-upstream"), join(root, "upstreams", "inplace"), { recursive: true });
+      m.upstream.path = "../../upstreams/inplace";
+      m.targets = [
+        { file: "ops.py", symbol: "normalize_", mode: "body", record: { check_mutations: false } },
+        { file: "ops.py", symbol: "add_counts", mode: "body", record: { check_mutations: true } },
+      ];
+      m.context_files = [];
+      delete m.verification;
+    });
+    expect((await runCli(["validate", taskDir])).exitCode).toBe(0);
+    const driver = 'from ops import normalize_, add_counts\nw = [1.0, 3.0]\nnormalize_(w)\nadd_counts({}, ["a"])\n';
+    const rec = await runCli(["record", taskDir, "--driver", driver]);
+    expect(rec.exitCode, rec.stderr).toBe(0);
+    // the recording is the same either way: the setting is for the tests
+    const calls = JSON.parse(await readFile(join(taskDir, "fixtures/calls.json"), "utf8")) as CallsFile;
+    expect(calls.targets[0]!.calls[0]!.mutated).toEqual({ args: { "0": [0.25, 0.75] }, kwargs: {} });
+
+    expect((await runCli(["scaffold", "tests", taskDir])).exitCode).toBe(0);
+    const testFile = "tests/test_pref_loss_replay.py";
+    const source = await readFile(join(taskDir, testFile), "utf8");
+    expect(source).toContain("replay(NORMALIZE, call, normalize_, check_mutations=False)\n");
+    expect(source).toContain("replay(ADD_COUNTS, call, add_counts)\n");
+    expect(source).toContain('"record": {"check_mutations": false}');
+
+    const built = await buildTask(taskDir);
+    expect((await runReplay(built, testFile, built.reference)).status).toBe("passed");
+    // right return value, list left as it was: passes now
+    const forgetful = built.reference["ops.py"]!.replace("        weights[i] = w * total / old\n", "        pass\n");
+    expect(forgetful).not.toBe(built.reference["ops.py"]);
+    const kept = await runReplay(built, testFile, { "ops.py": forgetful });
+    expect(kept.status, kept.log).toBe("passed");
+    // add_counts still has its in-place change checked
+    const lazy = built.reference["ops.py"]!.replace("        counts[token] = counts.get(token, 0) + 1\n", "        pass\n");
+    expect(lazy).not.toBe(built.reference["ops.py"]);
+    const r = await runReplay(built, testFile, { "ops.py": lazy });
+    expect(r.tests.filter((t) => t.status === "failed").map((t) => t.id.replace(/^.*::/, ""))).toEqual(["test_add_counts_matches_recorded_call[call-000]"]);
+  });
+});
+
 describe.skipIf(!numpyPython)(`numpy arrays through calls.npz (${numpyPython ?? "skipped: no interpreter here imports numpy"})`, () => {
   it("writes byte-identical calls.json and calls.npz, lists the npz, replays arrays by shape, dtype and value", async () => {
     const py = numpyPython!;

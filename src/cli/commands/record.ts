@@ -44,9 +44,13 @@ The task is built (workspace + reference) in a temp folder and the driver runs t
 from the workspace root, with every target wrapped: each call's arguments, keyword
 arguments, return value or exception, in-place changes to its arguments and, for
 methods, the attributes of self (record.self_attrs; default all) before and after.
-random, numpy.random and torch are seeded, so the same driver gives byte-identical files. Arrays and tensors go to
-fixtures/calls.npz. Values lmr cannot store stop the recording with the argument's
-name; list such arguments in the target's record.skip_args.
+random, numpy.random and torch are seeded, so the same driver gives byte-identical
+files. Arrays and tensors go to fixtures/calls.npz. Values lmr cannot store stop the
+recording with the argument's name; list such arguments in the target's
+record.skip_args. The grader's conftest.py files (beside the tests.files) run first,
+so stand-in modules the tests install are in place while recording too. A target
+whose in-place changes are an implementation detail can set
+record.check_mutations: false; the replay tests then do not check them.
 Next: \`lmr scaffold tests TASK_DIR\` writes replay tests from the recording.
 Exit codes: 0 recorded, 2 bad task, driver or value, 3 infrastructure.
 

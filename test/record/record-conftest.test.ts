@@ -1,0 +1,107 @@
+import { cp, mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { CallsFile } from "../../src/scaffold/record-calls.js";
+import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
+import { runCli } from "../helpers/run-cli.js";
+import { copyTask } from "../helpers/task-copy.js";
+import { RECORD_FIXTURES, buildTask, runReplay } from "./helpers.js";
+
+afterAll(removeTempDirs);
+
+/**
+ * A task over test/fixtures/record/standin-upstream, whose scoring.py imports a package
+ * that is not installed; with `conftest`, tests/conftest.py stands it in (as a grader's would).
+ */
+async function standinTask(label: string, conftest: string | null): Promise<string> {
+  const root = await makeTempDir(label);
+  const taskDir = await copyTask(root, "pref-loss", async (m) => {
+    await cp(join(RECORD_FIXTURES, "standin-upstream"), join(root, "upstreams", "standin"), { recursive: true });
+    m.upstream.path = "../../upstreams/standin";
+    m.targets = [{ file: "scoring.py", symbol: "weighted_mean", mode: "body" }];
+    m.context_files = [];
+    m.tests.files = conftest === null ? ["tests/test_weighted_mean.py"] : ["tests/conftest.py", "tests/test_weighted_mean.py"];
+    delete m.verification;
+  });
+  await mkdir(join(taskDir, "tests"), { recursive: true });
+  await cp(join(RECORD_FIXTURES, "standin-task", "test_weighted_mean.py"), join(taskDir, "tests", "test_weighted_mean.py"));
+  if (conftest !== null) await writeFile(join(taskDir, "tests", "conftest.py"), conftest);
+  return taskDir;
+}
+
+const STANDINS = () => readFile(join(RECORD_FIXTURES, "standin-task", "conftest.py"), "utf8");
+
+// The driver checks that the conftest ran first, as a module named conftest loaded from the task's tests folder.
+const DRIVER = [
+  "import sys",
+  'loaded = sys.modules["conftest"]',
+  'assert loaded.LOADED_BY == "conftest" and loaded.__file__.replace("\\\\", "/").endswith("tests/conftest.py"), loaded',
+  "from scoring import weighted_mean, report",
+  "weighted_mean([1.0, 2.0], [1.0, 3.0])",
+  "report([4.0, 0.0, 2.0], [0.5, 0.25, 0.25])",
+  "",
+].join("\n");
+
+describe("lmr record loads the grader's conftest.py before importing the targets", () => {
+  it("records a target whose module imports a package only a conftest stands in, and the replay passes under pytest", async () => {
+    const taskDir = await standinTask("record-conftest", await STANDINS());
+    const rec = await runCli(["record", taskDir, "--driver", DRIVER, "--json"]);
+    expect(rec.exitCode, rec.stderr).toBe(0);
+    const calls = JSON.parse(await readFile(join(taskDir, "fixtures/calls.json"), "utf8")) as CallsFile;
+    const [target] = calls.targets;
+    expect(target).toMatchObject({ symbol: "weighted_mean", calls_seen: 2, calls_recorded: 2 });
+    expect(target!.calls.map((c) => c.result)).toEqual([1.75, 2.5]);
+
+    const scaffold = await runCli(["scaffold", "tests", taskDir]);
+    expect(scaffold.exitCode, scaffold.stderr).toBe(0);
+    const manifest = JSON.parse(await readFile(join(taskDir, "task.json"), "utf8"));
+    const testFile = "tests/test_weighted_mean_replay.py";
+    expect(manifest.tests.files).toContain(testFile);
+    const built = await buildTask(taskDir);
+    const reference = await runReplay(built, testFile, built.reference);
+    expect(reference.status, reference.log).toBe("passed");
+    expect(reference.counts.passed).toBe(2);
+    const stub = await runReplay(built, testFile, undefined);
+    expect(stub.counts).toMatchObject({ passed: 0, failed: 2, errors: 0 });
+  });
+
+  it("without the conftest the import fails as before (the stand-in is what makes it work)", async () => {
+    const taskDir = await standinTask("record-no-conftest", null);
+    const r = await runCli(["record", taskDir, "--driver", "from scoring import weighted_mean"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("cannot import scoring (from scoring.py): ModuleNotFoundError");
+    expect(r.stderr).toContain("lmr_fixture_tracker_not_installed");
+  });
+
+  it("runs every conftest.py in the folders of tests.files in sorted path order, and only those", async () => {
+    const taskDir = await standinTask("record-conftest-order", await STANDINS());
+    const log = (name: string) => `import builtins\nbuiltins.lmr_order = getattr(builtins, "lmr_order", []) + [${JSON.stringify(name)}]\n`;
+    await mkdir(join(taskDir, "tests", "b_more"), { recursive: true });
+    await mkdir(join(taskDir, "tests", "a_more"), { recursive: true });
+    await mkdir(join(taskDir, "notes"), { recursive: true });
+    await writeFile(join(taskDir, "tests", "conftest.py"), log("tests") + (await STANDINS()));
+    await writeFile(join(taskDir, "tests", "b_more", "conftest.py"), log("tests/b_more"));
+    await writeFile(join(taskDir, "tests", "a_more", "conftest.py"), log("tests/a_more"));
+    await writeFile(join(taskDir, "notes", "conftest.py"), log("notes")); // no test file there: not run
+    await writeFile(join(taskDir, "tests", "b_more", "test_b.py"), "def test_b():\n    pass\n");
+    await writeFile(join(taskDir, "tests", "a_more", "test_a.py"), "def test_a():\n    pass\n");
+    const manifestPath = join(taskDir, "task.json");
+    const m = JSON.parse(await readFile(manifestPath, "utf8"));
+    m.tests.files.push("tests/b_more/test_b.py", "tests/a_more/test_a.py");
+    await writeFile(manifestPath, JSON.stringify(m, null, 2) + "\n");
+    const driver = 'import builtins\nassert builtins.lmr_order == ["tests/a_more", "tests/b_more", "tests"], builtins.lmr_order\nfrom scoring import weighted_mean\nweighted_mean([1.0], [1.0])\n';
+    const r = await runCli(["record", taskDir, "--driver", driver]);
+    expect(r.exitCode, r.stderr).toBe(0);
+  });
+
+  it("a conftest that fails stops the recording with exit 2, naming the file", async () => {
+    const taskDir = await standinTask("record-conftest-broken", 'raise RuntimeError("needs a GPU")\n');
+    const r = await runCli(["record", taskDir, "--driver", "from scoring import weighted_mean", "--json"]);
+    expect(r.exitCode).toBe(2);
+    const out = JSON.parse(r.stdout);
+    expect(out.error.code).toBe("record-conftest-failed");
+    expect(out.error.message).toContain("tests/conftest.py failed while lmr record loaded it before importing the targets: RuntimeError: needs a GPU");
+    expect(out.error.pointer).toBe("/tests/files");
+    expect(await stat(join(taskDir, "fixtures/calls.json")).then(() => true, () => false)).toBe(false);
+  });
+});
