@@ -1,27 +1,14 @@
 """Driver for `lmr record`: calls `preference_loss` on seeded inputs covering the paper's cases.
 
 Runs against the reference from the workspace root. `trainers.py` imports the training stack
-at module level; the grader's conftest registers stand-ins for it, and so does this driver
-(same code, loaded from tests/conftest.py) before importing `trainers`.
+at module level; `lmr record` runs the grader's tests/conftest.py first, which registers
+stand-ins for it, so `import trainers` works here as it does under the tests:
 
-`lmr record` imports the target module before it runs the driver, so the stand-ins must be in
-place earlier still. The recording was made with an interpreter whose site-packages holds a
-.pth file that runs tests/conftest.py at start-up:
-
-    python3 -m venv --system-site-packages --without-pip /tmp/rec
-    echo "import runpy; runpy.run_path('$PWD/tasks/dpo-preference-loss/tests/conftest.py')" \
-        > /tmp/rec/lib/python3.11/site-packages/dpo_standins.pth
-    lmr record tasks/dpo-preference-loss --python /tmp/rec/bin/python
+    lmr record tasks/dpo-preference-loss --mirror /work/.mirror
 """
-import runpy
-from pathlib import Path
-
 import torch
 
-_conftest = Path(__file__).resolve().parent / "tests" / "conftest.py"
-runpy.run_path(str(_conftest))
-
-from trainers import preference_loss  # noqa: E402
+from trainers import preference_loss
 
 gen = torch.Generator().manual_seed(1234)
 
