@@ -1,18 +1,11 @@
-import type { LineRef } from "../manifest/types.js";
+import type { ExtractFunctionStep } from "../manifest/types.js";
 import { findSyntaxError, parsePython, type Node, type Tree } from "../lang/python-parser.js";
 import { checkNoEscapes, fail, locateBlock, resolveLineRef, resolveWithin, type Block } from "./block.js";
 import { collectNameEvents, collectScopeEvents } from "./names.js";
 import { detectIndentUnit, dominantEol, indentOf, isIdentifier, splitLines, topLevelStatement, type Definition } from "./python-scope.js";
 
-export interface ExtractSpec {
-  within?: string;
-  start: LineRef;
-  end: LineRef;
-  name: string;
-  params: string[];
-  returns: string[];
-  as_method?: boolean;
-}
+/** The manifest step without its kind and file: what the pure transformation needs. */
+export type ExtractSpec = Omit<ExtractFunctionStep, "kind" | "file">;
 
 export interface ExtractResult {
   source: string;

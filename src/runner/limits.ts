@@ -45,21 +45,7 @@ export async function createPidsLimit(maxProcs: number, runId: string): Promise<
     kind: "cgroup",
     // The shell writes its own pid into the cgroup and then becomes the real command.
     prefix: ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', procs],
-    async release() {
-      for (let i = 0; i < 50; i++) {
-        const pids = (await readFile(procs, "utf8").catch(() => "")).split("\n").filter(Boolean).map(Number);
-        if (pids.length === 0) break;
-        for (const pid of pids) {
-          try {
-            process.kill(pid, "SIGKILL");
-          } catch {
-            // already gone
-          }
-        }
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      await rmdir(dir).catch(() => {});
-    },
+    release: () => emptyAndRemoveCgroup(dir),
   };
 }
 
@@ -72,21 +58,25 @@ export async function releaseStalePidsLimits(ownerPid: number): Promise<void> {
   const root = join(CGROUP_V1_PIDS, "lmr");
   const names = await readdir(root).catch(() => [] as string[]);
   for (const name of names.filter((n) => n.startsWith(`${ownerPid}-`))) {
-    const dir = join(root, name);
-    for (let i = 0; i < 50; i++) {
-      const pids = (await readFile(join(dir, "cgroup.procs"), "utf8").catch(() => "")).split("\n").filter(Boolean).map(Number);
-      if (pids.length === 0) break;
-      for (const pid of pids) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    await rmdir(dir).catch(() => {});
+    await emptyAndRemoveCgroup(join(root, name));
   }
+}
+
+/** SIGKILL every process in a pids cgroup until it is empty (forks may race), then remove it. */
+async function emptyAndRemoveCgroup(dir: string): Promise<void> {
+  for (let i = 0; i < 50; i++) {
+    const pids = (await readFile(join(dir, "cgroup.procs"), "utf8").catch(() => "")).split("\n").filter(Boolean).map(Number);
+    if (pids.length === 0) break;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await rmdir(dir).catch(() => {});
 }
 
 let prlimitBin: string | null | undefined;
