@@ -1,8 +1,8 @@
 """lmr's value codec: Python values <-> JSON trees plus a table of arrays (.npz).
 
 Used twice: `lmr record` encodes the calls it captures into fixtures/calls.json
-(+ fixtures/calls.npz), and `lmr scaffold tests` copies this very file next to the
-generated tests as _lmr_codec.py, so graders decode fixtures without lmr installed.
+(+ fixtures/calls.npz), and `lmr build` puts this very file into the bundle's grader
+beside the replay tests as _lmr_codec.py, so graders decode fixtures without lmr installed.
 It therefore imports only the standard library at import time; numpy, torch and
 pandas are used only when a value is one of theirs.
 

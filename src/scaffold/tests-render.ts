@@ -6,7 +6,7 @@ export interface ReplayRenderInput {
   fixture: string;
   /** calls.json relative to the test file's folder. */
   fixtureFromTest: string;
-  /** The codec copy relative to the test file's folder. */
+  /** The codec relative to the test file's folder (the bundle puts it there). */
   codecFromTest: string;
   targets: ReplayTarget[];
 }

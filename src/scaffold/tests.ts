@@ -1,5 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import { basename, join, posix } from "node:path";
+import { GRADER_CODEC_NAME } from "../bundle/grader-codec.js";
 import { LmrError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs-atomic.js";
 import { checkRelativePath, toolkitPath } from "../core/paths.js";
@@ -9,10 +10,8 @@ import { ARRAYS_FILE, CALLS_FILE, readCallsFile, type RecordedTarget } from "./r
 import { editManifestLists, type ListEdit } from "./tests-manifest.js";
 import { renderReplayTests, snakeName } from "./tests-render.js";
 
-export const CODEC_NAME = "_lmr_codec.py";
 const TEMPLATE = toolkitPath("templates", "tests", "replay_test.py.tmpl");
 const TARGET_TEMPLATE = toolkitPath("templates", "tests", "replay_target.py.tmpl");
-const CODEC_SOURCE = toolkitPath("python", "lmr_record", "codec.py");
 
 export interface ScaffoldTestsOptions {
   /** Test file, relative to the task folder; default tests/test_<target>_replay.py. */
@@ -26,7 +25,6 @@ export interface ScaffoldTestsResult {
   task_id: string;
   /** Relative to the task folder. */
   test_file: string;
-  codec_file: string;
   targets: { file: string; symbol: string; calls: number }[];
   /** Recorded targets left out because the driver never called them. */
   uncalled: string[];
@@ -35,8 +33,9 @@ export interface ScaffoldTestsResult {
 
 /**
  * Writes a pytest file that replays every recorded call of fixtures/calls.json
- * against the workspace implementation, copies the codec it decodes fixtures
- * with next to it, and lists both (and the fixtures) in task.json.
+ * against the workspace implementation and lists it (and the fixtures) in
+ * task.json. The test loads the codec from beside itself: `lmr build` puts the
+ * toolkit's copy there in the bundle, so the task folder holds none.
  */
 export async function scaffoldTests(task: ResolvedTask, opts: ScaffoldTestsOptions = {}): Promise<ScaffoldTestsResult> {
   const calls = await readCallsFile(task);
@@ -76,20 +75,17 @@ export async function scaffoldTests(task: ResolvedTask, opts: ScaffoldTestsOptio
     });
   }
   const outDir = posix.dirname(out);
-  const codecRel = posix.join(outDir, CODEC_NAME);
   const source = renderReplayTests(await readFile(TEMPLATE, "utf8"), await readFile(TARGET_TEMPLATE, "utf8"), {
     fixture: CALLS_FILE,
     fixtureFromTest: posix.relative(outDir, CALLS_FILE),
-    codecFromTest: CODEC_NAME,
+    codecFromTest: GRADER_CODEC_NAME,
     targets: called.map((t) => ({ ...t, check_mutations: findManifestTarget(task, t)?.record?.check_mutations ?? true })),
   });
-  await writeFileAtomic(join(task.dir, codecRel), await readFile(CODEC_SOURCE));
   await writeFileAtomic(outAbs, source);
-  const manifestUpdated = await updateManifest(task, [out, codecRel], calls.arrays !== null);
+  const manifestUpdated = await updateManifest(task, [out], calls.arrays !== null);
   return {
     task_id: task.manifest.id,
     test_file: out,
-    codec_file: codecRel,
     targets: called.map((t) => ({ file: t.file, symbol: t.symbol, calls: t.calls_recorded })),
     uncalled,
     manifest_updated: manifestUpdated,

@@ -42,7 +42,8 @@ implementation with the recorded arguments and compares the return value or the
 exception, in-place changes of arguments and the recorded self attributes: floats
 within rel 1e-6 / abs 1e-8, arrays and tensors by shape, dtype and then values,
 everything else exactly, with the path of the first difference in the message.
-The test decodes fixtures with _lmr_codec.py, copied next to it. task.json's
+The test decodes fixtures with _lmr_codec.py from its own folder, which \`lmr build\`
+puts into the bundle's grader (the task folder holds no copy). task.json's
 tests.files and tests.fixtures get the new files (layout kept). The file is yours to
 edit: add property tests of your own; an existing file is only replaced with --force.
 Exit codes: 0 written, 2 no recording, file exists or bad input.
@@ -67,7 +68,7 @@ async function runScaffoldTests(taskDir: string, flags: TestsFlags): Promise<num
   }
   const where = displayPath(task.dir);
   const n = result.targets.reduce((s, t) => s + t.calls, 0);
-  process.stdout.write(`wrote ${where}/${result.test_file} (${n} replayed call${n === 1 ? "" : "s"} of ${result.targets.map((t) => t.symbol).join(", ")}) and ${where}/${result.codec_file}\n`);
+  process.stdout.write(`wrote ${where}/${result.test_file} (${n} replayed call${n === 1 ? "" : "s"} of ${result.targets.map((t) => t.symbol).join(", ")})\n`);
   if (result.uncalled.length > 0) process.stderr.write(`lmr: not replayed (never called by the driver): ${result.uncalled.join(", ")}\n`);
   if (result.manifest_updated) process.stdout.write(`updated ${where}/task.json: tests.files, tests.fixtures\n`);
   return EXIT.ok;
