@@ -9,7 +9,7 @@ import { maskerFor } from "../mask/registry.js";
 import type { MaskSpec } from "../mask/types.js";
 import { applyPrepareSteps } from "../prepare/apply.js";
 import { materializeUpstream } from "../source/materialize.js";
-import { addGraderCodec } from "./grader-codec.js";
+import { addGraderSupport } from "./grader-support.js";
 import { scanWorkspace, type LeakReference } from "./leak-scan.js";
 import { removeLeftovers } from "./remove-leftovers.js";
 import { copyGraderFiles, hashTaskInputs } from "./task-inputs.js";
@@ -52,7 +52,7 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
     const removed = await removeLeftovers(workspace, { targets: masked.originals, preparedFrom: notebookSources(task, masked.originals) });
     await addTaskText(task, workspace);
     await mkdir(grader, { recursive: true });
-    await addGraderCodec(grader, await copyGraderFiles(task, grader));
+    await addGraderSupport(grader, await copyGraderFiles(task, grader));
 
     const allowed = (m.verification?.allowed_leaks ?? []).map((a) => ({ file: a.file }));
     const { leaks } = await scanWorkspace(workspace, masked.references, { allowed });

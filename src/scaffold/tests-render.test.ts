@@ -11,9 +11,11 @@ function target(over: Partial<RecordedTarget>): RecordedTarget {
   };
 }
 
-const TEMPLATE = readFileSync(toolkitPath("templates", "tests", "replay_test.py.tmpl"), "utf8");
-const TARGET = readFileSync(toolkitPath("templates", "tests", "replay_target.py.tmpl"), "utf8");
-const input = { fixture: "fixtures/calls.json", fixtureFromTest: "../fixtures/calls.json", codecFromTest: "_lmr_codec.py" };
+const read = (name: string) => readFileSync(toolkitPath("templates", "tests", name), "utf8");
+const TEMPLATES = { test: read("replay_test.py.tmpl"), target: read("replay_target.py.tmpl"), skipped: read("replay_skipped.py.tmpl") };
+const input = {
+  fixture: "fixtures/calls.json", fixtureFromTest: "../fixtures/calls.json", codecFromTest: "_lmr_codec.py", replayFromTest: "_lmr_replay.py",
+};
 
 describe("snakeName", () => {
   it("turns symbols into Python-friendly snake case", () => {
@@ -33,7 +35,7 @@ describe("fillTemplate", () => {
 
 describe("renderReplayTests", () => {
   it("imports each implementation once, aliasing clashes and names the template uses", () => {
-    const out = renderReplayTests(TEMPLATE, TARGET, {
+    const out = renderReplayTests(TEMPLATES, {
       ...input,
       targets: [
         target({}),
@@ -58,28 +60,51 @@ describe("renderReplayTests", () => {
     expect(out).not.toMatch(/\{\{[A-Z_]+\}\}/);
   });
 
-  it("imports the code under test only after the comparison helpers are bound", () => {
-    const out = renderReplayTests(TEMPLATE, TARGET, { ...input, targets: [target({})] });
-    const helpers = out.indexOf("def assert_matches(");
+  it("imports the code under test only after the toolkit helpers are loaded and bound", () => {
+    const out = renderReplayTests(TEMPLATES, { ...input, targets: [target({})] });
+    const loads = [out.indexOf('_codec = _load("_lmr_codec.py")'), out.indexOf('_replay = _load("_lmr_replay.py")')];
+    const bound = out.indexOf("replay = _replay.Replayer(_codec, RECORDING, rtol=RTOL, atol=ATOL)\n");
     const importLine = out.indexOf("from m import f");
-    expect(helpers).toBeGreaterThan(0);
-    expect(importLine).toBeGreaterThan(helpers);
-    expect(importLine).toBeGreaterThan(out.indexOf("_isnan, _isinf, _absolute = "));
+    expect(loads[0]).toBeGreaterThan(0);
+    expect(loads[1]).toBeGreaterThan(loads[0]!);
+    expect(bound).toBeGreaterThan(loads[1]!);
+    expect(importLine).toBeGreaterThan(bound);
+    expect(out.indexOf("RTOL = 1e-6")).toBeLessThan(bound);
+    expect(out.indexOf("ATOL = 1e-8")).toBeLessThan(bound);
+  });
+
+  it("is short: the machinery lives in the toolkit helpers, and the header says where", () => {
+    const out = renderReplayTests(TEMPLATES, { ...input, targets: [target({})] });
+    expect(out.split("\n").length).toBeLessThan(70);
+    expect(out).not.toContain("def assert_matches(");
+    expect(out).not.toContain("def supply_skipped_argument(");
+    expect(out).toContain("assert_matches = replay.assert_matches\n");
+    const header = out.slice(0, out.indexOf('"""', 3));
+    expect(header).toContain("lives in\n_lmr_replay.py and _lmr_codec.py beside this file");
+    expect(header).toContain("toolkit code that `lmr build`\nprovides");
+    expect(header).toContain("property\ntests");
+  });
+
+  it("adds an editable supply_skipped_argument() and passes it when a target skips arguments", () => {
+    const out = renderReplayTests(TEMPLATES, { ...input, targets: [target({}), target({ symbol: "g", name: "g", skip_args: ["tokenizer"] })] });
+    const defined = out.indexOf("def supply_skipped_argument(target, name, skipped, function):");
+    expect(defined).toBeGreaterThan(out.indexOf('_replay = _load("_lmr_replay.py")'));
+    expect(out).toContain("return _replay.parameter_default(target, name, skipped, function, __file__)\n");
+    expect(out.indexOf("replay = _replay.Replayer(_codec, RECORDING, rtol=RTOL, atol=ATOL, supply_skipped_argument=supply_skipped_argument)\n")).toBeGreaterThan(defined);
   });
 });
 
 describe("record.check_mutations", () => {
   it("is on by default: replay() checks in-place changes and the header does not mention the setting", () => {
-    const out = renderReplayTests(TEMPLATE, TARGET, { ...input, targets: [target({}), target({ symbol: "g", name: "g", check_mutations: true })] });
+    const out = renderReplayTests(TEMPLATES, { ...input, targets: [target({}), target({ symbol: "g", name: "g", check_mutations: true })] });
     expect(out).toContain("replay(F, call, f)\n");
     expect(out).toContain("replay(G, call, g)\n");
     expect(out).not.toContain("check_mutations=False");
     expect(out).not.toContain("record.check_mutations");
-    expect(out).toContain('mutated = call.get("mutated", {}) if check_mutations else {}');
   });
 
   it("false: that target's replay passes check_mutations=False, its comment and the header say so", () => {
-    const out = renderReplayTests(TEMPLATE, TARGET, {
+    const out = renderReplayTests(TEMPLATES, {
       ...input,
       targets: [target({ check_mutations: false }), target({ symbol: "g", name: "g" })],
     });
@@ -88,6 +113,6 @@ describe("record.check_mutations", () => {
     expect(out).toContain("# f (m.py): function, 2 calls recorded; in-place changes of arguments not checked\n");
     expect(out).toContain("# g (m.py): function, 2 calls recorded\n");
     const header = out.slice(0, out.indexOf('"""', 3));
-    expect(header).toContain('In-place changes of arguments are not checked for f: in task.json its target sets\n"record": {"check_mutations": false}, so the tests below pass check_mutations=False.\n\nThis file is meant');
+    expect(header).toContain('In-place changes of arguments are not checked for f: in task.json its target sets\n"record": {"check_mutations": false}, so the tests below pass check_mutations=False.\n\nThe machinery');
   });
 });

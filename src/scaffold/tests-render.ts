@@ -8,6 +8,8 @@ export interface ReplayRenderInput {
   fixtureFromTest: string;
   /** The codec relative to the test file's folder (the bundle puts it there). */
   codecFromTest: string;
+  /** The replay helper relative to the test file's folder (the bundle puts it there too). */
+  replayFromTest: string;
   targets: ReplayTarget[];
 }
 
@@ -45,10 +47,20 @@ function unique(base: string, taken: Set<string>): string {
   return name;
 }
 
+/** The templates a replay test is made of. */
+export interface ReplayTemplates {
+  /** The file: header, tolerances, loading the toolkit helpers. */
+  test: string;
+  /** Appended per recorded target. */
+  target: string;
+  /** The editable supply_skipped_argument(), included when a target has record.skip_args. */
+  skipped: string;
+}
+
 /** Names the test template defines itself; an imported target must not shadow them. */
 const TEMPLATE_NAMES = [
-  "asyncio", "dataclasses", "enum", "importlib", "inspect", "sys", "Path", "pytest", "RTOL", "ATOL", "RECORDING",
-  "assert_matches", "call_ids", "supply_skipped_argument", "replay",
+  "importlib", "Path", "pytest", "RTOL", "ATOL", "RECORDING", "assert_matches", "call_ids",
+  "supply_skipped_argument", "replay", "_HERE", "_load", "_codec", "_replay",
 ];
 
 interface Binding {
@@ -92,13 +104,16 @@ function mutationsNote(targets: ReplayTarget[]): string {
   return `\n\nIn-place changes of arguments are not checked for ${names}: in task.json ${which}\n"record": {"check_mutations": false}, so the tests below pass check_mutations=False.`;
 }
 
-/** The replay test file: the header template once, the target template per recorded target. */
-export function renderReplayTests(template: string, targetTemplate: string, input: ReplayRenderInput): string {
+/**
+ * The replay test file: the test template once, the target template per recorded target, and
+ * supply_skipped_argument() when a target leaves arguments out of the recording.
+ */
+export function renderReplayTests(templates: ReplayTemplates, input: ReplayRenderInput): string {
   const { lines, bindings } = planImports(input.targets);
   const consts = new Set<string>(TEMPLATE_NAMES);
   const tests = new Set<string>();
   const blocks = input.targets.map((t, i) =>
-    fillTemplate(targetTemplate, {
+    fillTemplate(templates.target, {
       SYMBOL: t.symbol,
       FILE: t.file,
       COUNT: countNote(t),
@@ -110,11 +125,15 @@ export function renderReplayTests(template: string, targetTemplate: string, inpu
       REPLAY_OPTIONS: checksMutations(t) ? "" : ", check_mutations=False",
     }),
   );
-  const source = fillTemplate(template, {
+  const skips = input.targets.some((t) => t.skip_args.length > 0);
+  const source = fillTemplate(templates.test, {
     TARGETS: input.targets.map((t) => `${t.module}.${t.symbol}`).join(", "),
     FIXTURE: input.fixture,
     FIXTURE_FROM_HERE: input.fixtureFromTest,
     CODEC: input.codecFromTest,
+    REPLAY_HELPER: input.replayFromTest,
+    SKIPPED: skips ? templates.skipped : "",
+    SUPPLY: skips ? ", supply_skipped_argument=supply_skipped_argument" : "",
     MUTATIONS_NOTE: mutationsNote(input.targets),
     IMPORTS: lines.join("\n"),
     TESTS: blocks.join(""),

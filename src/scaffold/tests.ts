@@ -1,6 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import { basename, join, posix } from "node:path";
-import { GRADER_CODEC_NAME } from "../bundle/grader-codec.js";
+import { GRADER_CODEC_NAME, GRADER_REPLAY_NAME } from "../bundle/grader-support.js";
 import { LmrError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs-atomic.js";
 import { checkRelativePath, toolkitPath } from "../core/paths.js";
@@ -12,6 +12,7 @@ import { renderReplayTests, snakeName } from "./tests-render.js";
 
 const TEMPLATE = toolkitPath("templates", "tests", "replay_test.py.tmpl");
 const TARGET_TEMPLATE = toolkitPath("templates", "tests", "replay_target.py.tmpl");
+const SKIPPED_TEMPLATE = toolkitPath("templates", "tests", "replay_skipped.py.tmpl");
 
 export interface ScaffoldTestsOptions {
   /** Test file, relative to the task folder; default tests/test_<target>_replay.py. */
@@ -75,10 +76,16 @@ export async function scaffoldTests(task: ResolvedTask, opts: ScaffoldTestsOptio
     });
   }
   const outDir = posix.dirname(out);
-  const source = renderReplayTests(await readFile(TEMPLATE, "utf8"), await readFile(TARGET_TEMPLATE, "utf8"), {
+  const templates = {
+    test: await readFile(TEMPLATE, "utf8"),
+    target: await readFile(TARGET_TEMPLATE, "utf8"),
+    skipped: await readFile(SKIPPED_TEMPLATE, "utf8"),
+  };
+  const source = renderReplayTests(templates, {
     fixture: CALLS_FILE,
     fixtureFromTest: posix.relative(outDir, CALLS_FILE),
     codecFromTest: GRADER_CODEC_NAME,
+    replayFromTest: GRADER_REPLAY_NAME,
     targets: called.map((t) => ({ ...t, check_mutations: findManifestTarget(task, t)?.record?.check_mutations ?? true })),
   });
   await writeFileAtomic(outAbs, source);
