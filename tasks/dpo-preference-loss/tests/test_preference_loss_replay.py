@@ -7,19 +7,17 @@ recorded arguments and compares the return value (or the exception raised), the
 arguments the reference changed in place and the recorded `self` attributes, within
 RTOL/ATOL below for floats, arrays and tensors and exactly for everything else.
 
+The machinery (decoding the recording, the comparisons, replaying a call) lives in
+_lmr_replay.py and _lmr_codec.py beside this file: toolkit code that `lmr build`
+provides, so the task folder holds no copy. They are loaded, and bind the comparisons
+and builtins they use, before the code under test is imported: a submission that
+patches math.isclose, numpy.allclose or builtins cannot pass a replay.
+
 This file is meant to be read and edited (re-running the scaffold needs --force).
 Replays only pin the behaviour on the recorded inputs: a person should add property
 tests (invariants, edge cases, the paper's equations) in a test file of their own.
 """
-# Everything the checks rely on is bound when this file is imported, before the code
-# under test is, and floats and arrays are compared with operators rather than with
-# math.isclose or numpy.allclose: a submission that patches those cannot pass a replay.
-import asyncio
-import dataclasses
-import enum
 import importlib.util
-import inspect
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,276 +26,23 @@ RTOL = 1e-6  # relative tolerance (math.isclose's rel_tol; numpy.allclose's rtol
 ATOL = 1e-8  # absolute tolerance (math.isclose's abs_tol; numpy.allclose's atol)
 
 _HERE = Path(__file__).resolve().parent
-_INF = float("inf")
-_MISSING = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
-try:
-    import numpy as _np
-
-    _ndarray, _np_generic, _errstate = _np.ndarray, _np.generic, _np.errstate
-    _isnan, _isinf, _absolute = _np.isnan, _np.isinf, _np.absolute
-except ImportError:  # then the recording holds no arrays
-    _np = _ndarray = _np_generic = None
 
 
-def _load_codec():
-    spec = importlib.util.spec_from_file_location("_lmr_codec", _HERE / "_lmr_codec.py")
+def _load(file_name):
+    """Loads a toolkit module from beside this file, where `lmr build` puts it."""
+    spec = importlib.util.spec_from_file_location(Path(file_name).stem, _HERE / file_name)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-_codec = _load_codec()
+_codec = _load("_lmr_codec.py")
+_replay = _load("_lmr_replay.py")
 RECORDING = _codec.Recording(_HERE / "../fixtures/calls.json")
 
-
-# ------------------------------------------------------------------------- comparisons
-
-
-def assert_matches(expected, actual, where, path=""):
-    """Fails with `WHERE PATH: expected X, got Y` at the first difference."""
-    __tracebackhide__ = True
-    at = "%s %s" % (where, path) if path else where
-
-    def fail(message):
-        __tracebackhide__ = True
-        raise AssertionError("%s: %s" % (at, message))
-
-    def differ():
-        __tracebackhide__ = True
-        fail("expected %s, got %s" % (_show(expected), _show(actual)))
-
-    if _is_number(expected):
-        _check_number(expected, actual, fail, differ)
-    elif expected is None or isinstance(expected, (str, bytes, bytearray, set, frozenset, enum.Enum)):
-        if type(actual) is not type(expected) or actual != expected:
-            differ()
-    elif _ndarray is not None and isinstance(expected, _ndarray):
-        if not isinstance(actual, _ndarray):
-            fail("expected a numpy array of shape %s, got %s" % (expected.shape, _show(actual)))
-        _check_array(expected, actual, where, path)
-    elif _top_module(expected) == "torch":
-        _check_tensor(expected, actual, where, path, fail)
-    elif _top_module(expected) == "pandas":
-        _check_pandas(expected, actual, where, path, fail)
-    elif isinstance(expected, (list, tuple)):
-        if type(actual) is not type(expected):
-            fail("expected a %s of %d, got %s" % (type(expected).__name__, len(expected), _show(actual)))
-        if len(actual) != len(expected):
-            fail("expected %d items, got %d: %s" % (len(expected), len(actual), _show(actual)))
-        for i, (e, a) in enumerate(zip(expected, actual)):
-            assert_matches(e, a, where, "%s[%d]" % (path, i))
-    elif isinstance(expected, dict):
-        if not isinstance(actual, dict):
-            fail("expected a dict, got %s" % _show(actual))
-        missing = [k for k in expected if k not in actual]
-        extra = [k for k in actual if k not in expected]
-        if missing or extra:
-            fail("keys differ: missing %r, unexpected %r" % (missing, extra))
-        for k, e in expected.items():
-            assert_matches(e, actual[k], where, "%s[%r]" % (path, k))
-    elif hasattr(expected, "__dict__") or dataclasses.is_dataclass(expected):
-        if type(actual) is not type(expected):
-            fail("expected a %s, got %s" % (type(expected).__qualname__, _show(actual)))
-        names = [f.name for f in dataclasses.fields(expected)] if dataclasses.is_dataclass(expected) else sorted(vars(expected))
-        for name in names:
-            assert_matches(getattr(expected, name), getattr(actual, name, _MISSING), where, "%s.%s" % (path, name))
-    elif actual != expected:
-        differ()
-
-
-def _is_number(x):
-    if _np_generic is not None and isinstance(x, _np_generic):
-        return x.dtype.kind in "biufc"
-    return isinstance(x, (int, float, complex)) and not isinstance(x, enum.Enum)
-
-
-def _check_number(expected, actual, fail, differ):
-    __tracebackhide__ = True
-    if not _is_number(actual):
-        differ()
-    e = expected.item() if _np_generic is not None and isinstance(expected, _np_generic) else expected
-    a = actual.item() if _np_generic is not None and isinstance(actual, _np_generic) else actual
-    if isinstance(e, bool) or isinstance(a, bool):
-        if type(e) is not type(a) or a != e:
-            differ()
-    elif isinstance(e, int):
-        if not isinstance(a, int) or a != e:
-            differ()
-    elif isinstance(e, complex) or isinstance(a, complex):
-        e, a = complex(e), complex(a)
-        if not (_close(e.real, a.real) and _close(e.imag, a.imag)):
-            differ()
-    elif not _close(e, float(a)):
-        differ()
-
-
-def _close(expected, actual):
-    """math.isclose(actual, expected, rel_tol=RTOL, abs_tol=ATOL), with nan equal to nan."""
-    if expected == actual:
-        return True
-    if expected != expected or actual != actual:
-        return expected != expected and actual != actual
-    if expected in (_INF, -_INF) or actual in (_INF, -_INF):
-        return False
-    diff = expected - actual if expected > actual else actual - expected
-    scale = max(expected if expected > 0 else -expected, actual if actual > 0 else -actual)
-    return diff <= max(RTOL * scale, ATOL)
-
-
-def _check_array(expected, actual, where, path, check_dtype=True):
-    __tracebackhide__ = True
-    at = "%s %s" % (where, path) if path else where
-    if expected.shape != actual.shape:
-        raise AssertionError("%s: expected shape %s, got shape %s" % (at, expected.shape, actual.shape))
-    if check_dtype and expected.dtype != actual.dtype:
-        raise AssertionError("%s: expected dtype %s, got dtype %s" % (at, expected.dtype, actual.dtype))
-    if expected.dtype.kind == "O" or actual.dtype.kind == "O":
-        return assert_matches(expected.tolist(), actual.tolist(), where, path)
-    if expected.dtype.kind in "fc":
-        with _errstate(invalid="ignore", over="ignore"):
-            finite = ~_isinf(expected) & ~_isinf(actual)
-            near = _absolute(expected - actual) <= ATOL + RTOL * _absolute(expected)
-            ok = (expected == actual) | (_isnan(expected) & _isnan(actual)) | (finite & near)
-    else:
-        ok = expected == actual
-    bad = (~ok).reshape(-1).nonzero()[0]
-    if len(bad):
-        first = int(bad[0])
-        raise AssertionError(
-            "%s: at index %s: expected %r, got %r (%d of %d elements differ; rtol %g, atol %g)"
-            % (at, _unravel(first, expected.shape), expected.reshape(-1)[first].item(),
-               actual.reshape(-1)[first].item(), len(bad), expected.size, RTOL, ATOL)
-        )
-
-
-def _unravel(flat, shape):
-    index = []
-    for size in reversed(shape):
-        flat, i = divmod(flat, size)
-        index.append(i)
-    return tuple(reversed(index))
-
-
-def _check_tensor(expected, actual, where, path, fail):
-    __tracebackhide__ = True
-    torch = sys.modules["torch"]
-    if not isinstance(actual, torch.Tensor):
-        fail("expected a tensor of shape %s, got %s" % (tuple(expected.shape), _show(actual)))
-    if tuple(actual.shape) != tuple(expected.shape):
-        fail("expected shape %s, got shape %s" % (tuple(expected.shape), tuple(actual.shape)))
-    if actual.dtype != expected.dtype:
-        fail("expected dtype %s, got dtype %s" % (expected.dtype, actual.dtype))
-    _check_array(_tensor_values(expected), _tensor_values(actual), where, path, check_dtype=False)
-
-
-def _tensor_values(t):
-    t = t.detach().cpu()
-    if t.dtype == sys.modules["torch"].bfloat16:
-        t = t.float()
-    return t.resolve_conj().numpy() if t.is_complex() else t.numpy()
-
-
-def _check_pandas(expected, actual, where, path, fail):
-    __tracebackhide__ = True
-    if type(actual) is not type(expected):
-        fail("expected a %s, got %s" % (type(expected).__name__, _show(actual)))
-    if hasattr(expected, "columns"):
-        assert_matches(list(expected.columns), list(actual.columns), where, path + ".columns")
-        columns = [(expected.iloc[:, i], actual.iloc[:, i], "%s[%r]" % (path, c)) for i, c in enumerate(expected.columns)]
-    else:
-        assert_matches(expected.name, actual.name, where, path + ".name")
-        columns = [(expected, actual, path)]
-    assert_matches(expected.index.to_numpy(), actual.index.to_numpy(), where, path + ".index")
-    for e, a, p in columns:
-        if str(e.dtype) != str(a.dtype):
-            raise AssertionError("%s: expected dtype %s, got dtype %s" % (("%s %s" % (where, p)).rstrip(), e.dtype, a.dtype))
-        assert_matches(e.to_numpy(), a.to_numpy(), where, p)
-
-
-def _top_module(x):
-    return type(x).__module__.split(".")[0]
-
-
-def _show(x):
-    if _ndarray is not None and isinstance(x, _ndarray) and x.size > 8:
-        return "array(shape=%s, dtype=%s)" % (x.shape, x.dtype)
-    text = repr(x)
-    return text if len(text) <= 200 else text[:190] + "...(%d chars)" % len(text)
-
-
-# ------------------------------------------------------------------------------ replay
-
-
-def call_ids(target):
-    return ["call-%03d" % call["index"] for call in target["calls"]]
-
-
-def supply_skipped_argument(target, name, skipped, function):
-    """An argument the recording left out (record.skip_args): the parameter's default by
-    default. Edit this to build a real one (e.g. a tokenizer) when there is no default."""
-    param = inspect.signature(function).parameters.get(name)
-    if param is not None and param.default is not inspect.Parameter.empty:
-        return param.default
-    pytest.fail(
-        "argument %r of %s (%s) was not recorded and has no default: edit supply_skipped_argument() in %s to build one"
-        % (name, target["symbol"], skipped.type_name, Path(__file__).name),
-        pytrace=False,
-    )
-
-
-def replay(target, call, implementation):
-    """Calls `implementation` (the function, or the class that owns the method) as the
-    recorded call did, then checks the result, in-place changes and `self` attributes."""
-    where = "call %d" % call["index"]
-    kind, name = target["kind"], target["name"]
-    function = implementation if kind == "function" else inspect.getattr_static(implementation, name)
-    function = getattr(function, "fget", None) or getattr(function, "__func__", function)
-
-    def argument(param, tree):
-        value = RECORDING.decode(tree)
-        return supply_skipped_argument(target, param, value, function) if isinstance(value, _codec.Skipped) else value
-
-    args = [argument(param, tree) for param, tree in zip(call["arg_names"], call["args"])]
-    kwargs = {param: argument(param, tree) for param, tree in call["kwargs"].items()}
-    instance = None
-    if kind in ("method", "property"):
-        instance = _codec.restore_instance(implementation, RECORDING.decode(call["self"]["before"]))
-
-    def run():
-        if kind == "function":
-            out = implementation(*args, **kwargs)
-        elif kind == "property":
-            out = getattr(instance, name)
-        elif kind == "method":
-            out = getattr(instance, name)(*args, **kwargs)
-        else:
-            out = getattr(implementation, name)(*args, **kwargs)
-        return asyncio.run(out) if target["async"] else out
-
-    if "raises" in call:
-        expected = call["raises"]
-        with pytest.raises(_exception_type(expected["type"])):
-            run()
-        return
-    result = run()
-    assert_matches(RECORDING.decode(call["result"]), result, where + ", return value")
-    mutated = call.get("mutated", {})
-    for i, after in mutated.get("args", {}).items():
-        param = call["arg_names"][int(i)]
-        assert_matches(RECORDING.decode(after), args[int(i)], "%s, argument %r after the call" % (where, param))
-    for param, after in mutated.get("kwargs", {}).items():
-        assert_matches(RECORDING.decode(after), kwargs[param], "%s, argument %r after the call" % (where, param))
-    if instance is not None:
-        for attr, after in call["self"]["after"].items():
-            assert_matches(RECORDING.decode(after), getattr(instance, attr, _MISSING), "%s, self.%s after the call" % (where, attr))
-
-
-def _exception_type(ref):
-    try:
-        found = _codec.resolve_type(ref)
-    except Exception:  # recorded from a class that cannot be imported: any exception will do
-        return Exception
-    return found if isinstance(found, type) and issubclass(found, BaseException) else Exception
+replay = _replay.Replayer(_codec, RECORDING, rtol=RTOL, atol=ATOL)
+assert_matches = replay.assert_matches
+call_ids = _replay.call_ids
 
 
 # ---------------------------------------------------------------- the code under test
