@@ -40,6 +40,11 @@ export function listPathFields(data: unknown): PathField[] {
   add("/instruction", m.instruction, "task");
   add("/paper/text", asObject(m.paper)?.text, "task");
   add("/record/driver", asObject(m.record)?.driver, "task");
+  asArray(asObject(m.record)?.generators).forEach((g, i) => {
+    add(`/record/generators/${i}/script`, asObject(g)?.script, "task");
+    asArray(asObject(g)?.outputs).forEach((o, j) => add(`/record/generators/${i}/outputs/${j}`, o, "task"));
+  });
+  asArray(asObject(m.workspace)?.remove).forEach((r, i) => add(`/workspace/remove/${i}/path`, asObject(r)?.path, "upstream"));
   const tests = asObject(m.tests);
   asArray(tests?.files).forEach((f, i) => add(`/tests/files/${i}`, f, "task"));
   asArray(tests?.fixtures).forEach((f, i) => add(`/tests/fixtures/${i}`, f, "task"));

@@ -27,8 +27,23 @@ export interface Paper {
   url: string;
   year: number;
   venue?: string;
-  /** Optional paper text shipped with the task (paper.json {page: text}), relative to the task dir. */
+  /** arXiv id with its version, e.g. "2305.18290v3": pins the exact PDF. */
+  arxiv?: string;
+  /** Where the PDF is downloaded from when there is no arXiv id (or to override the arXiv address). */
+  pdf_url?: string;
+  /** sha256 of the pinned PDF, with `bytes`; absent where the PDF was not reachable when the task was made. */
+  sha256?: string;
+  bytes?: number;
+  /** Paper text shipped with the task (paper.json {page: text}): only for papers we wrote (examples, tests). */
   text?: string;
+}
+
+export type TaskSet = "core" | "extended";
+
+/** What the agent's workspace leaves out beyond the masked targets. */
+export interface WorkspaceSpec {
+  /** Upstream files or folders removed from the workspace, with why. */
+  remove?: { path: string; reason: string }[];
 }
 
 /** Upstream code: a git URL at a commit, or a local folder (examples and tests). */
@@ -84,6 +99,14 @@ export interface TaskRecordSpec {
   driver?: string;
   /** Calls recorded per target (default 50); the rest are only counted. */
   max_calls?: number;
+  /** Scripts that write fixtures a driver cannot record; each lists the files it writes. */
+  generators?: FixtureGenerator[];
+}
+
+/** A committed script, run against the reference like a driver, that writes fixture files into $LMR_FIXTURES_OUT. */
+export interface FixtureGenerator {
+  script: string;
+  outputs: string[];
 }
 
 /** `lmr record` settings for one target. */
@@ -114,9 +137,22 @@ export interface TestsSpec {
   pytest_args?: string[];
 }
 
+export interface StandIn {
+  /** Dotted module name the grader conftest replaces. */
+  module: string;
+  reason: string;
+}
+
 export interface Environment {
   python: string;
+  /** Image base: "debian:bookworm" (default), "debian:trixie" or "python:X.Y-slim". */
+  base?: string;
+  /** Debian packages (e.g. python3-torch): installed in the image; on the host they must already be there. */
+  system_packages?: string[];
+  /** pip requirements, pinned. */
   requirements: string[];
+  /** Modules the grader's conftest.py replaces with stand-ins, with why. */
+  stand_ins?: StandIn[];
   gpu: boolean;
   network: boolean;
 }
@@ -125,6 +161,8 @@ export interface VerificationPolicy {
   runs?: number;
   mutants?: number;
   min_kill_ratio?: number;
+  /** Independently written solutions under alternatives/ that must pass (default 2). */
+  min_alternatives?: number;
   /** Reference lines that legitimately appear elsewhere upstream, with why. */
   allowed_leaks?: { file: string; reason: string }[];
 }
@@ -142,8 +180,11 @@ export interface TaskManifest {
   id: string;
   paper: Paper;
   category: Category;
+  /** Default "core". */
+  set?: TaskSet;
   upstream: Upstream;
   prepare?: PrepareStep[];
+  workspace?: WorkspaceSpec;
   targets: Target[];
   /** Instruction file, relative to the task dir (usually instruction.md). */
   instruction: string;
