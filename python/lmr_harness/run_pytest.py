@@ -63,6 +63,7 @@ def parse_args(argv):
     p.add_argument("--per-test-s", type=float, default=0.0)
     p.add_argument("--as-bytes", type=int, default=0)
     p.add_argument("--allow-plugin", action="append", default=[])
+    p.add_argument("--report-imports", action="store_true")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER)
     ns = p.parse_args(argv)
     if ns.pytest_args and ns.pytest_args[0] == "--":
@@ -235,6 +236,71 @@ def make_plugin(pytest, chan, args, err_fd):
     return LmrPlugin
 
 
+class ImportLog:
+    """Which third-party top-level modules the tree's and the grader's own code import.
+
+    Only imports made *from* files under the run root count (a library importing its
+    own dependencies does not): that is what a task's environment must declare.
+    Verify turns it on for trusted reference runs; it is off for submissions.
+    """
+
+    def __init__(self, root):
+        self.root = os.path.realpath(root) + os.sep
+        self.seen = {}
+        self.stdlib = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
+
+    def install(self):
+        import builtins
+
+        real = builtins.__import__
+        log = self
+
+        def logging_import(name, globals=None, locals=None, fromlist=(), level=0):
+            if level == 0 and name:
+                top = name.partition(".")[0]
+                if top not in log.stdlib and top not in log.seen:
+                    f = (globals or {}).get("__file__") or ""
+                    if f and os.path.realpath(f).startswith(log.root):
+                        log.seen[top] = os.path.relpath(os.path.realpath(f), log.root)
+            return real(name, globals, locals, fromlist, level)
+
+        builtins.__import__ = logging_import
+
+    def report(self, mount):
+        out = []
+        for top, importer in sorted(self.seen.items()):
+            mod = sys.modules.get(top)
+            origin, where = "missing", None
+            if mod is not None:
+                f = getattr(mod, "__file__", None)
+                spec = getattr(mod, "__spec__", None)
+                if f:
+                    real = os.path.realpath(f)
+                    where = real
+                    if real.startswith(os.path.join(self.root, mount) + os.sep):
+                        origin = "grader"
+                    elif real.startswith(self.root):
+                        origin = "tree"
+                    else:
+                        origin = "installed"
+                elif spec is not None and spec.submodule_search_locations:
+                    locs = [os.path.realpath(x) for x in spec.submodule_search_locations]
+                    origin = "tree" if any(x.startswith(self.root) for x in locs) else "installed"
+                    where = locs[0] if locs else None
+                else:
+                    origin = "stand-in"
+            dist = None
+            if origin == "installed":
+                try:
+                    from importlib import metadata
+
+                    dist = (metadata.packages_distributions().get(top) or [None])[0]
+                except Exception:
+                    dist = None
+            out.append({"module": top, "importer": importer, "origin": origin, "dist": dist, "file": short(where) if where else None})
+        return out
+
+
 def main():
     args = parse_args(sys.argv[1:])
     key = sys.stdin.buffer.readline(512).strip()
@@ -278,6 +344,10 @@ def main():
     os.environ["PYTHONPATH"] = root
     os.chdir(root)
 
+    imports = None
+    if args.report_imports:
+        imports = ImportLog(root)
+        imports.install()
     LmrPlugin = make_plugin(pytest, chan, args, err_fd)
     mods = (_pytest.runner, _pytest.reports, _pytest.python, _pytest.main, _pytest.skipping, pluggy._hooks, pluggy._manager)
     snap = snapshot(watched_targets(mods, LmrPlugin))
@@ -298,6 +368,8 @@ def main():
                 break
             chunks.append(b)
         chan.send({"t": "junit", "xml": b"".join(chunks).decode("utf-8", "replace")})
+    if imports is not None:
+        chan.send({"t": "imports", "modules": imports.report(args.mount)})
     chan.send({"t": "done", "exit": code, "n_results": len(plugin.results), "tampered": tampered})
     for stream in (sys.stdout, sys.stderr, err_fd):
         try:

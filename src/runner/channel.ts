@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { StringDecoder } from "node:string_decoder";
-import type { TestStatus } from "./types.js";
+import type { ImportedModule, TestStatus } from "./types.js";
 
 /** One test as the harness reported it. `raw_failed`: pytest itself counted it as failed. */
 export interface HarnessResult {
@@ -21,6 +21,8 @@ export interface ChannelState {
   running?: string;
   results: HarnessResult[];
   junit?: string;
+  /** Third-party modules the tree's and grader's code imported (only with reportImports). */
+  imports?: ImportedModule[];
   done?: { exit: number; n_results: number; tampered: string[] };
   /** Why the channel cannot be trusted (bad MAC, gaps, duplicates, garbage). Empty when clean. */
   problems: string[];
@@ -137,6 +139,9 @@ export class RecordReader {
       case "junit":
         s.junit = str(rec.xml);
         break;
+      case "imports":
+        s.imports = Array.isArray(rec.modules) ? rec.modules.flatMap(readImport) : [];
+        break;
       case "done":
         s.done = {
           exit: Number(rec.exit),
@@ -148,6 +153,20 @@ export class RecordReader {
         this.problem(`unknown record kind ${JSON.stringify(rec.t)}`);
     }
   }
+}
+
+const ORIGINS: readonly string[] = ["installed", "stand-in", "tree", "grader", "missing"];
+
+function readImport(v: unknown): ImportedModule[] {
+  if (typeof v !== "object" || v === null) return [];
+  const r = v as Record<string, unknown>;
+  if (typeof r.module !== "string" || typeof r.importer !== "string" || !ORIGINS.includes(String(r.origin))) return [];
+  return [{
+    module: r.module,
+    importer: r.importer,
+    origin: r.origin as ImportedModule["origin"],
+    ...(typeof r.dist === "string" ? { dist: r.dist } : {}),
+  }];
 }
 
 /** Totals from the first <testsuite> element of a pytest JUnit file, for a cross-check. */

@@ -129,6 +129,7 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
       python,
       log,
       ...(reader.state.junit !== undefined ? { junit_xml: reader.state.junit } : {}),
+      ...(reader.state.imports ? { imports: reader.state.imports } : {}),
       isolation,
       ...(req.keepDir ? { scratch_dir: scratch.dir } : {}),
     };
@@ -157,6 +158,7 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
     "--results-fd", "3", "--root", scratch.root, "--mount", mount, "--per-test-s", String(perTest ?? 0),
     ...(prlimit ? [] : ["--as-bytes", String(asBytes)]),
     ...(req.allowPlugins ?? []).flatMap((p) => ["--allow-plugin", p]),
+    ...(req.reportImports ? ["--report-imports"] : []),
     "--", ...pytestArgs,
   ];
   const wrapOpts: WrapOptions = {

@@ -19,6 +19,21 @@ export interface TestCaseResult {
  */
 export type RunStatus = "passed" | "failed" | "error" | "timeout" | "infra";
 
+/**
+ * A third-party top-level module that code under the run root imported:
+ * `installed` (site-packages or the system), `stand-in` (a module object with no
+ * file, e.g. put in sys.modules by the grader's conftest), `tree`/`grader` (a file
+ * of the tree or the grader shadows the name), `missing` (the import failed).
+ */
+export interface ImportedModule {
+  module: string;
+  /** The first file under the run root that imported it, relative to the root. */
+  importer: string;
+  origin: "installed" | "stand-in" | "tree" | "grader" | "missing";
+  /** The installed distribution that provides it, where Python knows. */
+  dist?: string;
+}
+
 export interface RunOutcome {
   status: RunStatus;
   tests: TestCaseResult[];
@@ -37,6 +52,8 @@ export interface RunOutcome {
   isolation?: Isolation;
   /** The scratch copy, present only when `keepDir` asked to keep it. */
   scratch_dir?: string;
+  /** With `reportImports`: what the tree's and grader's code imported. */
+  imports?: ImportedModule[];
 }
 
 export interface Isolation {
@@ -91,6 +108,8 @@ export interface RunRequest {
   hidePaths?: string[];
   /** Keep the scratch copy for debugging; its path is in the outcome. */
   keepDir?: boolean;
+  /** Report the third-party modules the tree and grader import (trusted runs: verify's reference). */
+  reportImports?: boolean;
   /** Folder the scratch copy is made in (default os.tmpdir()), so a caller can sweep what a killed run left. */
   scratchParent?: string;
 }
