@@ -57,7 +57,9 @@ class Channel:
 
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="run_pytest.py")
-    p.add_argument("--results-fd", type=int, required=True)
+    p.add_argument("--results-fd", type=int)
+    # The docker backend: a unix socket the parent listens on, bind-mounted into the container.
+    p.add_argument("--results-socket")
     p.add_argument("--root", required=True)
     p.add_argument("--mount", required=True)
     p.add_argument("--per-test-s", type=float, default=0.0)
@@ -66,6 +68,8 @@ def parse_args(argv):
     p.add_argument("--report-imports", action="store_true")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER)
     ns = p.parse_args(argv)
+    if (ns.results_fd is None) == (ns.results_socket is None):
+        p.error("give one of --results-fd and --results-socket")
     if ns.pytest_args and ns.pytest_args[0] == "--":
         ns.pytest_args = ns.pytest_args[1:]
     return ns
@@ -309,8 +313,15 @@ def main():
     if len(key) < 32:
         sys.stderr.write("lmr harness: no results key on stdin\n")
         _exit(97)
-    os.set_inheritable(args.results_fd, False)
-    chan = Channel(args.results_fd, key)
+    results_fd = args.results_fd
+    if args.results_socket:
+        import socket
+
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(args.results_socket)
+        results_fd = sock.detach()
+    os.set_inheritable(results_fd, False)
+    chan = Channel(results_fd, key)
     del key
     chan.send({"t": "hello", "pid": os.getpid(), "python": sys.version.split()[0], "executable": sys.executable})
 
