@@ -16,6 +16,7 @@ import { registerEval } from "./commands/eval.js";
 import { registerRecord } from "./commands/record.js";
 import { registerScaffold } from "./commands/scaffold.js";
 import { registerNew } from "./commands/new.js";
+import { registerEnv } from "./commands/env.js";
 
 const require = createRequire(import.meta.url);
 const { version } = require("../../package.json") as { version: string };
@@ -37,6 +38,7 @@ export function createProgram(): Command {
   registerVerify(program);
   registerList(program);
   registerEval(program);
+  registerEnv(program);
   registerReport(program);
   registerPaper(program);
   registerImport(program);

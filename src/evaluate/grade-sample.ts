@@ -99,6 +99,9 @@ async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdi
     timeoutTotalS: m.tests.timeout_total_s,
     timeoutPerTestS: m.tests.timeout_per_test_s,
     network: m.environment.network,
+    environment: m.environment,
+    // a verified task's reference imports what it needs: a module the image lacks is the submission's own import
+    missingModule: "error",
     ...(m.tests.pytest_args ? { pytestArgs: m.tests.pytest_args } : {}),
     hidePaths: [job.bundle.dir, job.task.dir, ctx.outDir],
     scratchParent: ctx.scratchParent,

@@ -10,7 +10,7 @@ import { buildBundle, hashTaskInputs, BUNDLE_FILES, type BundleInfo, type Bundle
 import type { ResolvedTask } from "../manifest/types.js";
 import { RESULT_FILE, RESULTS_DIR, RUN_FILE, writeSummary } from "../report/index.js";
 import type { Summary } from "../report/index.js";
-import { resolvePython } from "../runner/index.js";
+import { resolveRunPython } from "../runner/index.js";
 import type { PythonEnv, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { gradeSample, type GradeContext, type GradeJob } from "./grade-sample.js";
@@ -126,8 +126,9 @@ function pythonResolver(opts: EvalOptions): (task: ResolvedTask) => Promise<Pyth
   const pythons = new Map<string, Promise<PythonEnv>>();
   return (task) => {
     const reqs = task.manifest.environment.requirements;
-    const key = JSON.stringify([...reqs].sort());
-    if (!pythons.has(key)) pythons.set(key, resolvePython({ ...(opts.python ? { python: opts.python } : {}), requirements: reqs, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }));
+    // docker (chosen, or picked by auto) runs the image's interpreter, which depends on the whole environment
+    const key = JSON.stringify([task.manifest.environment, [...reqs].sort()]);
+    if (!pythons.has(key)) pythons.set(key, resolveRunPython({ sandbox: opts.sandbox ?? "auto", environment: task.manifest.environment, ...(opts.python ? { python: opts.python } : {}), requirements: reqs, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }));
     return pythons.get(key)!;
   };
 }

@@ -1,6 +1,10 @@
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
-import type { Backend, SandboxChoice, WrapOptions } from "./types.js";
+import { probeDocker } from "../env/docker-cli.js";
+import type { Environment } from "../manifest/types.js";
+import { findDockerTarget, type DockerTarget } from "./docker-image.js";
+import { LmrError } from "../core/errors.js";
+import { SANDBOX_CHOICES, type Backend, type BackendName, type SandboxChoice, type WrapOptions } from "./types.js";
 
 const BWRAP = "/usr/bin/bwrap";
 
@@ -114,11 +118,73 @@ export function probeBwrap(): Promise<{ ok: boolean; reason?: string }> {
   return probe;
 }
 
-/** `auto` takes bwrap when it works, else the local backend; `bwrap` demands it. */
-export async function selectBackend(choice: SandboxChoice): Promise<{ backend: Backend } | { reason: string }> {
-  if (choice === "none") return { backend: localBackend };
+/**
+ * Docker: tests run in the task's environment image (see src/runner/docker-run.ts);
+ * `wrap` is never used, the docker executor builds its own `docker run`.
+ */
+export const dockerBackend: Backend = {
+  name: "docker",
+  available: () => probeDocker().then((r) => r.ok),
+  wrap: () => {
+    throw new Error("the docker backend does not wrap host commands");
+  },
+  describe: (o) => ({ network: o.network ? "on" : "off", filesystem: "readonly" }),
+};
+
+export type Selection = { backend: Backend; image?: DockerTarget; why: string } | { reason: string; wanted: BackendName };
+
+let notice: ((line: string) => void) | undefined;
+const noticed = new Set<string>();
+
+/** Where `auto` says once what it chose and why (the CLI points this at stderr). */
+export function setBackendNotice(sink: ((line: string) => void) | undefined): void {
+  notice = sink;
+  noticed.clear();
+}
+
+function tell(line: string): void {
+  if (!notice || noticed.has(line)) return;
+  noticed.add(line);
+  notice(line);
+}
+
+/**
+ * `auto` takes docker when a daemon answers and the task's environment image
+ * is built, else bwrap when it works, else the local backend, and says which
+ * and why once per distinct reason. `docker` and `bwrap` demand theirs. A
+ * request without an environment (a caller that knows no task) never gets
+ * docker from `auto`.
+ */
+export async function selectBackend(choice: SandboxChoice, environment?: Readonly<Environment>): Promise<Selection> {
+  if (choice === "none") return { backend: localBackend, why: "--sandbox none" };
+  // Only a task-aware caller (one that passes the task's environment) has an image to run in.
+  let dockerWhy = "the run names no task environment";
+  if (choice === "docker" || (choice === "auto" && environment)) {
+    const found = await findDockerTarget(environment);
+    if ("target" in found) {
+      const why = `docker (${found.why})`;
+      if (choice === "auto") tell(`lmr: --sandbox auto (docker, then bwrap, then local) chose ${why}`);
+      return { backend: dockerBackend, image: found.target, why };
+    }
+    if (choice === "docker") return { reason: found.reason, wanted: "docker" };
+    dockerWhy = found.short;
+  }
   const r = await probeBwrap();
-  if (r.ok) return { backend: bwrapBackend };
-  if (choice === "bwrap") return { reason: r.reason ?? "bwrap is not available" };
-  return { backend: localBackend };
+  if (r.ok) {
+    if (choice === "auto") tell(`lmr: --sandbox auto (docker, then bwrap, then local) chose bwrap: ${dockerWhy}`);
+    return { backend: bwrapBackend, why: "bwrap works here" };
+  }
+  if (choice === "bwrap") return { reason: r.reason ?? "bwrap is not available", wanted: "bwrap" };
+  tell(`lmr: --sandbox auto (docker, then bwrap, then local) chose local, NO isolation: ${dockerWhy}; ${r.reason ?? "bwrap is not available"}`);
+  return { backend: localBackend, why: `no sandbox works here (${r.reason ?? "bwrap is not available"})` };
+}
+
+/** `--sandbox` as given on a command line; a usage error names the choices. */
+export function parseSandboxChoice(value: string): SandboxChoice {
+  if ((SANDBOX_CHOICES as readonly string[]).includes(value)) {
+    // Commands that take --sandbox say once on stderr what `auto` chose and why.
+    setBackendNotice((line) => process.stderr.write(`${line}\n`));
+    return value as SandboxChoice;
+  }
+  throw new LmrError({ code: "usage/bad-sandbox", kind: "usage", message: `--sandbox must be one of ${SANDBOX_CHOICES.join(", ")}, got '${value}'`, hint: "auto picks docker (image built), then bwrap, then none" });
 }

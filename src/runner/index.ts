@@ -1,4 +1,7 @@
 export { runTests } from "./run-tests.js";
 export { resolvePython, probePython, envKey, type ResolvePythonOptions } from "./python-env.js";
-export { selectBackend, probeBwrap, bwrapBackend, localBackend } from "./backends.js";
+export { selectBackend, probeBwrap, bwrapBackend, localBackend, dockerBackend, parseSandboxChoice, setBackendNotice } from "./backends.js";
+export { dockerImageOf, findDockerTarget, forgetDockerTargets, type DockerTarget } from "./docker-image.js";
+export { sweepStaleContainers } from "./docker-sweep.js";
+export { resolveRunPython } from "./run-python.js";
 export type * from "./types.js";

@@ -1,5 +1,17 @@
-export type SandboxChoice = "auto" | "bwrap" | "none";
-export type BackendName = "bwrap" | "local";
+import type { Environment } from "../manifest/types.js";
+
+/** `auto` takes docker (daemon answers, the task's image exists), else bwrap (it works here), else local. */
+export type SandboxChoice = "auto" | "docker" | "bwrap" | "none";
+export const SANDBOX_CHOICES: readonly SandboxChoice[] = ["auto", "docker", "bwrap", "none"];
+export type BackendName = "docker" | "bwrap" | "local";
+
+/** The image a docker run used: its tag, its id (sha256 of its config) and a registry digest where it has one. */
+export interface ImageRecord {
+  tag: string;
+  id: string;
+  /** repo@sha256:… from a registry; null for images built or imported on this machine. */
+  digest: string | null;
+}
 
 export type TestStatus = "passed" | "failed" | "error" | "skipped";
 
@@ -54,13 +66,22 @@ export interface RunOutcome {
   scratch_dir?: string;
   /** With `reportImports`: what the tree's and grader's code imported. */
   imports?: ImportedModule[];
+  /** Docker runs: the image the tests ran in. */
+  image?: ImageRecord;
+  /** Modules the tests could not import that the tree does not provide (docker runs: the image lacks them). */
+  missing_modules?: string[];
 }
 
 export interface Isolation {
   network: "off" | "on";
-  /** `readonly`: the system and the grader copy were mounted read-only (bwrap); `none`: plain process. */
+  /** `readonly`: the system and the grader copy were mounted read-only (bwrap, docker); `none`: plain process. */
   filesystem: "readonly" | "none";
+  /** Address-space cap (all backends); docker also caps the container's memory cgroup at the same size. */
   memory_mb: number;
+  /** Docker: the CPU quota (--cpus). */
+  cpus?: number;
+  /** Docker: the uid the tests ran as (never 0). */
+  uid?: number;
   /** How the process count was capped: a pids cgroup, RLIMIT_NPROC (not enforced for root), or not at all. */
   pids: "cgroup" | "rlimit" | "none";
 }
@@ -110,6 +131,17 @@ export interface RunRequest {
   keepDir?: boolean;
   /** Report the third-party modules the tree and grader import (trusted runs: verify's reference). */
   reportImports?: boolean;
+  /** The task's environment: names the image a docker run uses (default: debian:bookworm, nothing added). */
+  environment?: Readonly<Environment>;
+  /** Docker: CPUs the container may use (default: `threads`). */
+  cpus?: number;
+  /**
+   * Docker: what an import of a module the tree does not provide and the image
+   * lacks makes of the run. `infra` (default): the environment is incomplete,
+   * the reason names the module and the manifest fields. `error`: graders of
+   * untrusted submissions, where the import may be the submission's own.
+   */
+  missingModule?: "infra" | "error";
   /** Folder the scratch copy is made in (default os.tmpdir()), so a caller can sweep what a killed run left. */
   scratchParent?: string;
 }

@@ -1,6 +1,6 @@
 import type { Leak } from "../bundle/leak-scan.js";
 import type { RemovedEntry } from "../bundle/types.js";
-import type { BackendName, RunStatus } from "../runner/types.js";
+import type { BackendName, ImageRecord, RunStatus } from "../runner/types.js";
 
 export const VERIFICATION_FILE = "verification.json";
 export const VERIFICATION_SCHEMA_VERSION = 1;
@@ -75,6 +75,8 @@ export interface VerificationRecord {
     python: { path: string; version: string } | null;
     packages: Record<string, string>;
     backend: BackendName | null;
+    /** backend docker: the image the runs used (tag, id, registry digest or null). */
+    image?: ImageRecord;
     platform: string;
     node: string;
   };

@@ -9,7 +9,7 @@ import { writeJsonAtomic } from "../core/fs-atomic.js";
 import { hashFile, hashTree, listFiles } from "../core/hash.js";
 import { buildBundle, hashTaskInputs, BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import { isUrlUpstream, type ResolvedTask } from "../manifest/types.js";
-import { resolvePython, runTests } from "../runner/index.js";
+import { dockerImageOf, resolveRunPython, runTests } from "../runner/index.js";
 import type { PythonEnv, RunOutcome, RunRequest, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSION, type StepName, type VerificationRecord } from "./record.js";
@@ -131,7 +131,8 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
 
     let python: PythonEnv;
     try {
-      python = await resolvePython({ ...(opts.python ? { python: opts.python } : {}), requirements: m.environment.requirements, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
+      // under docker the image's interpreter: nothing is resolved or installed on the host
+      python = await resolveRunPython({ sandbox: opts.sandbox ?? "auto", environment: m.environment, ...(opts.python ? { python: opts.python } : {}), requirements: m.environment.requirements, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
     } catch (err) {
       record.steps.reference = { ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0, runs: [] };
       return await finish(record, task, opts, t0);
@@ -148,6 +149,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     const ref = await repeatRuns("reference", settings.runs, jobs, () => runWith(references), tick("reference"));
     record.steps.reference = ref.step;
     record.environment.backend = ref.backend ?? null;
+    if (ref.backend === "docker") record.environment.image = await dockerImageOf(m.environment);
 
     emit("stub", `stub × ${settings.runs}`);
     record.steps.stub = (await repeatRuns("stub", settings.runs, jobs, () => runWith({}), tick("stub"))).step;
@@ -227,6 +229,7 @@ function baseRequest(task: ResolvedTask, bundle: BundleInfo, python: PythonEnv, 
     timeoutTotalS: t.timeout_total_s,
     timeoutPerTestS: t.timeout_per_test_s,
     network: task.manifest.environment.network,
+    environment: task.manifest.environment,
     ...(t.pytest_args ? { pytestArgs: t.pytest_args } : {}),
     // the bundle holds the reference, the task folder the tests' sources: neither is visible to the code under test
     hidePaths: [bundle.dir, task.dir],

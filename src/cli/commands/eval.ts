@@ -4,7 +4,7 @@ import { EXIT, LmrError } from "../../core/errors.js";
 import { runEval } from "../../evaluate/run-eval.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import { validateTasks } from "../../manifest/validate.js";
-import type { SandboxChoice } from "../../runner/types.js";
+import { parseSandboxChoice } from "../../runner/backends.js";
 import { action } from "../action.js";
 import { printJson, printProblems, progress, progressDone } from "../output.js";
 
@@ -31,7 +31,7 @@ export function registerEval(program: Command): void {
     .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
     .option("-j, --jobs <N>", "parallel gradings (default: number of cores)")
     .option("--samples <K>", "grade at most K samples per task")
-    .option("--sandbox <MODE>", "auto | bwrap | none", "auto")
+    .option("--sandbox <MODE>", "auto | docker | bwrap | none (auto: docker where the task's image is built, else bwrap, else none)", "auto")
     .option("--python <PATH>", "Python interpreter for the tests; default $LMR_PYTHON, else python3")
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
     .option("--json", "print summary.json to stdout")
@@ -68,8 +68,7 @@ function count(value: string | undefined, flag: string): number | undefined {
 }
 
 async function runEvalCommand(flags: EvalFlags): Promise<number> {
-  const sandbox = flags.sandbox as SandboxChoice;
-  if (!["auto", "bwrap", "none"].includes(sandbox)) throw new LmrError({ code: "usage/bad-sandbox", kind: "usage", message: `--sandbox must be auto, bwrap or none, got '${flags.sandbox}'` });
+  const sandbox = parseSandboxChoice(flags.sandbox);
   const jobs = count(flags.jobs, "--jobs") ?? availableParallelism();
   const samples = count(flags.samples, "--samples");
   let dirs = await findTaskDirs(flags.tasksDir);

@@ -5,6 +5,7 @@ import type { Problem } from "../../core/errors.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import { displayPath, readManifest, resolveTaskDir } from "../../manifest/read.js";
 import { validateTasks } from "../../manifest/validate.js";
+import { parseSandboxChoice } from "../../runner/backends.js";
 import type { SandboxChoice } from "../../runner/types.js";
 import { STEP_NAMES, type VerificationRecord } from "../../verify/record.js";
 import { recordInvalidManifest, verifyTask, type VerifyEvent, type VerifyOptions } from "../../verify/verify-task.js";
@@ -36,7 +37,7 @@ export function registerVerify(program: Command): void {
     .option("--min-kill-ratio <R>", "share of mutants the tests must kill (default: manifest, else 0.8)")
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
     .option("--python <PATH>", "Python interpreter to run the tests with; default $LMR_PYTHON, else python3")
-    .option("--sandbox <MODE>", "auto | bwrap | none", "auto")
+    .option("--sandbox <MODE>", "auto | docker | bwrap | none (auto: docker where the task's image is built, else bwrap, else none)", "auto")
     .option("-j, --jobs <N>", "test runs at once within a task (reference, stub, mutants; default: 2)")
     .option("--force", "verify even when verification.json records the same inputs")
     .option("--no-write", "do not write verification.json")
@@ -80,8 +81,7 @@ function ratio(value: string | undefined): number | undefined {
 }
 
 function sandboxChoice(value: string): SandboxChoice {
-  if (value === "auto" || value === "bwrap" || value === "none") return value;
-  throw new LmrError({ code: "usage/bad-sandbox", kind: "usage", message: `--sandbox must be auto, bwrap or none, got '${value}'` });
+  return parseSandboxChoice(value);
 }
 
 async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number> {

@@ -1,0 +1,90 @@
+import { LmrError } from "../core/errors.js";
+import type { Environment } from "../manifest/types.js";
+
+/** The bases a task image can be built on (task.schema.json `environment.base`). */
+export type BaseName = "debian:bookworm" | "debian:trixie" | `python:${string}-slim`;
+
+export const DEFAULT_BASE: BaseName = "debian:bookworm";
+
+/** The Python each Debian release ships as python3 (what its python3-* packages are built for). */
+export const DEBIAN_PYTHON: Record<string, string> = { bookworm: "3.11", trixie: "3.13" };
+
+/**
+ * An environment reduced to what decides the image's content: the base, its
+ * Python (major.minor) and the sorted, de-duplicated package lists. `gpu`,
+ * `network` and `stand_ins` are run-time matters and leave the image alone, so
+ * tasks that differ only there share one image.
+ */
+export interface EnvSpec {
+  base: BaseName;
+  python: string;
+  system_packages: string[];
+  requirements: string[];
+}
+
+/** What the container runs tests with: a venv over the base's Python (see templates/docker/env.Dockerfile). */
+export const IMAGE_PYTHON = "/opt/lmr/venv/bin/python";
+/** Where the env image keeps python/ of the toolkit (lmr_harness, lmr_record). */
+export const IMAGE_TOOLKIT_PYTHON = "/opt/lmr/python";
+/** The unprivileged user the base image creates; tests run as this uid when lmr runs as root. */
+export const IMAGE_UID = 10001;
+
+/** "debian:bookworm" → { kind: "debian", suite: "bookworm" }; "python:3.12-slim" → { kind: "python", version: "3.12" }. */
+export function parseBase(base: string): { kind: "debian"; suite: string } | { kind: "python"; version: string } | undefined {
+  const deb = /^debian:(bookworm|trixie)$/.exec(base);
+  if (deb) return { kind: "debian", suite: deb[1]! };
+  const py = /^python:(3\.\d+)-slim$/.exec(base);
+  if (py) return { kind: "python", version: py[1]! };
+  return undefined;
+}
+
+/** The Python major.minor a base provides. */
+export function baseMajorMinor(base: string): string | undefined {
+  const b = parseBase(base);
+  if (!b) return undefined;
+  return b.kind === "debian" ? DEBIAN_PYTHON[b.suite] : b.version;
+}
+
+export function majorMinor(version: string): string {
+  return version.split(".").slice(0, 2).join(".");
+}
+
+function uniqueSorted(xs: readonly string[] | undefined): string[] {
+  return [...new Set((xs ?? []).map((x) => x.trim()).filter(Boolean))].sort();
+}
+
+/**
+ * The normalised spec of a manifest's environment. Throws for a base the
+ * toolkit cannot build (the schema and `lmr validate` report it with the field
+ * first; this is the guard for code that skips validation).
+ */
+export function normaliseEnvironment(env: Readonly<Environment>): EnvSpec {
+  const base = (env.base ?? DEFAULT_BASE) as BaseName;
+  const provided = baseMajorMinor(base);
+  if (!provided) {
+    throw new LmrError({
+      code: "env/unknown-base",
+      kind: "input",
+      pointer: "/environment/base",
+      message: `unknown base ${JSON.stringify(base)}`,
+      hint: 'use "debian:bookworm", "debian:trixie" or "python:3.X-slim"',
+    });
+  }
+  return {
+    base,
+    python: provided,
+    system_packages: uniqueSorted(env.system_packages),
+    requirements: uniqueSorted(env.requirements),
+  };
+}
+
+/** One line for progress and `lmr env list`: "debian:bookworm, python 3.11, 2 system packages, 3 requirements". */
+export function describeSpec(s: EnvSpec): string {
+  const n = (k: number, what: string): string => `${k} ${what}${k === 1 ? "" : "s"}`;
+  return `${s.base}, python ${s.python}, ${n(s.system_packages.length, "system package")}, ${n(s.requirements.length, "requirement")}`;
+}
+
+/** The variable that names a base's source image, e.g. LMR_BASE_IMAGE_DEBIAN_BOOKWORM, LMR_BASE_IMAGE_PYTHON_3_12_SLIM. */
+export function baseImageVariable(base: string): string {
+  return `LMR_BASE_IMAGE_${base.toUpperCase().replace(/[^A-Z0-9]+/g, "_")}`;
+}

@@ -1,0 +1,215 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { chmod, chown, lchown, mkdtemp, readdir, rm } from "node:fs/promises";
+import { constants as osConstants, tmpdir } from "node:os";
+import { join } from "node:path";
+import { dockerBin, removeContainers } from "../env/docker-cli.js";
+import { IMAGE_TOOLKIT_PYTHON, IMAGE_UID, describeSpec } from "../env/spec.js";
+import type { ChannelState } from "./channel.js";
+import type { DockerTarget } from "./docker-image.js";
+import { OWNER_LABEL, ownerLabel } from "./docker-sweep.js";
+import { harnessArgs } from "./harness-args.js";
+import { buildChildEnv } from "./limits.js";
+import { openResultsSocket } from "./results-socket.js";
+import type { Execution } from "./run-tests.js";
+import type { Scratch } from "./scratch.js";
+import { LogBuffer, killGroup, superviseRun } from "./supervise.js";
+import type { RunRequest } from "./types.js";
+import type { Verdict } from "./verdict.js";
+
+const IN_CHAN = "/lmr/chan";
+const IN_SOCKET = `${IN_CHAN}/results.sock`;
+const IN_HARNESS = `${IMAGE_TOOLKIT_PYTHON}/lmr_harness/run_pytest.py`;
+const IN_INI = `${IMAGE_TOOLKIT_PYTHON}/lmr_harness/pytest.ini`;
+/** The container kills itself this long after the run's wall limit, should nobody be left to do it. */
+const SELF_DESTRUCT_GRACE_S = 60;
+const TMPFS_MB = 256;
+
+function isRoot(): boolean {
+  return process.getuid?.() === 0;
+}
+
+/** The uid:gid tests run as: the image's unprivileged user when lmr is root, else the caller's own ids. */
+export function containerUser(): { uid: number; gid: number } {
+  if (isRoot() || !process.getuid || !process.getgid) return { uid: IMAGE_UID, gid: IMAGE_UID };
+  return { uid: process.getuid(), gid: process.getgid() };
+}
+
+/** Give the scratch copy to the container's user (root only: everyone else runs as themselves). */
+async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
+  await chown(dir, uid, gid);
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) await chownTree(p, uid, gid);
+    else await lchown(p, uid, gid);
+  }
+}
+
+export interface DockerRunArgs {
+  name: string;
+  image: string;
+  scratchDir: string;
+  readOnly: string[];
+  chanDir: string;
+  workdir: string;
+  env: Record<string, string>;
+  user: { uid: number; gid: number };
+  network: boolean;
+  memoryMb: number;
+  maxProcs: number;
+  cpus: number;
+  gpu: boolean;
+  cmd: string[];
+}
+
+/**
+ * `docker run` for one test run: no network, a read-only root with a private
+ * tmpfs /tmp, the scratch folder as the only writable mount (the grader in it
+ * bound read-only again), the results socket's folder, a non-root user with no
+ * capabilities, and memory, pids and CPU cgroups. `--rm` removes it when it
+ * exits; the owner label lets a later run remove it if lmr dies first.
+ */
+export function dockerRunArgs(a: DockerRunArgs): string[] {
+  const bind = (src: string, dst: string, ro = false): string[] => ["--mount", `type=bind,source=${src},target=${dst}${ro ? ",readonly" : ""}`];
+  return [
+    "run", "--rm", "--interactive", "--name", a.name,
+    "--label", `${OWNER_LABEL}=${ownerLabel()}`,
+    "--network", a.network ? "bridge" : "none",
+    "--read-only", "--tmpfs", `/tmp:rw,exec,nosuid,nodev,size=${TMPFS_MB}m`,
+    ...bind(a.scratchDir, a.scratchDir),
+    ...a.readOnly.flatMap((r) => bind(r, r, true)),
+    ...bind(a.chanDir, IN_CHAN),
+    "--user", `${a.user.uid}:${a.user.gid}`,
+    "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+    "--memory", `${a.memoryMb}m`, "--memory-swap", `${a.memoryMb}m`,
+    "--pids-limit", String(a.maxProcs), "--cpus", String(a.cpus),
+    ...(a.gpu ? ["--gpus", "all"] : []),
+    "--workdir", a.workdir,
+    ...Object.entries(a.env).flatMap(([k, v]) => ["--env", `${k}=${v}`]),
+    a.image,
+    ...a.cmd,
+  ];
+}
+
+/** The test process's environment inside the container: the host's variables never leak in. */
+function containerEnv(scratch: Scratch, threads: number, network: boolean): Record<string, string> {
+  const env = buildChildEnv({ pythonPath: "/opt/lmr/venv/bin/python", home: scratch.home, tmp: scratch.tmp, threads, network });
+  env.PATH = "/opt/lmr/venv/bin:/usr/local/bin:/usr/bin:/bin";
+  delete env.LD_LIBRARY_PATH;
+  return env;
+}
+
+/** Runs the harness in the task's environment image; the same signed records as on the host, over a unix socket. */
+export async function executeInDocker(req: RunRequest, target: DockerTarget, scratch: Scratch, mount: string, memoryMb: number, network: boolean): Promise<Execution> {
+  const name = `lmr-run-${process.pid}-${randomBytes(5).toString("hex")}`;
+  const key = randomBytes(32).toString("hex");
+  const user = containerUser();
+  const maxProcs = req.maxProcs ?? 256;
+  const threads = req.threads ?? 1;
+  const cpus = req.cpus ?? threads;
+  // A short folder for the socket (sun_path holds 107 bytes); its name carries our pid for the sweep.
+  const chanDir = await mkdtemp(join(tmpdir(), `lmr-chan-${process.pid}-`));
+  const log = new LogBuffer();
+  if (scratch.removed.length > 0) log.add(`lmr: removed from the tree copy: ${scratch.removed.join(", ")}\n`);
+  const chan = await openResultsSocket(join(chanDir, "results.sock"));
+  let stopped = false;
+  try {
+    if (isRoot()) {
+      await chownTree(scratch.dir, user.uid, user.gid);
+      await chown(chanDir, user.uid, user.gid);
+      await chown(chan.path, user.uid, user.gid);
+    } else await chmod(chan.path, 0o600);
+    const asBytes = memoryMb * 1024 * 1024;
+    const cmd = [
+      "timeout", "--signal=KILL", `${Math.ceil(req.timeoutTotalS) + SELF_DESTRUCT_GRACE_S}s`,
+      "prlimit", `--as=${asBytes}`, "--",
+      target.python,
+      ...harnessArgs({ req, harness: IN_HARNESS, ini: IN_INI, root: scratch.root, mountDir: scratch.mountDir, mount, results: ["--results-socket", IN_SOCKET] }),
+    ];
+    const argv = [dockerBin(), ...dockerRunArgs({
+      name, image: target.id, scratchDir: scratch.dir, readOnly: [scratch.mountDir], chanDir, workdir: scratch.root,
+      env: containerEnv(scratch, threads, network), user, network, memoryMb, maxProcs, cpus, gpu: target.gpu, cmd,
+    })];
+    const { facts, reader } = await superviseRun({
+      argv,
+      env: { ...(process.env as Record<string, string>) },
+      cwd: scratch.dir,
+      key,
+      timeoutTotalS: req.timeoutTotalS,
+      timeoutPerTestS: req.timeoutPerTestS,
+      results: chan.stream,
+      stop: (pid, hard) => {
+        stopped = true;
+        // Signalling the CLI does not stop a container (PID 1 ignores SIGTERM): ask the daemon.
+        if (!hard) spawn(dockerBin(), ["kill", "--signal", "KILL", name], { stdio: "ignore" }).on("error", () => {});
+        else killGroup(pid, "SIGKILL");
+      },
+      afterExit: () => chan.endIfUnused(),
+      log,
+    });
+    readDockerExit(facts);
+    if (chan.extraConnections() > 0) reader.state.problems.push(`${chan.extraConnections()} more connection(s) to the results socket than the harness's`);
+    stopped ||= facts.exitCode === null || (facts.exitCode ?? 0) >= 125;
+    return {
+      facts,
+      reader,
+      log: log.text(),
+      isolation: { network: network ? "on" : "off", filesystem: "readonly", memory_mb: memoryMb, pids: "cgroup", cpus, uid: user.uid },
+    };
+  } finally {
+    await chan.close();
+    // --rm removed a container that exited by itself; one we stopped or that failed to start may linger.
+    if (stopped) await removeContainers([name]);
+    await rm(chanDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `docker run` exits with the container's status, 125 when Docker itself
+ * failed, and 128+n when the container's process died of signal n.
+ */
+function readDockerExit(facts: Execution["facts"]): void {
+  const code = facts.exitCode;
+  if (code === 125) {
+    const tail = facts.stderrTail.trim().split("\n").slice(-3).join(" ");
+    facts.spawnError = `docker could not start the container: ${tail || "exit 125"}`;
+  } else if (code !== null && code > 128 && code < 128 + 65) {
+    const sig = Object.entries(osConstants.signals).find(([, n]) => n === code - 128)?.[0];
+    if (sig) {
+      facts.signal = sig;
+      facts.exitCode = null;
+      if (sig === "SIGKILL" && facts.wallTimeoutS === undefined && !facts.perTestKilled) {
+        facts.stderrTail += "\nlmr: the container was killed (SIGKILL): most likely it ran out of memory (--memory)";
+      }
+    }
+  }
+}
+
+const NO_MODULE = /No module named '([^']+)'/g;
+
+/**
+ * Top-level modules the tests could not import that the tree does not
+ * provide either: in a container those are packages the image lacks.
+ */
+export function findMissingModules(state: ChannelState, root: string): string[] {
+  const texts = [...state.collectErrors.map((e) => e.message), ...state.results.filter((r) => r.status !== "passed").map((r) => r.message ?? "")];
+  const names = new Set<string>();
+  for (const t of texts) for (const m of t.matchAll(NO_MODULE)) names.add(m[1]!.split(".")[0]!);
+  for (const i of state.imports ?? []) if (i.origin === "missing") names.add(i.module.split(".")[0]!);
+  return [...names].filter((n) => !existsSync(join(root, `${n}.py`)) && !existsSync(join(root, n))).sort();
+}
+
+/** Names the missing modules and the manifest fields that fix them; `infra` unless the caller grades untrusted code. */
+export function missingModuleVerdict(verdict: Verdict, state: ChannelState, root: string, target: DockerTarget, mode: "infra" | "error"): Verdict & { missing_modules?: string[] } {
+  if (verdict.status !== "error" && verdict.status !== "failed") return verdict;
+  const missing = findMissingModules(state, root);
+  if (missing.length === 0) return verdict;
+  const list = missing.map((m) => `'${m}'`).join(", ");
+  const reason =
+    `module${missing.length > 1 ? "s" : ""} ${list} ${missing.length > 1 ? "are" : "is"} not installed in ${target.tag} (${describeSpec(target.spec)}): ` +
+    "declare it in the manifest's environment.requirements (pip, pinned), environment.system_packages (Debian, e.g. python3-<name>) " +
+    "or environment.stand_ins (a stand-in the grader's conftest.py provides), then `lmr env build`";
+  if (mode === "error") return { ...verdict, reason: `${verdict.reason ?? verdict.status}; ${reason}`, missing_modules: missing };
+  return { ...verdict, status: "infra", reason, missing_modules: missing };
+}

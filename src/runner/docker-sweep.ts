@@ -1,0 +1,45 @@
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { listContainers, removeContainers } from "../env/docker-cli.js";
+
+/** Label on every test container: who started it (`host/pid/start`), so a later run can tell a leftover. */
+export const OWNER_LABEL = "lmr.owner";
+
+/** Process start time (clock ticks since boot, /proc/PID/stat field 22): tells a live owner from a reused pid. */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+let me: string | undefined;
+/** This process as an owner label value. */
+export function ownerLabel(): string {
+  me ??= `${hostname()}/${process.pid}/${processStart(process.pid) ?? ""}`;
+  return me;
+}
+
+/** True when the owner named by a label value is a dead process on this host. */
+export function ownerIsGone(value: string): boolean {
+  const [host, pidText, start] = value.split("/");
+  if (host !== hostname()) return false; // another machine's container on a shared daemon: not ours to judge
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0) return true;
+  const now = processStart(pid);
+  return now === undefined || (start !== "" && now !== start);
+}
+
+/**
+ * Removes test containers whose lmr process died without removing them (kill
+ * -9, a crash): `docker run --rm` only removes a container when it exits, and
+ * a container whose supervisor is gone runs until the in-container timeout.
+ * Returns the names removed.
+ */
+export async function sweepStaleContainers(): Promise<string[]> {
+  const stale = (await listContainers(OWNER_LABEL)).filter((c) => ownerIsGone(c.value));
+  await removeContainers(stale.map((c) => c.id));
+  return stale.map((c) => c.name);
+}

@@ -1,0 +1,31 @@
+import type { RunRequest } from "./types.js";
+
+/** The harness's argv after the interpreter: `run_pytest.py … -- <pytest args>`, the same for every backend. */
+export function harnessArgs(o: {
+  req: RunRequest;
+  harness: string;
+  ini: string;
+  root: string;
+  mountDir: string;
+  mount: string;
+  /** `["--results-fd", "3"]` on the host, `["--results-socket", PATH]` in a container. */
+  results: string[];
+  /** RLIMIT_AS for the harness to set itself (when no prlimit wraps it). */
+  asBytes?: number;
+}): string[] {
+  const { req, mount } = o;
+  const paths = (req.testPaths ?? ["."]).map((p) => (p === "." ? mount : `${mount}/${p}`));
+  const pytestArgs = [
+    "-c", o.ini, `--rootdir=${o.root}`, `--confcutdir=${o.mountDir}`,
+    "-p", "no:cacheprovider", "-o", "addopts=", "--color=no", "-rfE", "--tb=short",
+    ...(req.pytestArgs ?? []), ...paths,
+  ];
+  return [
+    "-s", "-B", o.harness,
+    ...o.results, "--root", o.root, "--mount", mount, "--per-test-s", String(req.timeoutPerTestS ?? 0),
+    ...(o.asBytes ? ["--as-bytes", String(o.asBytes)] : []),
+    ...(req.allowPlugins ?? []).flatMap((p) => ["--allow-plugin", p]),
+    ...(req.reportImports ? ["--report-imports"] : []),
+    "--", ...pytestArgs,
+  ];
+}

@@ -1,0 +1,27 @@
+# lmr environment image {{tag}}: {{summary}}
+# Written by `lmr env build` from templates/docker/env.Dockerfile; the tag is a
+# hash of this file, the spec below and the toolkit's harness (python/lmr_harness).
+FROM {{base_image}}
+ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 LC_ALL=C.UTF-8 PIP_DISABLE_PIP_VERSION_CHECK=1
+{{#system_packages}}
+
+# environment.system_packages (Debian)
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends {{system_packages}} \
+ && rm -rf /var/lib/apt/lists/*
+{{/system_packages}}
+
+# The interpreter tests run under: a venv over the base's Python, so the
+# system packages stay visible (as on the host, see src/runner/python-env.ts).
+RUN python3 -m venv --system-site-packages --without-pip /opt/lmr/venv
+{{#requirements}}
+
+# environment.requirements (pip)
+COPY requirements.txt /opt/lmr/requirements.txt
+RUN /opt/lmr/venv/bin/python -m pip install --no-cache-dir --no-input -r /opt/lmr/requirements.txt
+{{/requirements}}
+
+# The toolkit's harness: pytest in-process, results as signed records.
+COPY python/ /opt/lmr/python/
+ENV PATH=/opt/lmr/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin PYTHONDONTWRITEBYTECODE=1
+USER {{uid}}:{{uid}}
