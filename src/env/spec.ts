@@ -1,13 +1,12 @@
 import { LmrError } from "../core/errors.js";
+import { DEBIAN_PYTHON, basePython } from "../manifest/environment-checks.js";
 import type { Environment } from "../manifest/types.js";
 
 /** The bases a task image can be built on (task.schema.json `environment.base`). */
 export type BaseName = "debian:bookworm" | "debian:trixie" | `python:${string}-slim`;
 
 export const DEFAULT_BASE: BaseName = "debian:bookworm";
-
-/** The Python each Debian release ships as python3 (what its python3-* packages are built for). */
-export const DEBIAN_PYTHON: Record<string, string> = { bookworm: "3.11", trixie: "3.13" };
+export { DEBIAN_PYTHON };
 
 /**
  * An environment reduced to what decides the image's content: the base, its
@@ -40,9 +39,7 @@ export function parseBase(base: string): { kind: "debian"; suite: string } | { k
 
 /** The Python major.minor a base provides. */
 export function baseMajorMinor(base: string): string | undefined {
-  const b = parseBase(base);
-  if (!b) return undefined;
-  return b.kind === "debian" ? DEBIAN_PYTHON[b.suite] : b.version;
+  return parseBase(base) ? basePython(base) : undefined;
 }
 
 export function majorMinor(version: string): string {

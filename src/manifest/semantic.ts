@@ -3,6 +3,7 @@ import { CATEGORIES } from "./types.js";
 import type { DuplicateKey } from "./json-text.js";
 import type { Finding } from "./schema-errors.js";
 import { suggestClosest } from "./suggest.js";
+import { checkEnvironment } from "./environment-checks.js";
 
 /*
  * Checks the schema cannot express, on a manifest that may not match the schema:
@@ -130,6 +131,7 @@ export function checkSemantics(data: unknown, folderName: string, duplicateKeys:
   findings.push(...checkPaths(data));
   findings.push(...checkTargets(m));
   findings.push(...checkLineOrder(m));
+  findings.push(...checkEnvironment(m.environment));
 
   const tests = asObject(m.tests);
   const perTest = tests?.timeout_per_test_s;
