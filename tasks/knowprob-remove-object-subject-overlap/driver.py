@@ -5,6 +5,11 @@ The frames have the columns the upstream pipeline produces before this filter
 relation_group_id, log_probability_parametric_object_first_token); the values are
 ParaRel-like facts written for this task. Subjects keep their casing, parametric objects
 are lower-cased model outputs, as in the upstream pipeline.
+
+Only calls that keep at least one row are recorded: a replay compares the index too, and
+the instruction leaves the index of an empty result free (any empty frame with the
+input's columns and dtypes is right), so empty results are checked by
+tests/test_properties.py instead.
 """
 import random
 
@@ -69,7 +74,7 @@ def frame(facts, index=None):
 
 base = frame(FACTS)
 remove_object_subject_overlap(base)  # the default threshold, 0.8
-for ratio in (0.0, 0.7, 0.85, 0.9, 0.95, 1.0):
+for ratio in (0.7, 0.85, 0.9, 0.95, 1.0):
     remove_object_subject_overlap(base, string_similarity_ratio=ratio)
 remove_object_subject_overlap(base, 0.75)  # threshold passed positionally
 
@@ -77,14 +82,10 @@ remove_object_subject_overlap(base, 0.75)  # threshold passed positionally
 remove_object_subject_overlap(frame(FACTS[::-1], index=[f"row-{k}" for k in range(len(FACTS))]))
 remove_object_subject_overlap(frame(FACTS[3:9], index=[40, 7, 13, 2, 99, 5]), string_similarity_ratio=0.8)
 
-# one row kept, one row removed, every row removed, no row removed
+# one row kept; no row removed; one row of four kept
 remove_object_subject_overlap(frame([FACTS[5]]))
-remove_object_subject_overlap(frame([FACTS[9]]))
-remove_object_subject_overlap(frame([FACTS[3], FACTS[6], FACTS[9], FACTS[21]]))
 remove_object_subject_overlap(frame([FACTS[4], FACTS[5], FACTS[11], FACTS[16]]))
-
-# an empty frame with the usual columns
-remove_object_subject_overlap(pd.DataFrame({c: pd.Series([], dtype="object") for c in COLUMNS}))
+remove_object_subject_overlap(frame([FACTS[3], FACTS[6], FACTS[16], FACTS[21]], index=[8, 3, 1, 6]))
 
 # a larger seeded frame: objects that are case variants, pieces, near-misspellings or unrelated words
 rng = random.Random(5)

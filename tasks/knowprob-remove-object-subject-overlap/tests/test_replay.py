@@ -50,7 +50,7 @@ call_ids = _replay.call_ids
 from src.data import remove_object_subject_overlap
 
 
-# remove_object_subject_overlap (src/data.py): function, 18 calls recorded
+# remove_object_subject_overlap (src/data.py): function, 15 calls recorded
 REMOVE_OBJECT_SUBJECT_OVERLAP = RECORDING.target("src/data.py", "remove_object_subject_overlap")
 
 
