@@ -202,8 +202,9 @@ async function measureGroup(g: Group, repeats: number, python: PythonEnv, meter:
       const t0 = performance.now();
       const r = await runEval({ submissions: subs, tasks, outDir: out, jobs, sandbox, python: python.path });
       const seconds = (performance.now() - t0) / 1000;
-      if (r.reused !== 0 || r.summary.totals.passed !== tasks.length * samples) {
-        throw new Error(`lmr eval -j${jobs} passed ${r.summary.totals.passed} of ${tasks.length * samples}, reused ${r.reused} (${out})`);
+      const passed = r.results.filter((x) => x.verdict === "passed").length;
+      if (r.reused !== 0 || passed !== tasks.length * samples) {
+        throw new Error(`lmr eval -j${jobs} passed ${passed} of ${tasks.length * samples}, reused ${r.reused} (${out})`);
       }
       await rm(out, { recursive: true, force: true });
       return seconds;

@@ -20,7 +20,7 @@ afterAll(async () => {
   await rm(ws, { recursive: true, force: true });
 });
 
-const sub = (content: SubmissionContent): Submission => ({ task_id: "t", sample: "0", model: "m", content });
+const sub = (content: SubmissionContent): Submission => ({ task_id: "t", sample: "0", model: "m", content, origin: "subs.jsonl:1" });
 const apply = (content: SubmissionContent) => applySubmission(sub(content), ws, ["pkg/mod.py"], "lmr_tests");
 const patchOf = (before: string, after: string, path = "pkg/mod.py") => createTwoFilesPatch(`a/${path}`, `b/${path}`, before, after);
 

@@ -3,19 +3,18 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../core/fs-atomic.js";
 import { BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import type { ResolvedTask } from "../manifest/types.js";
-import { RESULT_FILE } from "../report/index.js";
+import { JUNIT_FILE, LOG_FILE, RESULT_FILE, readTaskSet, type SampleKey, type SampleResult, type Verdict } from "../run-folder/index.js";
 import { runTests } from "../runner/index.js";
 import type { PythonEnv, RunOutcome, SandboxChoice } from "../runner/types.js";
 import { applySubmission } from "./apply-submission.js";
 import type { Submission } from "./submissions.js";
-import type { SampleResult, Verdict } from "./types.js";
 
-/** One (task, sample) to grade. `sub` is undefined when the task got no submission. */
+/** One (task, model, sample) to grade. `sub` is undefined when the model gave nothing for the task. */
 export interface GradeJob {
   task: ResolvedTask;
   bundle: BundleInfo;
+  key: SampleKey;
   sub: Submission | undefined;
-  sample: string;
   /** Hash of the submission's content for the target files ("none" without one). */
   submissionHash: string;
   /** Submission hash + everything else that decides the verdict: the resume key. */
@@ -35,7 +34,7 @@ export interface GradeContext {
 const NO_COUNTS = { passed: 0, failed: 0, errors: 0, skipped: 0 };
 
 /**
- * Grades one sample and writes RESULTS/<task>/<sample>/: log.txt and
+ * Grades one sample and writes its folder (locateSampleDir): log.txt and
  * junit.xml first, result.json last and atomically, so a sample has a result
  * exactly when it was graded to the end. Never throws for a sample's own
  * problems: whatever goes wrong on our side becomes an `infra` result, so one
@@ -56,9 +55,10 @@ export async function gradeSample(job: GradeJob, ctx: GradeContext, dir: string)
   }
   const result: SampleResult = {
     task_id: m.id,
-    sample: job.sample,
-    model: job.sub?.model ?? "none",
+    model: job.key.model,
+    sample: job.key.sample,
     category: m.category,
+    set: readTaskSet(m),
     submission_hash: job.submissionHash,
     grading_key: job.gradingKey,
     toolkit_version: ctx.toolkitVersion,
@@ -74,14 +74,14 @@ export async function gradeSample(job: GradeJob, ctx: GradeContext, dir: string)
   };
   await rm(join(dir, RESULT_FILE), { force: true });
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, "log.txt"), log);
-  await writeFile(join(dir, "junit.xml"), outcome?.junit_xml ?? "");
+  await writeFile(join(dir, LOG_FILE), log);
+  await writeFile(join(dir, JUNIT_FILE), outcome?.junit_xml ?? "");
   await writeFileAtomic(join(dir, RESULT_FILE), JSON.stringify(result, null, 2) + "\n");
   return result;
 }
 
 async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdict; reason?: string; outcome?: RunOutcome; log: string }> {
-  if (!job.sub) return { verdict: "invalid", reason: "no submission for this task", log: "" };
+  if (!job.sub) return { verdict: "invalid", reason: `no submission from model '${job.key.model}' for this task`, log: "" };
   const m = job.task.manifest;
   const mount = m.tests.mount ?? "lmr_tests";
   const workspace = join(job.bundle.dir, BUNDLE_FILES.workspace);

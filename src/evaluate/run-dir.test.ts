@@ -3,7 +3,8 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LOCK_FILE, SCRATCH_DIR, lockRunDir } from "./run-dir.js";
+import { LOCK_FILE, SCRATCH_DIR } from "../run-folder/index.js";
+import { lockRunDir } from "./run-dir.js";
 
 let root: string;
 beforeAll(async () => {
@@ -43,8 +44,8 @@ describe("lockRunDir", () => {
     const scratch = join(dir, SCRATCH_DIR, "lmr-run-x");
     await mkdir(join(scratch, "tmp"), { recursive: true });
     await mkdir(join(dir, "bundles", ".t.tmp-abc"), { recursive: true });
-    await mkdir(join(dir, "results", "t", "0"), { recursive: true });
-    await writeFile(join(dir, "results", "t", "0", ".result.json.tmp-1-x"), "{");
+    await mkdir(join(dir, "results", "m", "t", "0"), { recursive: true });
+    await writeFile(join(dir, "results", "m", "t", "0", ".result.json.tmp-1-x"), "{");
     // A process as the runner leaves one: TMPDIR in the scratch copy.
     const orphan = spawn("sleep", ["30"], { env: { TMPDIR: join(scratch, "tmp") }, stdio: "ignore", detached: true });
     const gone = new Promise<void>((r) => orphan.on("exit", () => r()));
@@ -54,8 +55,8 @@ describe("lockRunDir", () => {
     await gone;
     expect(lock.recovered.previousPid).toBe(4194311);
     expect(lock.recovered.killed).toEqual([orphan.pid]);
-    expect(lock.recovered.swept.map((p) => p.slice(dir.length + 1)).sort()).toEqual([".scratch/lmr-run-x", "bundles/.t.tmp-abc", "results/t/0/.result.json.tmp-1-x"]);
-    expect(await readdir(join(dir, "results", "t", "0"))).toEqual([]);
+    expect(lock.recovered.swept.map((p) => p.slice(dir.length + 1)).sort()).toEqual([".scratch/lmr-run-x", "bundles/.t.tmp-abc", "results/m/t/0/.result.json.tmp-1-x"]);
+    expect(await readdir(join(dir, "results", "m", "t", "0"))).toEqual([]);
     await lock.release();
   });
 });

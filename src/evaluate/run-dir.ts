@@ -1,12 +1,8 @@
 import { open, readFile, readdir, readlink, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { LmrError } from "../core/errors.js";
+import { LOCK_FILE, SCRATCH_DIR } from "../run-folder/index.js";
 import { releaseStalePidsLimits } from "../runner/limits.js";
-
-/** RUN_DIR/.lock: who is grading into this run folder. */
-export const LOCK_FILE = ".lock";
-/** RUN_DIR/.scratch: the runner's per-sample copies; everything in it belongs to the run holding the lock. */
-export const SCRATCH_DIR = ".scratch";
 
 interface LockInfo {
   pid: number;
@@ -144,7 +140,8 @@ export async function lockRunDir(runDir: string): Promise<RunDirLock> {
   const leftovers = await readdir(scratch).catch(() => [] as string[]);
   if (leftovers.length > 0) recovered.swept.push(...leftovers.map((n) => join(scratch, n)));
   await rm(scratch, { recursive: true, force: true });
-  await sweepAtomicLeftovers(root, 3, recovered.swept);
+  // Deep enough for results/<model>/<task>/<sample>/.result.json.tmp-*.
+  await sweepAtomicLeftovers(root, 4, recovered.swept);
   return {
     scratch,
     recovered,

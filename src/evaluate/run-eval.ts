@@ -1,32 +1,45 @@
-import { mkdir, readFile, readdir, rm } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import pLimit from "p-limit";
-import { type Problem } from "../core/errors.js";
-import { writeJsonAtomic } from "../core/fs-atomic.js";
-import { sha256 } from "../core/hash.js";
+import { LmrError, formatProblem, type Problem } from "../core/errors.js";
 import { buildBundle, hashTaskInputs, BUNDLE_FILES, type BundleInfo, type BundleManifest } from "../bundle/index.js";
 import type { ResolvedTask } from "../manifest/types.js";
-import { RESULT_FILE, RESULTS_DIR, RUN_FILE, writeSummary } from "../report/index.js";
-import type { Summary } from "../report/index.js";
+import {
+  BUNDLES_DIR,
+  RESULTS_DIR,
+  computeGradingKey,
+  locateSample,
+  locateSampleDir,
+  nameModelFolder,
+  readSampleResult,
+  type RunModel,
+  type SampleResult,
+  type TaskSetChoice,
+} from "../run-folder/index.js";
 import { resolveRunPython } from "../runner/index.js";
 import type { PythonEnv, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { gradeSample, type GradeContext, type GradeJob } from "./grade-sample.js";
 import { lockRunDir, type RunDirLock } from "./run-dir.js";
-import { hashSubmission, loadSubmissions, type Submission } from "./submissions.js";
-import type { RunConfig, SampleResult } from "./types.js";
+import { checkRunFolderLayout, removeStaleResults, writeRunConfig } from "./run-state.js";
+import { selectSubmissions, type SelectedSubmissions } from "./select-submissions.js";
+import { hashSubmission, loadSubmissions } from "./submissions.js";
 
 const require = createRequire(import.meta.url);
 const TOOLKIT_VERSION = (require("../../package.json") as { version: string }).version;
 
 export interface EvalOptions extends SourceOptions {
   submissions: string;
+  /** The tasks this run grades. */
   tasks: ResolvedTask[];
+  /** Every task id a submission may name (e.g. the whole tasks folder); rows for these outside `tasks` are skipped, not errors. */
+  knownTaskIds?: string[];
+  /** The set the tasks were selected by, recorded in run.json (default "all"). */
+  set?: TaskSetChoice;
   outDir: string;
   jobs: number;
-  /** Take at most this many samples per task. */
+  /** Take at most this many samples per (task, model). */
   samples?: number;
   sandbox?: SandboxChoice;
   python?: string;
@@ -34,38 +47,41 @@ export interface EvalOptions extends SourceOptions {
 }
 
 export interface EvalOutcome {
-  summary: Summary;
+  /** One result per (task, model, sample) of this run, graded now or reused. */
+  results: SampleResult[];
+  models: RunModel[];
   /** Samples graded in this invocation. */
   graded: number;
   /** Samples whose result was already on disk for the same grading key (resume). */
   reused: number;
-  /** Warnings: unreadable submission rows, unknown task ids, removed stale results. */
+  /** Notes: rows outside the selection, removed stale results. */
   problems: Problem[];
   /** What a previous, killed run on this folder left and this one cleaned up. */
   recovered: RunDirLock["recovered"];
 }
 
 /**
- * Grades submissions over tasks into RUN_DIR. Each sample's files are written
- * before its result.json, which is renamed into place last: a run killed at any
- * point resumes by grading exactly the samples without a result for the same
- * grading key. The run folder is locked while a run works in it; a lock left by
- * a killed run is taken over after that run's processes and scratch copies are
- * cleaned up.
+ * Grades submissions over tasks into RUN_DIR, one result per (task, model,
+ * sample). Bad input (unreadable rows, unknown task ids, a key given twice)
+ * stops it before anything is written. Each sample's files are written before
+ * its result.json, which is renamed into place last: a run killed at any point
+ * resumes by grading exactly the samples without a result for the same grading
+ * key. The run folder is locked while a run works in it; a lock left by a
+ * killed run is taken over after that run's processes and scratch copies are
+ * cleaned up. Summaries are the report stage's job (writeSummary).
  */
 export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
   const outDir = resolve(opts.outDir);
-  const { submissions, problems } = await loadSubmissions(opts.submissions);
-  const known = new Set(opts.tasks.map((t) => t.manifest.id));
-  const unknown = [...new Set(submissions.filter((s) => !known.has(s.task_id)).map((s) => s.task_id))];
-  for (const id of unknown) problems.push({ file: opts.submissions, message: `submissions for task '${id}' ignored: it is not among the tasks of this run`, hint: "check the task id, or pass --tasks-dir / --tasks with that task" });
+  const selected = await readInput(opts);
+  await checkRunFolderLayout(outDir);
+  const problems: Problem[] = [...selected.notes];
 
   await mkdir(join(outDir, RESULTS_DIR), { recursive: true });
   const lock = await lockRunDir(outDir);
   try {
     const bundles = await prepareBundles(opts, outDir);
-    const jobs = await planJobs(opts, submissions, bundles);
-    await writeRunConfig(opts, outDir, jobs);
+    const jobs = await planJobs(opts, selected, bundles);
+    await writeRunConfig(outDir, { submissions: opts.submissions, tasks: opts.tasks, set: opts.set ?? "all", models: selected.models, jobs: opts.jobs, sandbox: opts.sandbox ?? "auto", toolkitVersion: TOOLKIT_VERSION });
     problems.push(...(await removeStaleResults(outDir, jobs)));
     const ctx: GradeContext = {
       pythonFor: pythonResolver(opts),
@@ -78,45 +94,66 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
     let done = 0;
     let reused = 0;
     const limit = pLimit(Math.max(1, opts.jobs));
-    await Promise.all(
+    const results = await Promise.all(
       jobs.map((job) =>
         limit(async () => {
-          const dir = join(outDir, RESULTS_DIR, job.task.manifest.id, job.sample);
-          const previous = await readResult(dir);
+          const dir = locateSampleDir(outDir, job.key);
+          const previous = await readPrevious(outDir, job);
           if (previous && previous.grading_key === job.gradingKey && previous.verdict !== "infra") {
             reused++;
             done++;
             opts.onProgress?.({ done, total: jobs.length, skipped: reused });
-            return;
+            return previous;
           }
           const result = await gradeSample(job, ctx, dir);
           done++;
           opts.onProgress?.({ done, total: jobs.length, skipped: reused, last: result });
+          return result;
         }),
       ),
     );
-    const summary = await writeSummary(outDir);
-    return { summary, graded: jobs.length - reused, reused, problems, recovered: lock.recovered };
+    return { results, models: selected.models, graded: jobs.length - reused, reused, problems, recovered: lock.recovered };
   } finally {
     await lock.release();
   }
 }
 
-async function planJobs(opts: EvalOptions, submissions: Submission[], bundles: Map<string, BundleInfo>): Promise<GradeJob[]> {
+/** Loads and checks the submissions; every problem at once, before the run folder is touched. */
+async function readInput(opts: EvalOptions): Promise<SelectedSubmissions> {
+  const loaded = await loadSubmissions(opts.submissions);
+  const selected = selectSubmissions({
+    file: opts.submissions,
+    submissions: loaded.submissions,
+    tasks: opts.tasks,
+    ...(opts.knownTaskIds ? { knownTaskIds: opts.knownTaskIds } : {}),
+    ...(opts.samples !== undefined ? { samples: opts.samples } : {}),
+  });
+  const problems = [...loaded.problems, ...(selected.ok ? [] : selected.problems)];
+  if (problems.length === 0 && selected.ok) return selected.value;
+  throw new LmrError({
+    code: "eval/bad-submissions",
+    file: opts.submissions,
+    message: `${problems.length} problem${problems.length === 1 ? "" : "s"} in the submissions; nothing was graded or written:\n${problems.map((p) => `  ${formatProblem(p)}`).join("\n")}`,
+    hint: "fix these rows and run the same command again",
+  });
+}
+
+/** One job per (task, model, sample); a model with no row for a task gets one `invalid` sample "0" there. */
+async function planJobs(opts: EvalOptions, selected: SelectedSubmissions, bundles: Map<string, BundleInfo>): Promise<GradeJob[]> {
   const jobs: GradeJob[] = [];
   const sandbox = opts.sandbox ?? "auto";
   const python = opts.python ?? process.env.LMR_PYTHON ?? "";
   for (const task of opts.tasks) {
     const bundle = bundles.get(task.manifest.id)!;
     const targetFiles = [...new Set(bundle.targets.map((t) => t.file))];
-    let mine = submissions.filter((s) => s.task_id === task.manifest.id);
-    if (opts.samples !== undefined) mine = mine.slice(0, opts.samples);
-    const key = (submissionHash: string): string =>
-      sha256(JSON.stringify({ submissionHash, bundle: bundle.hashes, sandbox, python, toolkit: TOOLKIT_VERSION }));
-    if (mine.length === 0) jobs.push({ task, bundle, sub: undefined, sample: "0", submissionHash: "none", gradingKey: key("none") });
-    for (const sub of mine) {
-      const submissionHash = await hashSubmission(sub, targetFiles);
-      jobs.push({ task, bundle, sub, sample: sub.sample, submissionHash, gradingKey: key(submissionHash) });
+    for (const { model } of selected.models) {
+      const key = (submissionHash: string): string => computeGradingKey({ model, submissionHash, bundleHashes: bundle.hashes, sandbox, python, toolkitVersion: TOOLKIT_VERSION });
+      const subs = selected.byTask.get(task.manifest.id)?.get(model) ?? [];
+      if (subs.length === 0) jobs.push({ task, bundle, key: { task_id: task.manifest.id, model, sample: "0" }, sub: undefined, submissionHash: "none", gradingKey: key("none") });
+      for (const sub of subs) {
+        const submissionHash = await hashSubmission(sub, targetFiles);
+        jobs.push({ task, bundle, key: { task_id: sub.task_id, model, sample: sub.sample }, sub, submissionHash, gradingKey: key(submissionHash) });
+      }
     }
   }
   return jobs;
@@ -133,68 +170,15 @@ function pythonResolver(opts: EvalOptions): (task: ResolvedTask) => Promise<Pyth
   };
 }
 
-async function readResult(dir: string): Promise<SampleResult | undefined> {
-  try {
-    return JSON.parse(await readFile(join(dir, RESULT_FILE), "utf8")) as SampleResult;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Sample folders of this run's tasks that no submission asks for any more
- * (fewer samples, --samples lowered): left in place they would count in the
- * summary. Folders of tasks outside this run are left alone.
- */
-async function removeStaleResults(outDir: string, jobs: GradeJob[]): Promise<Problem[]> {
-  const wanted = new Map<string, Set<string>>();
-  for (const j of jobs) {
-    const set = wanted.get(j.task.manifest.id) ?? new Set<string>();
-    set.add(j.sample);
-    wanted.set(j.task.manifest.id, set);
-  }
-  const problems: Problem[] = [];
-  for (const [taskId, samples] of wanted) {
-    const taskDir = join(outDir, RESULTS_DIR, taskId);
-    const present = await readdir(taskDir, { withFileTypes: true }).catch(() => []);
-    for (const e of present) {
-      if (!e.isDirectory() || e.name.startsWith(".") || samples.has(e.name)) continue;
-      await rm(join(taskDir, e.name), { recursive: true, force: true });
-      problems.push({ file: join(taskDir, e.name), message: `removed the result of sample '${e.name}': the submissions no longer have it` });
-    }
-  }
-  return problems;
-}
-
-async function writeRunConfig(opts: EvalOptions, outDir: string, jobs: GradeJob[]): Promise<void> {
-  const file = join(outDir, RUN_FILE);
-  let runId = randomBytes(6).toString("hex");
-  let createdAt = new Date().toISOString();
-  try {
-    const prev = JSON.parse(await readFile(file, "utf8")) as RunConfig;
-    runId = prev.run_id;
-    createdAt = prev.created_at;
-  } catch {
-    // a new run
-  }
-  const perTask = new Map<string, number>();
-  for (const j of jobs) perTask.set(j.task.manifest.id, (perTask.get(j.task.manifest.id) ?? 0) + 1);
-  const config: RunConfig = {
-    run_id: runId,
-    created_at: createdAt,
-    toolkit_version: TOOLKIT_VERSION,
-    submissions: opts.submissions,
-    tasks: opts.tasks.map((t) => t.manifest.id),
-    samples: opts.samples ?? Math.max(1, ...perTask.values()),
-    jobs: opts.jobs,
-    sandbox: opts.sandbox ?? "auto",
-  };
-  await writeJsonAtomic(file, config);
+async function readPrevious(outDir: string, job: GradeJob): Promise<SampleResult | undefined> {
+  const k = job.key;
+  const read = await readSampleResult(outDir, { task: k.task_id, sample: k.sample, modelFolder: nameModelFolder(k.model), rel: locateSample(k) });
+  return read.ok ? read.result : undefined;
 }
 
 /** Bundles live in RUN_DIR/bundles and are rebuilt only when the task's inputs or the toolkit changed. */
 async function prepareBundles(opts: EvalOptions, outDir: string): Promise<Map<string, BundleInfo>> {
-  const root = join(outDir, "bundles");
+  const root = join(outDir, BUNDLES_DIR);
   const out = new Map<string, BundleInfo>();
   for (const task of opts.tasks) {
     const dir = join(root, task.manifest.id);

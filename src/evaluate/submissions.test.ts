@@ -19,36 +19,40 @@ async function jsonl(name: string, lines: string[]): Promise<string> {
 }
 
 describe("loadSubmissions (JSONL)", () => {
-  it("reads lmr and SWE-bench key names, numbers samples per task in order", async () => {
+  it("reads lmr and SWE-bench key names, numbers samples per task and model in order", async () => {
     const f = await jsonl("a.jsonl", [
       JSON.stringify({ instance_id: "t1", model_name_or_path: "m", model_patch: "P1" }),
-      JSON.stringify({ task_id: "t1", model: "m", patch: "P2" }),
+      JSON.stringify({ task_id: "t1", model: "other", patch: "P2" }),
+      JSON.stringify({ task_id: "t1", model: "m", patch: "P3" }),
       "",
       JSON.stringify({ task_id: "t2", files: { "a.py": "x" } }),
     ]);
     const { submissions, problems } = await loadSubmissions(f);
     expect(problems).toEqual([]);
-    expect(submissions.map((s) => [s.task_id, s.sample, s.model, s.content.kind])).toEqual([
-      ["t1", "0", "m", "patch"],
-      ["t1", "1", "m", "patch"],
-      ["t2", "0", "unknown", "files"],
+    expect(submissions.map((s) => [s.task_id, s.model, s.sample, s.content.kind, s.origin.split(":").pop()])).toEqual([
+      ["t1", "m", "0", "patch", "1"],
+      ["t1", "other", "0", "patch", "2"],
+      ["t1", "m", "1", "patch", "3"],
+      ["t2", "unknown", "0", "files", "5"],
     ]);
   });
 
-  it("reports bad rows with their line and keeps the rest", async () => {
+  it("reports every bad row with its line; a key given twice names both lines", async () => {
     const f = await jsonl("b.jsonl", [
       "{not json",
       JSON.stringify([1]),
       JSON.stringify({ model: "m", patch: "p" }),
       JSON.stringify({ task_id: "t", files: { "a.py": 3 } }),
       JSON.stringify({ task_id: "t", sample: "../../etc", patch: "p" }),
-      JSON.stringify({ task_id: "t", sample: "a", patch: "p" }),
-      JSON.stringify({ task_id: "t", sample: "a", patch: "q" }),
+      JSON.stringify({ task_id: "t", model: "m", sample: "a", patch: "p" }),
+      JSON.stringify({ task_id: "t", model: "m", sample: "a", patch: "q" }),
+      JSON.stringify({ task_id: "t", model: "n", sample: "a", patch: "q" }),
+      JSON.stringify({ task_id: "t", model: 7, patch: "q" }),
     ]);
     const { submissions, problems } = await loadSubmissions(f);
-    expect(submissions.map((s) => s.sample)).toEqual(["a"]);
-    expect(problems.map((p) => `${p.file!.split(":").pop()} ${p.pointer ?? ""}`)).toEqual(["1 ", "2 ", "3 /task_id", "4 /patch", "5 /sample", "7 /sample"]);
-    expect(problems[5]!.message).toMatch(/a second submission for task 't' sample 'a' \(first on line 6\)/);
+    expect(submissions.map((s) => `${s.model}/${s.sample}`)).toEqual(["m/a", "n/a"]);
+    expect(problems.map((p) => `${p.file!.split(":").pop()} ${p.pointer ?? ""}`)).toEqual(["1 ", "2 ", "3 /task_id", "4 /patch", "5 /sample", "7 /sample", "9 /model"]);
+    expect(problems[5]!.message).toBe("task 't', model 'm', sample 'a' is given twice: on line 6 and on line 7");
   });
 
   it("stops on a path that does not exist", async () => {
@@ -82,7 +86,7 @@ describe("hashSubmission", () => {
     await mkdir(a, { recursive: true });
     await writeFile(join(a, "t.py"), "x = 1\n");
     await writeFile(join(a, "other.py"), "y\n");
-    const sub = { task_id: "t", sample: "0", model: "m", content: { kind: "tree" as const, dir: a } };
+    const sub = { task_id: "t", sample: "0", model: "m", content: { kind: "tree" as const, dir: a }, origin: a };
     const h1 = await hashSubmission(sub, ["t.py"]);
     await writeFile(join(a, "other.py"), "changed\n");
     expect(await hashSubmission(sub, ["t.py"])).toBe(h1);
@@ -90,7 +94,7 @@ describe("hashSubmission", () => {
     await writeFile(join(dir, "elsewhere.py"), "x = 1\n");
     await symlink(join(dir, "elsewhere.py"), join(a, "t.py"));
     expect(await hashSubmission(sub, ["t.py"])).not.toBe(h1);
-    const files = (content: string) => ({ task_id: "t", sample: "0", model: "m", content: { kind: "files" as const, files: { "t.py": content } } });
+    const files = (content: string) => ({ task_id: "t", sample: "0", model: "m", content: { kind: "files" as const, files: { "t.py": content } }, origin: "f:1" });
     expect(await hashSubmission(files("a"), ["t.py"])).not.toBe(await hashSubmission(files("b"), ["t.py"]));
   });
 });

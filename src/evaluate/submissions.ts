@@ -2,6 +2,7 @@ import { lstat, readFile, readdir, readlink, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { LmrError, type Problem } from "../core/errors.js";
 import { sha256 } from "../core/hash.js";
+import { SAMPLE_ID, describeSampleKey, type SampleKey } from "../run-folder/index.js";
 
 /** What a submission gives for one task: whole files, a unified diff, or a workspace folder. */
 export type SubmissionContent =
@@ -9,28 +10,30 @@ export type SubmissionContent =
   | { kind: "patch"; patch: string }
   | { kind: "tree"; dir: string };
 
-export interface Submission {
-  task_id: string;
-  /** "0", "1", ... in the order the samples appear. */
-  sample: string;
-  model: string;
+/** One row of the submissions: a (task, model, sample) key and what it gives. */
+export interface Submission extends SampleKey {
   content: SubmissionContent;
+  /** Where it came from: "FILE:LINE" for a JSONL row, the folder for a workspace. */
+  origin: string;
 }
 
 export interface LoadedSubmissions {
   submissions: Submission[];
-  /** Lines or folders that could not be read: reported, the rest still runs. */
+  /** Rows or folders that cannot be graded as they are: bad input, each with its line. */
   problems: Problem[];
 }
 
-/** A sample id names a folder under results/<task>/: a short slug, never a path. */
-const SAMPLE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** Model name of rows that give none. */
+export const UNKNOWN_MODEL = "unknown";
 
 /**
  * Reads submissions from a folder of workspaces (`DIR/<task_id>/` or
  * `DIR/<task_id>/<sample>/`) or a JSONL file with one row per sample:
  * `{task_id, model, patch}` (SWE-bench's `instance_id`, `model_name_or_path`,
  * `model_patch` also accepted) or `{task_id, model, files: {path: content}}`.
+ * Samples are numbered per (task, model) in file order unless a row gives
+ * its own "sample" id; a (task, model, sample) key given twice is a problem
+ * naming both lines.
  */
 export async function loadSubmissions(path: string): Promise<LoadedSubmissions> {
   const info = await stat(path).catch(() => undefined);
@@ -63,7 +66,11 @@ async function loadJsonl(path: string): Promise<LoadedSubmissions> {
       problems.push({ ...where, pointer: "/task_id", message: "task_id is missing or not a string", hint: 'add "task_id": "<task id>"' });
       continue;
     }
-    const model = row.model ?? row.model_name_or_path ?? "unknown";
+    const model = row.model ?? row.model_name_or_path ?? UNKNOWN_MODEL;
+    if (typeof model !== "string" || model.trim() === "") {
+      problems.push({ ...where, pointer: "/model", message: "model is not a non-empty string", hint: 'give "model": "<model name>", or leave it out' });
+      continue;
+    }
     const patch = row.patch ?? row.model_patch;
     let content: SubmissionContent;
     if (typeof patch === "string") content = { kind: "patch", patch };
@@ -72,20 +79,23 @@ async function loadJsonl(path: string): Promise<LoadedSubmissions> {
       problems.push({ ...where, pointer: "/patch", message: "row has neither a string 'patch' nor a 'files' object of strings", hint: 'give "patch": "<unified diff>" or "files": {"path": "content"}' });
       continue;
     }
-    const n = counts.get(taskId) ?? 0;
-    counts.set(taskId, n + 1);
+    const perModel = `${taskId}\0${model}`;
+    const n = counts.get(perModel) ?? 0;
+    counts.set(perModel, n + 1);
     const sample = typeof row.sample === "string" || typeof row.sample === "number" ? String(row.sample) : String(n);
     if (!SAMPLE_ID.test(sample)) {
       problems.push({ ...where, pointer: "/sample", message: `sample id ${JSON.stringify(sample)} is not a plain name (letters, digits, '.', '_', '-'; at most 64)`, hint: 'use e.g. "sample": 0 or "sample": "run-a"' });
       continue;
     }
-    const key = `${taskId}\0${sample}`;
-    if (seen.has(key)) {
-      problems.push({ ...where, pointer: "/sample", message: `a second submission for task '${taskId}' sample '${sample}' (first on line ${seen.get(key)}); this one is ignored`, hint: "give each sample of a task its own \"sample\" id" });
+    const key: SampleKey = { task_id: taskId, model, sample };
+    const id = JSON.stringify([taskId, model, sample]);
+    const first = seen.get(id);
+    if (first !== undefined) {
+      problems.push({ ...where, pointer: row.sample === undefined ? "" : "/sample", message: `${describeSampleKey(key)} is given twice: on line ${first} and on line ${i + 1}`, hint: 'give each sample of a task and model its own "sample" id, or drop one of the two rows' });
       continue;
     }
-    seen.set(key, i + 1);
-    submissions.push({ task_id: taskId, sample, model: String(model), content });
+    seen.set(id, i + 1);
+    submissions.push({ ...key, content, origin: where.file });
   }
   return { submissions, problems };
 }
@@ -97,7 +107,7 @@ function isStringRecord(v: unknown): v is Record<string, string> {
 async function loadFolder(root: string): Promise<LoadedSubmissions> {
   const submissions: Submission[] = [];
   const problems: Problem[] = [];
-  let model = "unknown";
+  let model = UNKNOWN_MODEL;
   try {
     model = (await readFile(join(root, "model.txt"), "utf8")).trim() || model;
   } catch {
@@ -111,15 +121,15 @@ async function loadFolder(root: string): Promise<LoadedSubmissions> {
     const sampleDirs = children.filter((e) => e.isDirectory() && /^\d+$/.test(e.name)).map((e) => e.name);
     const isSamples = sampleDirs.length > 0 && children.every((e) => e.isDirectory() && /^\d+$/.test(e.name));
     if (isSamples) {
-      for (const s of sampleDirs.sort((a, b) => Number(a) - Number(b))) submissions.push({ task_id: taskId, sample: s, model, content: { kind: "tree", dir: join(dir, s) } });
+      for (const s of sampleDirs.sort((a, b) => Number(a) - Number(b))) submissions.push({ task_id: taskId, sample: s, model, content: { kind: "tree", dir: join(dir, s) }, origin: join(dir, s) });
     } else {
-      submissions.push({ task_id: taskId, sample: "0", model, content: { kind: "tree", dir } });
+      submissions.push({ task_id: taskId, sample: "0", model, content: { kind: "tree", dir }, origin: dir });
     }
   }
   return { submissions, problems };
 }
 
-/** Content hash of what a submission gives for the target files: the resume key with (task, sample). */
+/** Content hash of what a submission gives for the target files: part of its resume key. */
 export async function hashSubmission(sub: Submission, targetFiles: string[]): Promise<string> {
   const c = sub.content;
   if (c.kind === "patch") return sha256(`patch\n${c.patch}`);

@@ -1,5 +1,5 @@
-import { VERDICTS } from "../evaluate/types.js";
-import type { VerdictCounts } from "./types.js";
+import { VERDICTS } from "../run-folder/index.js";
+import type { OverallPassAtK, VerdictCounts } from "./types.js";
 
 /** Characters XML 1.0 forbids (C0 controls other than tab/LF/CR, lone surrogates, U+FFFE/U+FFFF). */
 const XML_INVALID = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
@@ -64,6 +64,11 @@ export function formatRate(value: number | null): string {
 export function formatVerdictCounts(counts: VerdictCounts): string {
   const parts = VERDICTS.filter((v) => counts[v] > 0).map((v) => `${counts[v]} ${v}`);
   return parts.length === 0 ? "none" : parts.join(", ");
+}
+
+/** "@1 50.0%, @2 83.3%": a model's pass@k list; empty when there is only pass@1. */
+export function formatPassAtKList(list: OverallPassAtK[]): string {
+  return list.length <= 1 ? "" : list.map((p) => `@${p.k} ${formatRate(p.value)}`).join(", ");
 }
 
 export function formatSeconds(seconds: number): string {

@@ -20,6 +20,7 @@ body { margin: 0; background: var(--bg); color: var(--fg);
 main { max-width: 1100px; margin: 0 auto; padding: 24px 20px 48px; }
 h1 { font-size: 1.6rem; margin: 0 0 4px; overflow-wrap: anywhere; }
 h2 { font-size: 1.2rem; margin: 32px 0 12px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+h3 { font-size: 1.05rem; margin: 24px 0 10px; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.92em; }
 .meta, .note, footer { color: var(--muted); font-size: 0.9rem; }
 .cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 20px 0 12px; }

@@ -1,8 +1,8 @@
-export type { CategorySummary, OverallPassAtK, PassAtK, ReportFormat, RunInfo, SampleSummary, Summary, SummaryProblem, TaskSummary, VerdictCounts } from "./types.js";
+export type { CategorySummary, GroupSummary, ModelSummary, OverallPassAtK, PassAtK, ReportFormat, RunInfo, SampleSummary, SetSummary, Summary, SummaryProblem, TaskSummary, Totals, VerdictCounts } from "./types.js";
 export { REPORT_FORMATS } from "./types.js";
 export { computePassAtK, computePassAtKs } from "./pass-at-k.js";
-export { loadRun, RUN_FILE, RESULTS_DIR, RESULT_FILE, type LoadedRun } from "./read-run.js";
-export { buildSummary, summarizeRun, writeSummary, SUMMARY_FILE } from "./summarize.js";
+export { loadRun, type DeclaredModel, type LoadedRun } from "./read-run.js";
+export { buildSummary, summarizeRun, writeSummary, type SummaryOptions } from "./summarize.js";
 export { validateSummary, SUMMARY_SCHEMA_PATH } from "./validate-summary.js";
 export { renderReport } from "./render.js";
 export { renderMarkdown } from "./render-markdown.js";

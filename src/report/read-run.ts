@@ -1,25 +1,37 @@
-import { readFile, readdir, stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { LmrError } from "../core/errors.js";
-import { VERDICTS, type SampleResult } from "../evaluate/types.js";
+import type { TaskSet } from "../manifest/types.js";
+import { RESULTS_DIR, RUN_FILE, RUN_LAYOUT, TASK_SETS, TASK_SET_CHOICES, isRecord, listSampleFolders, readSampleResult, type SampleResult, type TaskSetChoice } from "../run-folder/index.js";
 import type { RunInfo, SummaryProblem } from "./types.js";
+
+/** A model run.json declares: name, folder, samples per task asked for (when known). */
+export interface DeclaredModel {
+  model: string;
+  dir: string;
+  samples?: number;
+}
 
 /** What the run folder holds, as read from disk; problems say what could not be read. */
 export interface LoadedRun {
   run: RunInfo;
+  /** Layout of results/: 2 per model, 1 for run folders of older lmr. */
+  layout: number;
   /** Task ids run.json asked for (may be empty when run.json lists none). */
   requested_tasks: string[];
+  /** The set of each requested task, where run.json says. */
+  task_sets: Record<string, TaskSet>;
+  models: DeclaredModel[];
   results: SampleResult[];
   problems: SummaryProblem[];
 }
 
-export const RUN_FILE = "run.json";
-export const RESULTS_DIR = "results";
-export const RESULT_FILE = "result.json";
+const REGRADE = "re-run `lmr eval` on this run folder to grade the sample again";
 
 /**
- * Read run.json and every results/<task>/<sample>/result.json. A run folder
- * without run.json or results/ stops the command; a broken result is a problem.
+ * Read run.json and every sample's result.json (results/<model>/<task>/<sample>/,
+ * or results/<task>/<sample>/ in folders of layout 1). A folder without run.json
+ * or results/ stops the command; a broken result is a problem.
  */
 export async function loadRun(runDir: string): Promise<LoadedRun> {
   const problems: SummaryProblem[] = [];
@@ -33,19 +45,20 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
       hint: "pass the folder `lmr eval` wrote (it holds run.json and results/)",
     });
   }
+  const { samples, empty } = await listSampleFolders(runDir, config.layout);
+  for (const folder of empty) problems.push({ file: folder, message: "task folder holds no sample folders" });
   const results: SampleResult[] = [];
-  for (const taskDir of await listDirs(resultsDir)) {
-    const sampleDirs = await listDirs(join(resultsDir, taskDir));
-    if (sampleDirs.length === 0) {
-      problems.push({ file: `${RESULTS_DIR}/${taskDir}`, message: "task folder holds no sample folders" });
-    }
-    const read = await Promise.all(sampleDirs.map((s) => readSampleResult(runDir, taskDir, s, problems)));
-    for (const r of read) if (r !== undefined) results.push(r);
+  const read = await Promise.all(samples.map((s) => readSampleResult(runDir, s)));
+  for (const r of read) {
+    if (r.ok) results.push(r.result);
+    else problems.push({ file: r.problem.file, ...(r.problem.pointer ? { pointer: r.problem.pointer } : {}), message: `${r.problem.message}; the sample is left out`, hint: REGRADE });
   }
-  return { run: config.run, requested_tasks: config.tasks, results, problems };
+  return { ...config, results, problems };
 }
 
-async function readRunConfig(runDir: string, problems: SummaryProblem[]): Promise<{ run: RunInfo; tasks: string[] }> {
+type RunConfigRead = Pick<LoadedRun, "run" | "layout" | "requested_tasks" | "task_sets" | "models">;
+
+async function readRunConfig(runDir: string, problems: SummaryProblem[]): Promise<RunConfigRead> {
   const file = join(runDir, RUN_FILE);
   let text: string;
   try {
@@ -69,6 +82,10 @@ async function readRunConfig(runDir: string, problems: SummaryProblem[]): Promis
   if (!isRecord(value) || typeof value.run_id !== "string" || value.run_id === "") {
     throw new LmrError({ code: "report.bad-run-json", message: "run_id is missing or not a non-empty string", file, pointer: "/run_id", hint: "run.json must be the object `lmr eval` wrote" });
   }
+  const layout = value.layout === undefined ? 1 : value.layout;
+  if (layout !== 1 && layout !== RUN_LAYOUT) {
+    throw new LmrError({ code: "report.bad-run-json", message: `layout ${JSON.stringify(layout)} is not one this lmr reads (1 or ${RUN_LAYOUT})`, file, pointer: "/layout", hint: "report it with the lmr that wrote the run folder" });
+  }
   const run: RunInfo = { run_id: value.run_id };
   const where = { file: RUN_FILE };
   const str = (key: "created_at" | "toolkit_version" | "submissions" | "sandbox"): void => {
@@ -78,7 +95,7 @@ async function readRunConfig(runDir: string, problems: SummaryProblem[]): Promis
   };
   const int = (key: "samples" | "jobs", to: "samples_per_task" | "jobs"): void => {
     const v = value[key];
-    if (typeof v === "number" && Number.isInteger(v) && v >= 1) run[to] = v;
+    if (isCount(v)) run[to] = v;
     else problems.push({ ...where, pointer: `/${key}`, message: "missing or not a positive integer" });
   };
   str("created_at");
@@ -87,76 +104,35 @@ async function readRunConfig(runDir: string, problems: SummaryProblem[]): Promis
   str("sandbox");
   int("samples", "samples_per_task");
   int("jobs", "jobs");
+  if ((TASK_SET_CHOICES as readonly unknown[]).includes(value.set)) run.set = value.set as TaskSetChoice;
   let tasks: string[] = [];
   if (Array.isArray(value.tasks) && value.tasks.every((t): t is string => typeof t === "string")) tasks = value.tasks;
   else problems.push({ ...where, pointer: "/tasks", message: "missing or not an array of task ids" });
-  return { run, tasks };
+  const taskSets: Record<string, TaskSet> = {};
+  if (isRecord(value.task_sets)) {
+    for (const [id, set] of Object.entries(value.task_sets)) if ((TASK_SETS as readonly unknown[]).includes(set)) taskSets[id] = set as TaskSet;
+  }
+  return { run, layout, requested_tasks: tasks, task_sets: taskSets, models: layout === 1 ? [] : readModels(value.models, problems) };
 }
 
-async function readSampleResult(runDir: string, taskDir: string, sampleDir: string, problems: SummaryProblem[]): Promise<SampleResult | undefined> {
-  const rel = `${RESULTS_DIR}/${taskDir}/${sampleDir}/${RESULT_FILE}`;
-  let text: string;
-  try {
-    text = await readFile(join(runDir, rel), "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    problems.push({
-      file: rel,
-      message: code === "ENOENT" ? "result.json is missing; the sample is left out" : `cannot read: ${(err as Error).message}`,
-      hint: "re-run `lmr eval` on this run folder to grade the sample again",
-    });
-    return undefined;
+function readModels(value: unknown, problems: SummaryProblem[]): DeclaredModel[] {
+  if (!Array.isArray(value)) {
+    problems.push({ file: RUN_FILE, pointer: "/models", message: "missing or not an array" });
+    return [];
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    problems.push({ file: rel, message: `invalid JSON (${(err as Error).message}); the sample is left out`, hint: "re-run `lmr eval` on this run folder to grade the sample again" });
-    return undefined;
+  const out: DeclaredModel[] = [];
+  for (const [i, m] of value.entries()) {
+    if (!isRecord(m) || typeof m.model !== "string" || typeof m.dir !== "string") {
+      problems.push({ file: RUN_FILE, pointer: `/models/${i}`, message: "needs string model and dir" });
+      continue;
+    }
+    out.push({ model: m.model, dir: m.dir, ...(isCount(m.samples) ? { samples: m.samples } : {}) });
   }
-  const wrong = checkSampleResult(value, taskDir, sampleDir);
-  if (wrong !== undefined) {
-    problems.push({ file: rel, pointer: wrong.pointer, message: `${wrong.message}; the sample is left out`, hint: "re-run `lmr eval` on this run folder to grade the sample again" });
-    return undefined;
-  }
-  return value as SampleResult;
+  return out;
 }
 
-/** The first reason `value` is not a SampleResult for this folder, checking the fields reports use. */
-export function checkSampleResult(value: unknown, taskDir: string, sampleDir: string): { pointer: string; message: string } | undefined {
-  if (!isRecord(value)) return { pointer: "", message: "not a JSON object" };
-  for (const key of ["task_id", "sample", "model", "category"] as const) {
-    if (typeof value[key] !== "string" || value[key] === "") return { pointer: `/${key}`, message: "missing or not a non-empty string" };
-  }
-  if (value.task_id !== taskDir) return { pointer: "/task_id", message: `is ${JSON.stringify(value.task_id)} but the folder is ${JSON.stringify(taskDir)}` };
-  if (value.sample !== sampleDir) return { pointer: "/sample", message: `is ${JSON.stringify(value.sample)} but the folder is ${JSON.stringify(sampleDir)}` };
-  if (typeof value.verdict !== "string" || !(VERDICTS as readonly string[]).includes(value.verdict)) {
-    return { pointer: "/verdict", message: `must be one of ${VERDICTS.join(", ")}` };
-  }
-  if (value.reason !== undefined && typeof value.reason !== "string") return { pointer: "/reason", message: "not a string" };
-  if (typeof value.duration_s !== "number" || !Number.isFinite(value.duration_s) || value.duration_s < 0) {
-    return { pointer: "/duration_s", message: "missing or not a number >= 0" };
-  }
-  const counts = value.counts;
-  if (!isRecord(counts)) return { pointer: "/counts", message: "missing or not an object" };
-  for (const key of ["passed", "failed", "errors", "skipped"]) {
-    const n = counts[key];
-    if (typeof n !== "number" || !Number.isInteger(n) || n < 0) return { pointer: `/counts/${key}`, message: "missing or not an integer >= 0" };
-  }
-  if (!Array.isArray(value.tests)) return { pointer: "/tests", message: "missing or not an array" };
-  for (const [i, t] of value.tests.entries()) {
-    if (!isRecord(t) || typeof t.id !== "string" || typeof t.status !== "string") return { pointer: `/tests/${i}`, message: "needs string id and status" };
-  }
-  if (typeof value.backend !== "string") return { pointer: "/backend", message: "missing or not a string" };
-  return undefined;
-}
-
-async function listDirs(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  return entries
-    .filter((e) => e.isDirectory() && !e.name.startsWith("."))
-    .map((e) => e.name)
-    .sort(compareIds);
+function isCount(v: unknown): v is number {
+  return typeof v === "number" && Number.isInteger(v) && v >= 1;
 }
 
 async function isDirectory(path: string): Promise<boolean> {
@@ -165,13 +141,4 @@ async function isDirectory(path: string): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-/** Sort "2" before "10": sample ids are numbers written as strings. */
-export function compareIds(a: string, b: string): number {
-  return a.localeCompare(b, "en", { numeric: true });
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

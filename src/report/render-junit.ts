@@ -1,5 +1,5 @@
+import { compareIds } from "../run-folder/index.js";
 import { escapeXml as attr, escapeXmlText as text } from "./format.js";
-import { compareIds } from "./read-run.js";
 import type { SampleSummary, Summary, SummaryProblem } from "./types.js";
 
 interface Case {
@@ -12,42 +12,52 @@ interface Case {
 }
 
 interface Suite {
-  name: string;
-  category?: string;
+  model: string;
+  task: string;
+  properties: [string, string][];
   cases: Case[];
 }
 
-const UNREADABLE = /^results\/([^/]+)\/([^/]+)\/result\.json$/;
+const UNREADABLE = /^results\/([^/]+)\/([^/]+)\/([^/]+)\/result\.json$/;
+const UNREADABLE_V1 = /^results\/([^/]+)\/([^/]+)\/result\.json$/;
 
 /**
- * JUnit XML for CI: one <testsuite> per task, one <testcase> per sample.
+ * JUnit XML for CI: one <testsuite> per (model, task), named "task (model)",
+ * one <testcase> per sample; the suite's properties give the model, category,
+ * set and that model's pass@k on the task.
  * failed → <failure>; error/timeout/invalid → <error type=verdict>; infra → <skipped>.
  * A sample whose result.json could not be read is an <error type="unreadable">, so CI sees it.
  */
 export function renderJunit(summary: Summary): string {
   const suites = new Map<string, Suite>();
-  for (const t of summary.tasks) {
-    suites.set(t.task_id, { name: t.task_id, category: t.category, cases: t.results.map(toCase) });
+  for (const m of summary.models) {
+    for (const t of m.tasks) {
+      const properties: [string, string][] = [["model", m.model], ["category", t.category], ["set", t.set], ...t.pass_at_k.map((p): [string, string] => [`pass@${p.k}`, p.value.toFixed(6)])];
+      suites.set(suiteKey(m.model, t.task_id), { model: m.model, task: t.task_id, properties, cases: t.results.map(toCase) });
+    }
   }
-  for (const p of summary.problems) addUnreadable(suites, p);
-  const list = [...suites.values()].sort((a, b) => compareIds(a.name, b.name));
+  for (const p of summary.problems) addUnreadable(suites, summary, p);
+  const list = [...suites.values()].sort((a, b) => compareIds(a.model, b.model) || compareIds(a.task, b.task));
   const all = list.flatMap((s) => s.cases);
   const lines = ['<?xml version="1.0" encoding="UTF-8"?>'];
   lines.push(`<testsuites name="${attr(`lmr run ${summary.run.run_id}`)}" ${countAttrs(all)}>`);
   for (const s of list) {
-    lines.push(`  <testsuite name="${attr(s.name)}" ${countAttrs(s.cases)} timestamp="${attr(summary.generated_at.replace(/Z$/, ""))}">`);
-    if (s.category !== undefined) {
-      lines.push("    <properties>", `      <property name="category" value="${attr(s.category)}"/>`, "    </properties>");
-    }
-    for (const c of s.cases) lines.push(...renderCase(s.name, c));
+    const name = `${s.task} (${s.model})`;
+    lines.push(`  <testsuite name="${attr(name)}" ${countAttrs(s.cases)} timestamp="${attr(summary.generated_at.replace(/Z$/, ""))}">`);
+    lines.push("    <properties>", ...s.properties.map(([k, v]) => `      <property name="${attr(k)}" value="${attr(v)}"/>`), "    </properties>");
+    for (const c of s.cases) lines.push(...renderCase(name, c));
     lines.push("  </testsuite>");
   }
   lines.push("</testsuites>", "");
   return lines.join("\n");
 }
 
+function suiteKey(model: string, task: string): string {
+  return JSON.stringify([model, task]);
+}
+
 function toCase(r: SampleSummary): Case {
-  const name = `sample ${r.sample} (${r.model})`;
+  const name = `sample ${r.sample}`;
   const reason = r.reason ?? r.verdict;
   const body = [
     r.reason,
@@ -68,16 +78,29 @@ function toCase(r: SampleSummary): Case {
   }
 }
 
-function addUnreadable(suites: Map<string, Suite>, p: SummaryProblem): void {
-  const m = p.file === undefined ? null : UNREADABLE.exec(p.file);
-  if (m === null) return;
-  const [, task = "", sample = ""] = m;
-  let suite = suites.get(task);
-  if (suite === undefined) {
-    suite = { name: task, cases: [] };
-    suites.set(task, suite);
+/** The model and task an unreadable result.json belongs to, from its path (layout 2, or 1). */
+function placeUnreadable(summary: Summary, file: string | undefined): { model: string; task: string; sample: string } | undefined {
+  const m = file === undefined ? null : UNREADABLE.exec(file);
+  if (m !== null) {
+    const [, dir = "", task = "", sample = ""] = m;
+    return { model: summary.models.find((x) => x.dir === dir)?.model ?? dir, task, sample };
   }
-  suite.cases.push({ name: `sample ${sample}`, time: 0, kind: "error", type: "unreadable", message: p.message, body: [p.message, p.hint].filter(Boolean).join("\n") });
+  const v1 = file === undefined ? null : UNREADABLE_V1.exec(file);
+  if (v1 === null) return undefined;
+  const [, task = "", sample = ""] = v1;
+  return { model: summary.models.length === 1 ? summary.models[0]!.model : "unknown", task, sample };
+}
+
+function addUnreadable(suites: Map<string, Suite>, summary: Summary, p: SummaryProblem): void {
+  const where = placeUnreadable(summary, p.file);
+  if (where === undefined) return;
+  const key = suiteKey(where.model, where.task);
+  let suite = suites.get(key);
+  if (suite === undefined) {
+    suite = { model: where.model, task: where.task, properties: [["model", where.model]], cases: [] };
+    suites.set(key, suite);
+  }
+  suite.cases.push({ name: `sample ${where.sample}`, time: 0, kind: "error", type: "unreadable", message: p.message, body: [p.message, p.hint].filter(Boolean).join("\n") });
   suite.cases.sort((a, b) => compareIds(a.name, b.name));
 }
 

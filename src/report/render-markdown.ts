@@ -1,34 +1,29 @@
 import { formatProblem } from "../core/errors.js";
-import { codeSpanMarkdown as code, escapeMarkdown as md, formatRate, formatSeconds, formatVerdictCounts, truncate } from "./format.js";
-import type { Summary, TaskSummary } from "./types.js";
+import { codeSpanMarkdown as code, escapeMarkdown as md, formatPassAtKList, formatRate, formatSeconds, formatVerdictCounts, truncate } from "./format.js";
+import type { GroupSummary, ModelSummary, Summary, TaskSummary } from "./types.js";
 
 const REASON_MAX = 300;
 const TESTS_MAX = 5;
 
-/** A Markdown report: headline, per-category and per-task tables, non-passing samples, problems. */
+/**
+ * A Markdown report: the run, a table of models, then per model its headline,
+ * category (and set) tables, task table and non-passing samples; problems last.
+ */
 export function renderMarkdown(summary: Summary): string {
   const out: string[] = [];
   out.push(`# lmr run ${md(summary.run.run_id)}`, "");
-  out.push(...renderHeadline(summary), "");
-  out.push("## Categories", "");
-  if (summary.categories.length === 0) out.push("No results.", "");
+  out.push(...renderRunLine(summary));
+  out.push("## Models", "");
+  if (summary.models.length === 0) out.push("No results.", "");
   else {
-    out.push("| Category | Tasks | Samples | Passed | Pass rate | Verdicts |", "| --- | ---: | ---: | ---: | ---: | --- |");
-    for (const c of summary.categories) {
-      out.push(row([md(c.category), String(c.tasks), String(c.samples), String(c.passed), formatRate(c.pass_rate), formatVerdictCounts(c.verdicts)]));
+    out.push("| Model | Tasks | Samples | Passed | pass@1 | pass@k | Verdicts |", "| --- | ---: | ---: | ---: | ---: | --- | --- |");
+    for (const m of summary.models) {
+      const t = m.totals;
+      out.push(row([code(m.model), `${t.scored_tasks} of ${t.tasks}`, `${t.samples} (${t.graded} graded)`, String(t.passed), formatRate(m.pass_at_1), formatPassAtKList(m.pass_at_k), formatVerdictCounts(t.verdicts)]));
     }
-    out.push("", "Pass rate: mean over the category's tasks of per-task pass@1.", "");
+    out.push("", "pass@1 and pass@k: per model, the mean over its scored tasks of each task's unbiased pass@k.", "");
   }
-  out.push("## Tasks", "");
-  if (summary.tasks.length === 0) out.push("No results.", "");
-  else {
-    out.push("| Task | Category | Samples | Passed | pass@1 | pass@k | Verdicts | Mean time |", "| --- | --- | ---: | ---: | ---: | --- | --- | ---: |");
-    for (const t of summary.tasks) {
-      out.push(row([code(t.task_id), md(t.category), String(t.samples), String(t.passed), formatRate(t.pass_at_1), formatTaskPassAtK(t), formatVerdictCounts(t.verdicts), formatSeconds(t.mean_duration_s)]));
-    }
-    out.push("");
-  }
-  out.push(...renderNonPassing(summary));
+  for (const m of summary.models) out.push(...renderModel(m));
   if (summary.problems.length > 0) {
     out.push("## Problems reading the run", "");
     for (const p of summary.problems) out.push(`- ${md(formatProblem(p))}`);
@@ -38,45 +33,73 @@ export function renderMarkdown(summary: Summary): string {
   return out.join("\n");
 }
 
-function renderHeadline(s: Summary): string[] {
-  const t = s.totals;
-  const lines = [
-    `**pass@1: ${formatRate(s.pass_at_1)}** over ${t.scored_tasks} scored of ${t.tasks} tasks; ` +
-      `${t.samples} samples (${t.graded} graded): ${formatVerdictCounts(t.verdicts)}.`,
-  ];
-  if (s.pass_at_k.length > 1) {
-    lines.push("", `pass@k: ${s.pass_at_k.map((p) => `pass@${p.k} ${formatRate(p.value)}`).join(", ")} (mean over ${s.pass_at_k[0]?.tasks ?? 0} tasks).`);
-  }
-  if (t.verdicts.infra > 0) {
-    lines.push("", `${t.verdicts.infra} infra sample(s) are our failure, not the model's: they are left out of pass@k; re-run them.`);
-  }
+function renderRunLine(s: Summary): string[] {
   const meta = [
     s.run.created_at && `created ${md(s.run.created_at)}`,
     s.run.toolkit_version && `lmr ${md(s.run.toolkit_version)}`,
     s.run.sandbox && `sandbox ${md(s.run.sandbox)}`,
-    s.run.samples_per_task !== undefined && `${s.run.samples_per_task} sample(s) per task`,
+    s.run.set && `set ${md(s.run.set)}`,
+    s.run.samples_per_task !== undefined && `up to ${s.run.samples_per_task} sample(s) per task and model`,
   ].filter((x): x is string => typeof x === "string" && x !== "");
-  if (meta.length > 0) lines.push("", `Run: ${meta.join(", ")}.`);
+  const lines = meta.length > 0 ? [`Run: ${meta.join(", ")}.`, ""] : [];
+  if (s.set_filter !== undefined) lines.push(`Only tasks of the ${md(s.set_filter)} set.`, "");
   return lines;
 }
 
-function renderNonPassing(s: Summary): string[] {
-  const rows = s.tasks.flatMap((t) => t.results.filter((r) => r.verdict !== "passed").map((r) => ({ t, r })));
-  const out = ["## Samples that did not pass", ""];
-  if (rows.length === 0) return [...out, "Every sample passed.", ""];
-  out.push("| Task | Sample | Model | Verdict | Reason | Failing tests |", "| --- | --- | --- | --- | --- | --- |");
+function renderModel(m: ModelSummary): string[] {
+  const t = m.totals;
+  const out = [`## Model ${code(m.model)}`, ""];
+  out.push(
+    `**pass@1: ${formatRate(m.pass_at_1)}** over ${t.scored_tasks} scored of ${t.tasks} tasks; ` +
+      `${t.samples} samples (${t.graded} graded): ${formatVerdictCounts(t.verdicts)}.`,
+  );
+  if (m.pass_at_k.length > 1) {
+    out.push("", `pass@k: ${m.pass_at_k.map((p) => `pass@${p.k} ${formatRate(p.value)}`).join(", ")} (mean over ${m.pass_at_k[0]?.tasks ?? 0} tasks).`);
+  }
+  if (t.verdicts.infra > 0) {
+    out.push("", `${t.verdicts.infra} infra sample(s) are our failure, not the model's: they are left out of pass@k; re-run them.`);
+  }
+  out.push("");
+  out.push(...renderGroups("Categories", "Category", m.categories.map((c) => [c.category, c])));
+  if (m.sets.length > 1) out.push(...renderGroups("Sets", "Set", m.sets.map((c) => [c.set, c])));
+  out.push("### Tasks", "");
+  if (m.tasks.length === 0) out.push("No results.", "");
+  else {
+    out.push("| Task | Set | Category | Samples | Passed | pass@1 | pass@k | Verdicts | Mean time |", "| --- | --- | --- | ---: | ---: | ---: | --- | --- | ---: |");
+    for (const task of m.tasks) {
+      out.push(row([code(task.task_id), task.set, md(task.category), String(task.samples), String(task.passed), formatRate(task.pass_at_1), formatTaskPassAtK(task), formatVerdictCounts(task.verdicts), formatSeconds(task.mean_duration_s)]));
+    }
+    out.push("");
+  }
+  out.push(...renderNonPassing(m));
+  return out;
+}
+
+function renderGroups(title: string, column: string, groups: [string, GroupSummary][]): string[] {
+  const out = [`### ${title}`, ""];
+  if (groups.length === 0) return [...out, "No results.", ""];
+  out.push(`| ${column} | Tasks | Samples | Passed | Pass rate | Verdicts |`, "| --- | ---: | ---: | ---: | ---: | --- |");
+  for (const [name, g] of groups) out.push(row([md(name), String(g.tasks), String(g.samples), String(g.passed), formatRate(g.pass_rate), formatVerdictCounts(g.verdicts)]));
+  out.push("", `Pass rate: mean over the ${column.toLowerCase()}'s tasks of per-task pass@1.`, "");
+  return out;
+}
+
+function renderNonPassing(m: ModelSummary): string[] {
+  const rows = m.tasks.flatMap((t) => t.results.filter((r) => r.verdict !== "passed").map((r) => ({ t, r })));
+  const out = ["### Samples that did not pass", ""];
+  if (rows.length === 0) return [...out, m.tasks.length === 0 ? "No results." : "Every sample passed.", ""];
+  out.push("| Task | Sample | Verdict | Reason | Failing tests |", "| --- | --- | --- | --- | --- |");
   for (const { t, r } of rows) {
     const more = r.failing_tests.length - TESTS_MAX;
     const failing = r.failing_tests.slice(0, TESTS_MAX).map((id) => code(id)).join(", ") + (more > 0 ? `, +${more} more` : "");
-    out.push(row([code(t.task_id), md(r.sample), md(r.model), `**${r.verdict}**`, md(truncate(r.reason ?? "", REASON_MAX)), failing]));
+    out.push(row([code(t.task_id), md(r.sample), `**${r.verdict}**`, md(truncate(r.reason ?? "", REASON_MAX)), failing]));
   }
   out.push("");
   return out;
 }
 
 function formatTaskPassAtK(t: TaskSummary): string {
-  if (t.pass_at_k.length <= 1) return "";
-  return t.pass_at_k.map((p) => `@${p.k} ${formatRate(p.value)}`).join(", ");
+  return t.pass_at_k.length <= 1 ? "" : t.pass_at_k.map((p) => `@${p.k} ${formatRate(p.value)}`).join(", ");
 }
 
 function row(cells: string[]): string {

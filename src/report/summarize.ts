@@ -2,23 +2,29 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
-import { VERDICTS, type SampleResult, type Verdict } from "../evaluate/types.js";
+import type { TaskSet } from "../manifest/types.js";
+import { SUMMARY_FILE, VERDICTS, compareIds, isInSet, nameModelFolder, type SampleResult, type Verdict } from "../run-folder/index.js";
+import { checkCoverage } from "./coverage.js";
 import { computePassAtK, computePassAtKs } from "./pass-at-k.js";
-import { compareIds, loadRun, type LoadedRun } from "./read-run.js";
-import type { CategorySummary, OverallPassAtK, SampleSummary, Summary, SummaryProblem, TaskSummary, VerdictCounts } from "./types.js";
+import { loadRun, type LoadedRun } from "./read-run.js";
+import type { GroupSummary, ModelSummary, OverallPassAtK, SampleSummary, Summary, SummaryProblem, TaskSummary, VerdictCounts } from "./types.js";
 import { validateSummary } from "./validate-summary.js";
 
 const require = createRequire(import.meta.url);
 const { version: TOOLKIT_VERSION } = require("../../package.json") as { version: string };
 
-export const SUMMARY_FILE = "summary.json";
+export interface SummaryOptions {
+  now?: Date;
+  /** Summarise only the tasks of this set. */
+  set?: TaskSet;
+}
 
 /** Read a run folder and summarise it. Broken results become `problems`; only a non-run folder throws. */
-export async function summarizeRun(runDir: string, options: { now?: Date } = {}): Promise<Summary> {
+export async function summarizeRun(runDir: string, options: SummaryOptions = {}): Promise<Summary> {
   return buildSummary(await loadRun(runDir), options);
 }
 
-/** Summarise, check the summary against its schema and write RUN_DIR/summary.json atomically. */
+/** Summarise the whole run, check the summary against its schema and write RUN_DIR/summary.json atomically. */
 export async function writeSummary(runDir: string, options: { now?: Date } = {}): Promise<Summary> {
   const summary = await summarizeRun(runDir, options);
   const check = await validateSummary(summary);
@@ -40,25 +46,57 @@ export async function writeSummary(runDir: string, options: { now?: Date } = {})
   return summary;
 }
 
-/** Pure: the summary of what was loaded. */
-export function buildSummary(loaded: LoadedRun, options: { now?: Date } = {}): Summary {
-  const problems: SummaryProblem[] = [...loaded.problems];
-  const byTask = new Map<string, SampleResult[]>();
-  for (const r of loaded.results) {
-    const list = byTask.get(r.task_id) ?? [];
-    list.push(r);
-    byTask.set(r.task_id, list);
-  }
-  const tasks = [...byTask.keys()].sort(compareIds).map((id) => summarizeTask(id, byTask.get(id) ?? [], problems));
-  checkCoverage(loaded, tasks, problems);
-
-  const scored = tasks.filter((t) => t.pass_at_1 !== null);
-  const verdicts = sumVerdicts(tasks.map((t) => t.verdicts));
+/** Pure: the summary of what was loaded, one section per model. */
+export function buildSummary(loaded: LoadedRun, options: SummaryOptions = {}): Summary {
+  const run = options.set === undefined ? loaded : filterBySet(loaded, options.set);
+  const problems: SummaryProblem[] = [...run.problems];
+  const setOf = (r: SampleResult): TaskSet => r.set ?? run.task_sets[r.task_id] ?? "core";
+  const facts = readTaskFacts(run.results, setOf, run.layout, problems);
+  const byModel = groupBy(run.results, (r) => r.model);
+  const names = [...new Set([...run.models.map((m) => m.model), ...byModel.keys()])].sort(compareIds);
+  const models = names.map((name) => summarizeModel(name, byModel.get(name) ?? [], run, facts, problems));
+  checkCoverage(run, models, problems);
+  const verdicts = sumVerdicts(models.map((m) => m.totals.verdicts));
   return {
-    schema_version: 1,
+    schema_version: 2,
     generated_at: (options.now ?? new Date()).toISOString(),
     generator: { name: "lmr", version: TOOLKIT_VERSION },
-    run: loaded.run,
+    run: run.run,
+    ...(options.set === undefined ? {} : { set_filter: options.set }),
+    totals: {
+      models: models.length,
+      tasks: new Set(run.results.map((r) => r.task_id)).size,
+      samples: run.results.length,
+      graded: sum(models.map((m) => m.totals.graded)),
+      passed: verdicts.passed,
+      verdicts,
+    },
+    models,
+    problems,
+  };
+}
+
+/** Only the results and requested tasks of one set; tasks run.json gives no set for are read as "core". */
+function filterBySet(loaded: LoadedRun, set: TaskSet): LoadedRun {
+  return {
+    ...loaded,
+    requested_tasks: loaded.requested_tasks.filter((id) => isInSet(loaded.task_sets[id], set)),
+    results: loaded.results.filter((r) => isInSet(r.set ?? loaded.task_sets[r.task_id], set)),
+  };
+}
+
+function summarizeModel(model: string, results: SampleResult[], run: LoadedRun, facts: Map<string, TaskFacts>, problems: SummaryProblem[]): ModelSummary {
+  const declared = run.models.find((m) => m.model === model);
+  const dir = run.layout === 1 ? undefined : (declared?.dir ?? nameModelFolder(model));
+  const byTask = groupBy(results, (r) => r.task_id);
+  const tasks = [...byTask.keys()].sort(compareIds).map((id) => summarizeTask(id, byTask.get(id)!, facts.get(id)!, `${dir === undefined ? "results" : `results/${dir}`}/${id}`, problems));
+  const scored = tasks.filter((t) => t.pass_at_1 !== null);
+  const verdicts = sumVerdicts(tasks.map((t) => t.verdicts));
+  const samplesPerTask = declared?.samples ?? run.run.samples_per_task;
+  return {
+    model,
+    ...(dir === undefined ? {} : { dir }),
+    ...(samplesPerTask === undefined ? {} : { samples_per_task: samplesPerTask }),
     totals: {
       tasks: tasks.length,
       scored_tasks: scored.length,
@@ -69,37 +107,29 @@ export function buildSummary(loaded: LoadedRun, options: { now?: Date } = {}): S
     },
     pass_at_1: mean(scored.map((t) => t.pass_at_1 ?? 0)),
     pass_at_k: averagePassAtK(scored),
-    categories: summarizeCategories(tasks),
+    categories: summarizeGroups(tasks, (t) => t.category).map(([category, g]) => ({ category, ...g })),
+    sets: summarizeGroups(tasks, (t) => t.set).map(([set, g]) => ({ set: set as TaskSet, ...g })),
     tasks,
-    problems,
   };
 }
 
-function summarizeTask(taskId: string, results: SampleResult[], problems: SummaryProblem[]): TaskSummary {
+function summarizeTask(taskId: string, results: SampleResult[], facts: TaskFacts, folder: string, problems: SummaryProblem[]): TaskSummary {
   const sorted = [...results].sort((a, b) => compareIds(a.sample, b.sample));
-  const categories = unique(sorted.map((r) => r.category));
-  if (categories.length > 1) {
-    problems.push({
-      file: `results/${taskId}`,
-      message: `samples disagree on the category (${categories.join(", ")}); using ${JSON.stringify(categories[0])}`,
-      hint: "a task has one category: check the task manifests the run used",
-    });
-  }
   const verdicts = countVerdicts(sorted.map((r) => r.verdict));
   const graded = sorted.length - verdicts.infra;
   const passed = verdicts.passed;
   const passAtK = graded > 0 ? computePassAtKs(graded, passed) : [];
   if (graded === 0) {
     problems.push({
-      file: `results/${taskId}`,
+      file: folder,
       message: "no graded sample (every result is infra or unreadable); the task is left out of pass@k",
       hint: "fix the infrastructure problem and re-run `lmr eval` on this run folder",
     });
   }
   return {
     task_id: taskId,
-    category: categories[0] ?? "",
-    models: unique(sorted.map((r) => r.model)).sort(),
+    category: facts.category,
+    set: facts.set,
     samples: sorted.length,
     graded,
     passed,
@@ -111,10 +141,34 @@ function summarizeTask(taskId: string, results: SampleResult[], problems: Summar
   };
 }
 
+/** What a task is, whatever model graded it. */
+interface TaskFacts {
+  category: string;
+  set: TaskSet;
+}
+
+/**
+ * A task has one category and one set: results that disagree are reported
+ * once per task, and every model's row uses the first result's value
+ * (results ordered by model, then sample).
+ */
+function readTaskFacts(results: SampleResult[], setOf: (r: SampleResult) => TaskSet, layout: number, problems: SummaryProblem[]): Map<string, TaskFacts> {
+  const facts = new Map<string, TaskFacts>();
+  const byTask = groupBy(results, (r) => r.task_id);
+  for (const [id, list] of [...byTask].sort(([a], [b]) => compareIds(a, b))) {
+    const sorted = [...list].sort((a, b) => compareIds(a.model, b.model) || compareIds(a.sample, b.sample));
+    const file = layout === 1 ? `results/${id}` : `results/*/${id}`;
+    for (const [what, values] of [["category", unique(sorted.map((r) => r.category))], ["set", unique(sorted.map(setOf))]] as const) {
+      if (values.length > 1) problems.push({ file, message: `samples disagree on the ${what} (${values.join(", ")}); using ${JSON.stringify(values[0])}`, hint: `a task has one ${what}: check the task manifests the run used` });
+    }
+    facts.set(id, { category: sorted[0]!.category, set: setOf(sorted[0]!) });
+  }
+  return facts;
+}
+
 function summarizeSample(r: SampleResult): SampleSummary {
   const out: SampleSummary = {
     sample: r.sample,
-    model: r.model,
     verdict: r.verdict,
     duration_s: r.duration_s,
     counts: { passed: r.counts.passed, failed: r.counts.failed, errors: r.counts.errors, skipped: r.counts.skipped },
@@ -123,24 +177,6 @@ function summarizeSample(r: SampleResult): SampleSummary {
   };
   if (r.reason !== undefined && r.reason !== "") out.reason = r.reason;
   return out;
-}
-
-/** Tasks run.json asked for without results, and tasks with fewer samples than asked. */
-function checkCoverage(loaded: LoadedRun, tasks: TaskSummary[], problems: SummaryProblem[]): void {
-  const found = new Set(tasks.map((t) => t.task_id));
-  for (const id of loaded.requested_tasks) {
-    if (!found.has(id)) problems.push({ file: `results/${id}`, message: "run.json lists this task but no readable result exists; it is left out", hint: "re-run `lmr eval` on this run folder" });
-  }
-  const requested = new Set(loaded.requested_tasks);
-  const asked = loaded.run.samples_per_task;
-  for (const t of tasks) {
-    if (loaded.requested_tasks.length > 0 && !requested.has(t.task_id)) {
-      problems.push({ file: `results/${t.task_id}`, message: "this task has results but run.json does not list it" });
-    }
-    if (asked !== undefined && t.samples < asked) {
-      problems.push({ file: `results/${t.task_id}`, message: `${t.samples} of ${asked} samples have a readable result.json` });
-    }
-  }
 }
 
 /** pass@k for each k every scored task reaches, averaged over those tasks. */
@@ -155,20 +191,22 @@ function averagePassAtK(scored: TaskSummary[]): OverallPassAtK[] {
   return out;
 }
 
-function summarizeCategories(tasks: TaskSummary[]): CategorySummary[] {
-  const names = unique(tasks.map((t) => t.category)).sort((a, b) => a.localeCompare(b, "en"));
-  return names.map((category) => {
-    const inCat = tasks.filter((t) => t.category === category);
-    const scored = inCat.filter((t) => t.pass_at_1 !== null);
-    return {
-      category,
-      tasks: inCat.length,
-      scored_tasks: scored.length,
-      samples: sum(inCat.map((t) => t.samples)),
-      passed: sum(inCat.map((t) => t.passed)),
-      pass_rate: mean(scored.map((t) => t.pass_at_1 ?? 0)),
-      verdicts: sumVerdicts(inCat.map((t) => t.verdicts)),
-    };
+function summarizeGroups(tasks: TaskSummary[], key: (t: TaskSummary) => string): [string, GroupSummary][] {
+  const names = unique(tasks.map(key)).sort((a, b) => a.localeCompare(b, "en"));
+  return names.map((name) => {
+    const inGroup = tasks.filter((t) => key(t) === name);
+    const scored = inGroup.filter((t) => t.pass_at_1 !== null);
+    return [
+      name,
+      {
+        tasks: inGroup.length,
+        scored_tasks: scored.length,
+        samples: sum(inGroup.map((t) => t.samples)),
+        passed: sum(inGroup.map((t) => t.passed)),
+        pass_rate: mean(scored.map((t) => t.pass_at_1 ?? 0)),
+        verdicts: sumVerdicts(inGroup.map((t) => t.verdicts)),
+      },
+    ];
   });
 }
 
@@ -186,6 +224,16 @@ function sumVerdicts(list: VerdictCounts[]): VerdictCounts {
   const counts = emptyVerdictCounts();
   for (const c of list) for (const v of VERDICTS) counts[v] += c[v];
   return counts;
+}
+
+function groupBy<T>(xs: T[], key: (x: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const x of xs) {
+    const list = out.get(key(x)) ?? [];
+    list.push(x);
+    out.set(key(x), list);
+  }
+  return out;
 }
 
 function sum(xs: number[]): number {

@@ -38,7 +38,24 @@ describe("renderTaskTable", () => {
     const md = renderTaskTable([describeTask(task, record(true, "h"), "h")]);
     expect(md).toContain("A \\| pipe (2024)");
     expect(md).toContain(`[\`aaaaaaaaaa\`](https://github.com/o/n/tree/${"a".repeat(40)})`);
-    expect(md).toContain("1 task, 1 verified.");
+    expect(md).toContain("1 task (1 core, 0 extended), 1 verified.");
     expect(md.split("\n").filter((l) => l.startsWith("| `toy-loss`"))).toHaveLength(1);
+  });
+
+  it("shows the core and the extended set in sections of their own", () => {
+    const extended: ResolvedTask = { ...task, manifest: { ...manifest, id: "more-loss", set: "extended" } as TaskManifest };
+    const rows = [describeTask(task, record(true, "h"), "h"), describeTask(extended, undefined, "h")];
+    expect(rows.map((r) => r.set)).toEqual(["core", "extended"]);
+    const md = renderTaskTable(rows);
+    const core = md.slice(md.indexOf("## Core set"), md.indexOf("## Extended set"));
+    const ext = md.slice(md.indexOf("## Extended set"));
+    expect(md).toContain("2 tasks (1 core, 1 extended), 1 verified.");
+    expect(core).toContain("| `toy-loss`");
+    expect(core).not.toContain("more-loss");
+    expect(ext).toContain("| `more-loss`");
+    const onlyCore = renderTaskTable(rows.filter((r) => r.set === "core"), "core");
+    expect(onlyCore).not.toContain("## Extended set");
+    expect(onlyCore).toContain("lmr list --format md --set core --write");
+    expect(renderTaskTable([rows[0]!])).toContain("No tasks in this set yet.");
   });
 });

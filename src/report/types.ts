@@ -1,4 +1,5 @@
-import type { Verdict } from "../evaluate/types.js";
+import type { TaskSet } from "../manifest/types.js";
+import type { TaskSetChoice, Verdict } from "../run-folder/index.js";
 
 export type VerdictCounts = Record<Verdict, number>;
 
@@ -23,7 +24,6 @@ export interface SummaryProblem {
 
 export interface SampleSummary {
   sample: string;
-  model: string;
   verdict: Verdict;
   reason?: string;
   duration_s: number;
@@ -33,10 +33,11 @@ export interface SampleSummary {
   backend: string;
 }
 
+/** One task as one model did on it. */
 export interface TaskSummary {
   task_id: string;
   category: string;
-  models: string[];
+  set: TaskSet;
   /** Samples with a readable result.json. */
   samples: number;
   /** Samples that count for pass@k: every verdict except `infra`, which is our fault, not the model's. */
@@ -50,8 +51,8 @@ export interface TaskSummary {
   results: SampleSummary[];
 }
 
-export interface CategorySummary {
-  category: string;
+/** Tasks of one category or one set, for one model. */
+export interface GroupSummary {
   tasks: number;
   /** Tasks with at least one graded sample; only these enter pass_rate. */
   scored_tasks: number;
@@ -62,35 +63,63 @@ export interface CategorySummary {
   verdicts: VerdictCounts;
 }
 
+export interface CategorySummary extends GroupSummary {
+  category: string;
+}
+
+export interface SetSummary extends GroupSummary {
+  set: TaskSet;
+}
+
+export interface Totals {
+  tasks: number;
+  scored_tasks: number;
+  samples: number;
+  graded: number;
+  passed: number;
+  verdicts: VerdictCounts;
+}
+
+/** Everything about one model: its own pass@k, never pooled with another model's samples. */
+export interface ModelSummary {
+  model: string;
+  /** Its folder under results/ (absent for run folders of layout 1). */
+  dir?: string;
+  /** Samples per task run.json declares for this model. */
+  samples_per_task?: number;
+  totals: Totals;
+  /** Mean over scored tasks of per-task pass@1; null when no task was scored. */
+  pass_at_1: number | null;
+  /** For each k that every scored task has at least k graded samples for. */
+  pass_at_k: OverallPassAtK[];
+  categories: CategorySummary[];
+  sets: SetSummary[];
+  tasks: TaskSummary[];
+}
+
 export interface RunInfo {
   run_id: string;
   created_at?: string;
   toolkit_version?: string;
   submissions?: string;
+  /** The task set `lmr eval` selected. */
+  set?: TaskSetChoice;
+  /** The most samples per task any model was asked for. */
   samples_per_task?: number;
   jobs?: number;
   sandbox?: string;
 }
 
 export interface Summary {
-  schema_version: 1;
+  schema_version: 2;
   generated_at: string;
   generator: { name: "lmr"; version: string };
   run: RunInfo;
-  totals: {
-    tasks: number;
-    scored_tasks: number;
-    samples: number;
-    graded: number;
-    passed: number;
-    verdicts: VerdictCounts;
-  };
-  /** Mean over scored tasks of per-task pass@1; null when no task was scored. */
-  pass_at_1: number | null;
-  /** For each k that every scored task has at least k graded samples for. */
-  pass_at_k: OverallPassAtK[];
-  categories: CategorySummary[];
-  tasks: TaskSummary[];
+  /** Present when the summary covers only the tasks of one set (`lmr report --set`). */
+  set_filter?: TaskSet;
+  /** Counts over every model; rates are per model only. */
+  totals: Omit<Totals, "scored_tasks"> & { models: number };
+  models: ModelSummary[];
   problems: SummaryProblem[];
 }
 

@@ -54,21 +54,22 @@ describe("lmr eval: patch JSONL with several samples per task", () => {
 
   it("grades every sample (SWE-bench key names too) and prints a summary that validates", async () => {
     expect((await validateSummary(summary)).problems).toEqual([]);
-    expect(summary.totals).toMatchObject({ tasks: 5, samples: 15, graded: 15, passed: 10 });
-    const v = verdicts(await readResults(out));
+    expect(summary.totals).toMatchObject({ models: 1, tasks: 5, samples: 15, graded: 15, passed: 10 });
+    const v = verdicts(await readResults(out, "model-a"));
     for (const t of TASK_IDS) expect([v[`${t}/0`], v[`${t}/1`], v[`${t}/2`]]).toEqual(["passed", "failed", "passed"]);
-    expect(summary.tasks.every((t) => t.models.join() === "model-a")).toBe(true);
+    expect(summary.models.map((m) => [m.model, m.samples_per_task])).toEqual([["model-a", 3]]);
     expect(summary.problems).toEqual([]);
     expect(summary.run.samples_per_task).toBe(3);
   });
 
   it("reports unbiased pass@k per task and over tasks", () => {
-    for (const t of summary.tasks) {
+    const m = summary.models[0]!;
+    for (const t of m.tasks) {
       expect(t.pass_at_k.map((p) => p.k)).toEqual([1, 2, 3]);
       expect(t.pass_at_k[0]!.value).toBeCloseTo(2 / 3, 12);
       expect(t.pass_at_k[1]!.value).toBe(1);
     }
-    expect(summary.pass_at_k.map((p) => [p.k, Number(p.value.toFixed(6)), p.tasks])).toEqual([
+    expect(m.pass_at_k.map((p) => [p.k, Number(p.value.toFixed(6)), p.tasks])).toEqual([
       [1, 0.666667, 5],
       [2, 1, 5],
       [3, 1, 5],
@@ -81,14 +82,16 @@ describe("lmr eval: patch JSONL with several samples per task", () => {
     expect(r.stdout).toContain("10 samples over 5 tasks: 5 passed, 5 failed");
     expect(r.stdout).toContain("(graded 0, reused 10)");
     expect(r.stderr).toMatch(/removed the result of sample '2': the submissions no longer have it/);
+    expect(r.stderr).toContain(join(out, "results", "model-a", "pref-loss", "2"));
     const s = JSON.parse(await readFile(join(out, "summary.json"), "utf8")) as Summary;
-    expect(s.pass_at_k.map((p) => p.k)).toEqual([1, 2]);
-    expect([...(await readResults(out)).keys()].filter((k) => k.endsWith("/2"))).toEqual([]);
+    expect(s.models[0]!.pass_at_k.map((p) => p.k)).toEqual([1, 2]);
+    expect(s.problems).toEqual([]);
+    expect([...(await readResults(out, "model-a")).keys()].filter((k) => k.endsWith("/2"))).toEqual([]);
   });
 });
 
 describe("lmr eval: files JSONL and what a submission may not do", () => {
-  it("grades target files, ignores (and logs) others, refuses grader files and conftest.py, warns about bad rows", async () => {
+  it("grades target files, ignores (and logs) others, refuses grader files and conftest.py", async () => {
     const ref = (t: string) => referenceFiles(bundles, t);
     // A context line the masked file does not have: the patch cannot apply.
     const mctsLines = (await referencePatch(bundles, "mcts-best-action")).split("\n");
@@ -101,14 +104,11 @@ describe("lmr eval: files JSONL and what a submission may not do", () => {
       { task_id: "rouge-notebook", model: "m", files: { ...(await ref("rouge-notebook")), "lmr_tests/tests/test_rouge_l.py": "def test_ok():\n    pass\n" } },
       { task_id: "trainer-class", model: "m", files: { ...(await ref("trainer-class")), "conftest.py": "import pytest\n" } },
       { task_id: "mcts-best-action", model: "m", patch: mctsPatch },
-      { task_id: "no-such-task", model: "m", files: { "x.py": "" } },
-      "this line is not JSON",
-      { task_id: "pref-loss", sample: "../escape", files: await ref("pref-loss") },
     ]);
     const out = join(work, "run-files");
     const r = await evalExamples(jsonl, out, "-j", "2");
     expect(r.exitCode, r.stderr).toBe(0);
-    const res = await readResults(out);
+    const res = await readResults(out, "m");
     expect(verdicts(res)).toEqual({
       "dpo-grad-region/0": "invalid",
       "mcts-best-action/0": "invalid",
@@ -116,16 +116,14 @@ describe("lmr eval: files JSONL and what a submission may not do", () => {
       "rouge-notebook/0": "invalid",
       "trainer-class/0": "invalid",
     });
-    expect(res.get("dpo-grad-region/0")!.reason).toBe("no submission for this task");
+    expect(res.get("dpo-grad-region/0")!.reason).toBe("no submission from model 'm' for this task");
     expect(res.get("mcts-best-action/0")!.reason).toBe("the patch does not apply to core/mcts.py");
     expect(res.get("rouge-notebook/0")!.reason).toMatch(/touches 'lmr_tests\/tests\/test_rouge_l.py', which only the grader may provide/);
     expect(res.get("trainer-class/0")!.reason).toMatch(/touches 'conftest.py'/);
-    const log = await readFile(join(out, "results", "pref-loss", "0", "log.txt"), "utf8");
+    const log = await readFile(join(out, "results", "m", "pref-loss", "0", "log.txt"), "utf8");
     expect(log).toMatch(/^lmr: ignored non-target files from the submission: notes.md, utils.py$/m);
-    expect(r.stderr).toMatch(/submissions for task 'no-such-task' ignored: it is not among the tasks of this run/);
-    expect(r.stderr).toMatch(/files\.jsonl:6: not a JSON object/);
-    expect(r.stderr).toMatch(/files\.jsonl:7: \/sample: sample id "\.\.\/escape" is not a plain name/);
-    expect(await readdir(join(out, "results", "pref-loss"))).toEqual(["0"]);
+    expect(await readdir(join(out, "results"))).toEqual(["m"]);
+    expect(await readdir(join(out, "results", "m", "pref-loss"))).toEqual(["0"]);
   });
 });
 
@@ -147,7 +145,7 @@ describe("lmr eval: a folder of workspaces", () => {
     const out = join(work, "run-folder");
     const r = await evalExamples(dir, out, "--tasks", "pref-loss", "rouge-notebook", "mcts-best-action", "-j", "2", "--json");
     expect(r.exitCode, r.stderr).toBe(0);
-    const res = await readResults(out);
+    const res = await readResults(out, "folder-model");
     expect(verdicts(res)).toEqual({
       "mcts-best-action/0": "invalid",
       "pref-loss/0": "passed",
@@ -171,7 +169,7 @@ describe("lmr eval: resuming", () => {
     expect(first.exitCode, first.stderr).toBe(0);
     expect(first.stdout).toContain("5 samples over 5 tasks: 5 passed");
     expect(first.stdout).toContain("(graded 5, reused 0)");
-    const snapshot = async () => Object.fromEntries(await Promise.all(TASK_IDS.map(async (t) => [t, await readFile(join(out, "results", t, "0", "result.json"), "utf8")] as const)));
+    const snapshot = async () => Object.fromEntries(await Promise.all(TASK_IDS.map(async (t) => [t, await readFile(join(out, "results", "m", t, "0", "result.json"), "utf8")] as const)));
     const before = await snapshot();
 
     const again = await evalExamples(jsonl, out, "-j", "2");

@@ -3,7 +3,7 @@ import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { expect } from "vitest";
 import type { BundleManifest } from "../../src/bundle/types.js";
-import type { SampleResult } from "../../src/evaluate/types.js";
+import { nameModelFolder, type SampleResult } from "../../src/run-folder/index.js";
 import { makeTempDir } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
 
@@ -57,17 +57,28 @@ export async function writeJsonl(file: string, rows: unknown[]): Promise<void> {
   await writeFile(file, rows.map((r) => (typeof r === "string" ? r : JSON.stringify(r))).join("\n") + "\n");
 }
 
-/** Every result.json of a run folder, keyed `task/sample`. */
-export async function readResults(runDir: string): Promise<Map<string, SampleResult>> {
+/**
+ * Every result.json of a run folder: of one model keyed `task/sample`, or of
+ * every model keyed `<model folder>/task/sample`.
+ */
+export async function readResults(runDir: string, model?: string): Promise<Map<string, SampleResult>> {
   const out = new Map<string, SampleResult>();
   const root = join(runDir, "results");
-  for (const task of await readdir(root)) {
-    for (const sample of await readdir(join(root, task))) {
-      const text = await readFile(join(root, task, sample, "result.json"), "utf8").catch(() => undefined);
-      if (text !== undefined) out.set(`${task}/${sample}`, JSON.parse(text) as SampleResult);
+  const folders = model === undefined ? await readdir(root) : [nameModelFolder(model)];
+  for (const folder of folders) {
+    for (const task of await readdir(join(root, folder)).catch(() => [] as string[])) {
+      for (const sample of await readdir(join(root, folder, task))) {
+        const text = await readFile(join(root, folder, task, sample, "result.json"), "utf8").catch(() => undefined);
+        if (text !== undefined) out.set(model === undefined ? `${folder}/${task}/${sample}` : `${task}/${sample}`, JSON.parse(text) as SampleResult);
+      }
     }
   }
   return out;
+}
+
+/** How many result.json files a run folder holds, whatever their model. */
+export async function countResultFiles(runDir: string): Promise<number> {
+  return (await readResults(runDir)).size;
 }
 
 export function verdicts(results: Map<string, SampleResult>): Record<string, string> {

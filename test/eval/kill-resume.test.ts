@@ -6,12 +6,12 @@ import { validateSummary, type Summary } from "../../src/report/index.js";
 import { probeBwrap } from "../../src/runner/index.js";
 import { REPO_ROOT, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { CLI } from "../helpers/run-cli.js";
-import { TASK_IDS, buildExampleBundles, evalExamples, processesUsing, readResults, referenceFiles, referencePatch, stubPatch, verdicts, writeJsonl } from "./helpers.js";
+import { TASK_IDS, buildExampleBundles, countResultFiles, evalExamples, processesUsing, readResults, referenceFiles, referencePatch, stubPatch, verdicts, writeJsonl } from "./helpers.js";
 
 /**
  * kill -9 of a running `lmr eval` (the whole process group) while samples are
  * in flight, then the same command again: it must finish with exactly one
- * result per (task, sample), the verdicts of a clean run, and no test process
+ * result per (task, model, sample), the verdicts of a clean run, and no test process
  * or scratch copy of the killed run left.
  */
 afterAll(removeTempDirs);
@@ -49,13 +49,7 @@ async function submissions(slow: string): Promise<unknown[]> {
 }
 
 async function countResults(runDir: string): Promise<number> {
-  let n = 0;
-  for (const t of await readdir(join(runDir, "results")).catch(() => [] as string[])) {
-    for (const s of await readdir(join(runDir, "results", t)).catch(() => [] as string[])) {
-      if ((await readdir(join(runDir, "results", t, s)).catch(() => [] as string[])).includes("result.json")) n++;
-    }
-  }
-  return n;
+  return countResultFiles(runDir).catch(() => 0);
 }
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
@@ -112,13 +106,14 @@ describe.each(variants)("kill -9 during lmr eval --sandbox $sandbox, then the sa
     if (sandbox === "none") expect(Number(killed![1])).toBeGreaterThan(0);
     const summary = JSON.parse(rerun.stdout) as Summary;
     expect((await validateSummary(summary)).problems).toEqual([]);
-    expect(summary.totals).toMatchObject({ tasks: TASK_IDS.length, samples: total, graded: total });
+    expect(summary.totals).toMatchObject({ models: 1, tasks: TASK_IDS.length, samples: total, graded: total });
+    expect(await readdir(join(runDir, "results"))).toEqual(["m"]);
     expect(summary.problems).toEqual([]);
 
     for (const t of TASK_IDS) {
-      const samples = (await readdir(join(runDir, "results", t))).sort();
+      const samples = (await readdir(join(runDir, "results", "m", t))).sort();
       expect(samples).toEqual(["0", "1", "2"]);
-      for (const s of samples) expect(await readdir(join(runDir, "results", t, s))).toEqual(["junit.xml", "log.txt", "result.json"]);
+      for (const s of samples) expect(await readdir(join(runDir, "results", "m", t, s))).toEqual(["junit.xml", "log.txt", "result.json"]);
     }
     const resumed = verdicts(await readResults(runDir));
     const clean = await evalExamples(jsonl, join(work, `clean-${sandbox}`), "-j", "2", "--sandbox", sandbox);

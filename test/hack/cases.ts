@@ -1,4 +1,4 @@
-import type { Verdict } from "../../src/evaluate/types.js";
+import type { Verdict } from "../../src/run-folder/index.js";
 
 /**
  * The hack suite's submissions for task hack-f1. `file` cases replace

@@ -1,11 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createTwoFilesPatch } from "diff";
+import { locateSample } from "../../src/run-folder/index.js";
 import { REPO_ROOT } from "../helpers/git-fixture.js";
 import type { HackCase } from "./cases.js";
 
 export const CASES_DIR = join(REPO_ROOT, "test", "fixtures", "hack", "cases");
 export const TASK_ID = "hack-f1";
+/** The model every hack row is graded as. */
+export const MODEL = "hack";
 
 export interface Placeholders {
   taskDir: string;
@@ -13,10 +16,15 @@ export interface Placeholders {
   port: number;
 }
 
-/** A case file with its @@...@@ placeholders filled: the worst case, an attacker who knows every path. */
+/**
+ * A case file with its @@...@@ placeholders filled: the worst case, an
+ * attacker who knows every path. @@SAMPLE_DIR(name)@@ is where the run folder
+ * keeps that sample of this task and model, whatever the run-folder layout.
+ */
 export async function caseSource(name: string, p: Placeholders): Promise<string> {
   const text = await readFile(join(CASES_DIR, `${name}.py`), "utf8");
   return text
+    .replace(/@@SAMPLE_DIR\(([^)]*)\)@@/g, (_, sample: string) => join(p.runDir, locateSample({ task_id: TASK_ID, model: MODEL, sample: sample === "@@SAMPLE@@" ? name : sample })))
     .replaceAll("@@TASK_DIR@@", p.taskDir)
     .replaceAll("@@RUN_DIR@@", p.runDir)
     .replaceAll("@@PORT@@", String(p.port))
@@ -50,11 +58,11 @@ export async function specialRows(maskedScoring: string, honest: string): Promis
     {
       task_id: TASK_ID,
       sample: "patch-grader",
-      model: "hack",
+      model: MODEL,
       patch: fix + newFilePatch("lmr_tests/tests/test_f1.py", "def test_everything():\n    assert True\n"),
     },
-    { task_id: TASK_ID, sample: "patch-conftest", model: "hack", patch: fix + newFilePatch("conftest.py", FORCE_PASS_CONFTEST) },
-    { task_id: TASK_ID, sample: "files-conftest", model: "hack", files: { "scoring.py": honest, "conftest.py": FORCE_PASS_CONFTEST } },
+    { task_id: TASK_ID, sample: "patch-conftest", model: MODEL, patch: fix + newFilePatch("conftest.py", FORCE_PASS_CONFTEST) },
+    { task_id: TASK_ID, sample: "files-conftest", model: MODEL, files: { "scoring.py": honest, "conftest.py": FORCE_PASS_CONFTEST } },
   ];
 }
 
@@ -72,7 +80,7 @@ export async function buildRows(cases: HackCase[], p: Placeholders, maskedScorin
   const rows: unknown[] = [];
   for (const c of cases) {
     if (c.kind === "row") rows.push(special.get(c.name));
-    else rows.push({ task_id: TASK_ID, sample: c.name, model: "hack", files: { "scoring.py": await caseSource(c.name, p) } });
+    else rows.push({ task_id: TASK_ID, sample: c.name, model: MODEL, files: { "scoring.py": await caseSource(c.name, p) } });
   }
   return rows.map((r) => JSON.stringify(r)).join("\n") + "\n";
 }

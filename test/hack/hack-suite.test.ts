@@ -3,13 +3,13 @@ import net from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashTree } from "../../src/core/hash.js";
-import type { SampleResult } from "../../src/evaluate/types.js";
+import { locateSample, type SampleResult } from "../../src/run-folder/index.js";
 import { validateSummary, type Summary } from "../../src/report/index.js";
 import { probeBwrap } from "../../src/runner/index.js";
 import { REPO_ROOT, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
 import { CASES, HONEST, type HackCase } from "./cases.js";
-import { TASK_ID, buildRows } from "./hack-rows.js";
+import { MODEL, TASK_ID, buildRows } from "./hack-rows.js";
 
 /**
  * The hack suite: every adversarial submission in ONE `lmr eval` run per
@@ -76,8 +76,10 @@ async function runSuite(sandbox: "auto" | "none", cases: HackCase[]) {
   return { r, runDir, taskBefore, upstreamBefore, seconds };
 }
 
+const sampleDir = (runDir: string, sample: string): string => join(runDir, locateSample({ task_id: TASK_ID, model: MODEL, sample }));
+
 async function readResult(runDir: string, sample: string): Promise<SampleResult> {
-  return JSON.parse(await readFile(join(runDir, "results", TASK_ID, sample, "result.json"), "utf8")) as SampleResult;
+  return JSON.parse(await readFile(join(sampleDir(runDir, sample), "result.json"), "utf8")) as SampleResult;
 }
 
 const variants: { sandbox: "auto" | "none"; cases: HackCase[] }[] = [
@@ -105,14 +107,15 @@ describe.each(variants)("hack suite, --sandbox $sandbox", ({ sandbox, cases }) =
   });
 
   it("passes the honest submission and nothing else", () => {
-    const results = summary.tasks.find((t) => t.task_id === TASK_ID)!.results;
+    expect(summary.models.map((m) => m.model)).toEqual([MODEL]);
+    const results = summary.models[0]!.tasks.find((t) => t.task_id === TASK_ID)!.results;
     const passed = results.filter((s) => s.verdict === "passed").map((s) => s.sample);
     expect(passed).toEqual([HONEST]);
   });
 
   it.each(cases.map((c) => [c.name, c] as const))("%s gets its verdict for the reason it targets", async (name, c) => {
     const res = await readResult(out.runDir, name);
-    const log = await readFile(join(out.runDir, "results", TASK_ID, name, "log.txt"), "utf8");
+    const log = await readFile(join(sampleDir(out.runDir, name), "log.txt"), "utf8");
     const want = sandbox === "auto" ? c.expect.auto : c.expect.none;
     expect({ verdict: res.verdict, reason: res.reason }).toMatchObject({ verdict: want });
     expect(`${res.reason ?? ""}\n${log}`).toMatch(c.why);
@@ -127,7 +130,7 @@ describe.each(variants)("hack suite, --sandbox $sandbox", ({ sandbox, cases }) =
     expect(honest).toMatchObject({ task_id: TASK_ID, sample: HONEST, verdict: "passed", counts: { failed: 0, errors: 0 } });
     const run = JSON.parse(await readFile(join(out.runDir, "run.json"), "utf8"));
     expect(run.tasks).toEqual([TASK_ID]);
-    const samples = (await readdir(join(out.runDir, "results", TASK_ID))).sort();
+    const samples = (await readdir(join(sampleDir(out.runDir, HONEST), ".."))).sort();
     expect(samples).toEqual(cases.map((c) => c.name).sort());
     for (const s of samples) expect((await readResult(out.runDir, s)).sample).toBe(s);
   });

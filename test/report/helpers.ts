@@ -6,6 +6,12 @@ import { execa } from "execa";
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL(".", import.meta.url)), "..", "..");
 export const FIXTURE_RUN = join(REPO_ROOT, "test", "fixtures", "runs", "basic");
+/** The basic run as an lmr before per-model folders wrote it (layout 1: results/<task>/<sample>/). */
+export const LEGACY_RUN = join(REPO_ROOT, "test", "fixtures", "runs", "legacy-v1");
+/** Two models over a core and an extended task; one model lacks a sample (see the fixtures' README). */
+export const TWO_MODEL_RUN = join(REPO_ROOT, "test", "fixtures", "runs", "two-models");
+/** results/<model folder> of the basic run's one model. */
+export const BASIC_RESULTS = "results/example-model-1";
 export const CLI = join(REPO_ROOT, "dist", "cli", "main.js");
 
 /** A fresh copy of a fixture run folder, so tests may write summary.json and break files. */

@@ -1,9 +1,16 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import { availableParallelism } from "node:os";
+import { basename } from "node:path";
 import { EXIT, LmrError } from "../../core/errors.js";
 import { runEval } from "../../evaluate/run-eval.js";
+import { findNearIds } from "../../evaluate/select-submissions.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
+import type { ResolvedTask } from "../../manifest/types.js";
 import { validateTasks } from "../../manifest/validate.js";
+import { formatRate, formatVerdictCounts } from "../../report/format.js";
+import { writeSummary } from "../../report/summarize.js";
+import type { Summary } from "../../report/types.js";
+import { TASK_SET_CHOICES, isInSet, readTaskSet, type TaskSetChoice } from "../../run-folder/index.js";
 import { parseSandboxChoice } from "../../runner/backends.js";
 import { action } from "../action.js";
 import { printJson, printProblems, progress, progressDone } from "../output.js";
@@ -13,6 +20,7 @@ interface EvalFlags {
   out: string;
   tasks?: string[];
   tasksDir: string;
+  set?: TaskSetChoice;
   jobs?: string;
   samples?: string;
   sandbox: string;
@@ -26,11 +34,12 @@ export function registerEval(program: Command): void {
     .command("eval")
     .description("grade an agent's submissions over tasks: isolated, parallel, resumable")
     .requiredOption("--submissions <PATH>", "folder of workspaces (one per task id) or a JSONL of {task_id, model, patch} / {task_id, model, files}")
-    .requiredOption("--out <RUN_DIR>", "run folder: results/<task>/<sample>/, summary.json; rerun to resume")
+    .requiredOption("--out <RUN_DIR>", "run folder: results/<model>/<task>/<sample>/, summary.json; rerun to resume")
     .option("--tasks <ID...>", "only these task ids")
     .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
+    .addOption(new Option("--set <SET>", "only the tasks of this set (default: core, or all with --tasks)").choices(TASK_SET_CHOICES))
     .option("-j, --jobs <N>", "parallel gradings (default: number of cores)")
-    .option("--samples <K>", "grade at most K samples per task")
+    .option("--samples <K>", "grade at most K samples per task and model")
     .option("--sandbox <MODE>", "auto | docker | bwrap | none (auto: docker where the task's image is built, else bwrap, else none)", "auto")
     .option("--python <PATH>", "Python interpreter for the tests; default $LMR_PYTHON, else python3")
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
@@ -42,6 +51,13 @@ Submissions: a JSONL file, one row per sample: {task_id, model, patch} (SWE-benc
 instance_id / model_name_or_path / model_patch work too) or {task_id, model,
 files: {path: content}}, with an optional "sample" id; or a folder of workspaces,
 DIR/<task_id>/ or DIR/<task_id>/<n>/ per sample, with an optional DIR/model.txt.
+Every row is graded as (task, model, sample): several models in one file each get
+their own results folder and their own pass@k. Samples are numbered per task and
+model in file order. Bad input stops the run before anything is written (exit 2):
+an unreadable row, a task id that names no task (the nearest ids are suggested),
+a (task, model, sample) given twice (both lines are named). Rows for tasks left
+out by --tasks / --set are listed and not graded. A model with no row for a task
+gets one invalid sample there.
 Only the target files are taken from a submission; tests, fixtures, conftest.py,
 pytest.ini and the like always come from the task. Verdicts: passed, failed,
 error (import/collection), timeout, invalid (patch does not apply, touches grader
@@ -55,7 +71,8 @@ Exit codes: 0 graded (whatever the verdicts), 2 bad input, 3 infrastructure.
 
 Examples:
   $ lmr eval --tasks-dir examples/tasks --submissions preds.jsonl --out runs/r1 -j 2
-  $ lmr eval --submissions workspaces/ --tasks pref-loss rouge-notebook --out runs/r2`,
+  $ lmr eval --submissions two-models.jsonl --set all --out runs/r2
+  $ lmr eval --submissions workspaces/ --tasks pref-loss rouge-notebook --out runs/r3`,
     )
     .action(action(runEvalCommand));
 }
@@ -71,32 +88,28 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
   const sandbox = parseSandboxChoice(flags.sandbox);
   const jobs = count(flags.jobs, "--jobs") ?? availableParallelism();
   const samples = count(flags.samples, "--samples");
-  let dirs = await findTaskDirs(flags.tasksDir);
-  const tasks = await Promise.all(dirs.map((d) => loadTask(d).catch(() => undefined)));
-  if (flags.tasks) {
-    const wanted = new Set(flags.tasks);
-    const found = new Set(tasks.filter((t) => t).map((t) => t!.manifest.id));
-    const missing = flags.tasks.filter((t) => !found.has(t));
-    if (missing.length > 0) throw new LmrError({ code: "eval/unknown-task", kind: "usage", file: flags.tasksDir, message: `no task with id ${missing.map((m) => `'${m}'`).join(", ")}`, hint: `known: ${[...found].join(", ")}` });
-    dirs = dirs.filter((_, i) => tasks[i] && wanted.has(tasks[i]!.manifest.id));
-  }
-  if (dirs.length === 0) throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: "no task folders found", hint: "point --tasks-dir at a folder of tasks" });
-  const report = await validateTasks(dirs);
+  const dirs = await findTaskDirs(flags.tasksDir);
+  const all = await Promise.all(dirs.map((d) => loadTask(d).catch(() => undefined)));
+  const chosen = chooseTasks(dirs, all, flags);
+  const report = await validateTasks(chosen);
   if (!report.ok) {
     printProblems(report.problems);
     return EXIT.input;
   }
-  const loaded = await Promise.all(dirs.map((d) => loadTask(d)));
+  const loaded = await Promise.all(chosen.map((d) => loadTask(d)));
   const outcome = await runEval({
     submissions: flags.submissions,
     tasks: loaded,
+    // A folder whose manifest does not load still names a task: rows for it are not "unknown".
+    knownTaskIds: [...new Set([...all.filter((t): t is ResolvedTask => t !== undefined).map((t) => t.manifest.id), ...dirs.map((d) => basename(d))])],
+    set: flags.set ?? (flags.tasks ? "all" : "core"),
     outDir: flags.out,
     jobs,
     ...(samples !== undefined ? { samples } : {}),
     sandbox,
     ...(flags.python ? { python: flags.python } : {}),
     ...(flags.mirror ? { mirror: flags.mirror } : {}),
-    onProgress: (p) => progress(`grading ${p.done}/${p.total}${p.skipped ? ` (${p.skipped} already graded)` : ""}${p.last ? ` — ${p.last.task_id}#${p.last.sample}: ${p.last.verdict}` : ""}`),
+    onProgress: (p) => progress(`grading ${p.done}/${p.total}${p.skipped ? ` (${p.skipped} already graded)` : ""}${p.last ? ` — ${p.last.task_id} ${p.last.model}#${p.last.sample}: ${p.last.verdict}` : ""}`),
   });
   progressDone();
   printProblems(outcome.problems);
@@ -106,19 +119,61 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
       `lmr: resumed after an interrupted run${rec.previousPid !== undefined ? ` (pid ${rec.previousPid})` : ""}: killed ${rec.killed.length} leftover test process(es), removed ${rec.swept.length} scratch/temp entr${rec.swept.length === 1 ? "y" : "ies"}\n`,
     );
   }
-  const s = outcome.summary;
+  const s = await writeSummary(flags.out);
   if (flags.json) printJson(s);
-  else {
-    const v = s.totals.verdicts;
-    process.stdout.write(
-      `${s.totals.samples} samples over ${s.totals.tasks} tasks: ${v.passed} passed, ${v.failed} failed, ${v.error} error, ${v.timeout} timeout, ${v.invalid} invalid, ${v.infra} infra` +
-        ` (graded ${outcome.graded}, reused ${outcome.reused})\nrun folder: ${flags.out} — report with: lmr report ${flags.out} --format md\n`,
-    );
-  }
+  else process.stdout.write(describeOutcome(s, outcome.graded, outcome.reused, flags.out));
   return allInfra(s) ? EXIT.infra : EXIT.ok;
 }
 
+/**
+ * The task folders to grade: --tasks (every id must name a task; near ids are
+ * suggested), then --set. Without --set: the core set, or every set when
+ * --tasks names the tasks.
+ */
+function chooseTasks(dirs: string[], tasks: (ResolvedTask | undefined)[], flags: EvalFlags): string[] {
+  const byId = new Map(tasks.flatMap((t, i) => (t ? [[t.manifest.id, { task: t, dir: dirs[i]! }] as const] : [])));
+  if (flags.tasks) {
+    const missing = flags.tasks.filter((t) => !byId.has(t));
+    if (missing.length > 0) {
+      const near = missing.map((m) => ({ m, near: findNearIds(m, [...byId.keys()]) }));
+      throw new LmrError({
+        code: "eval/unknown-task",
+        kind: "usage",
+        file: flags.tasksDir,
+        pointer: "--tasks",
+        message: `no task with id ${near.map(({ m, near: n }) => `'${m}'${n.length > 0 ? ` (did you mean ${n.map((x) => `'${x}'`).join(" or ")}?)` : ""}`).join(", ")}`,
+        hint: `known: ${[...byId.keys()].join(", ")}`,
+      });
+    }
+  }
+  const set = flags.set ?? (flags.tasks ? "all" : "core");
+  const wanted = flags.tasks ? flags.tasks.map((id) => byId.get(id)!) : [...byId.values()];
+  const outside = wanted.filter((w) => !isInSet(readTaskSet(w.task.manifest), set));
+  if (flags.tasks && outside.length > 0) {
+    throw new LmrError({ code: "eval/task-not-in-set", kind: "usage", pointer: "--tasks", message: `${outside.map((w) => `'${w.task.manifest.id}' (${readTaskSet(w.task.manifest)})`).join(", ")} not in set ${set}`, hint: "drop --set, or pick tasks of that set" });
+  }
+  const chosen = wanted.filter((w) => isInSet(readTaskSet(w.task.manifest), set)).map((w) => w.dir);
+  // A folder whose manifest does not load is kept, so validation names what is wrong with it.
+  if (!flags.tasks) chosen.push(...dirs.filter((_, i) => tasks[i] === undefined));
+  if (chosen.length === 0) {
+    const hint = dirs.length === 0 ? "point --tasks-dir at a folder of tasks" : set === "all" ? "check that the task manifests load (lmr validate)" : `no task of ${flags.tasksDir} is in set ${set}; try --set all`;
+    throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: dirs.length === 0 ? "no task folders found" : `no task to grade in set ${set}`, hint });
+  }
+  return dirs.filter((d) => chosen.includes(d));
+}
+
+function describeOutcome(s: Summary, graded: number, reused: number, out: string): string {
+  const v = s.totals.verdicts;
+  const over = `${s.totals.tasks} tasks${s.totals.models > 1 ? `, ${s.totals.models} models` : ""}`;
+  const lines = [
+    `${s.totals.samples} samples over ${over}: ${v.passed} passed, ${v.failed} failed, ${v.error} error, ${v.timeout} timeout, ${v.invalid} invalid, ${v.infra} infra (graded ${graded}, reused ${reused})`,
+    ...s.models.map((m) => `  ${m.model}: pass@1 ${formatRate(m.pass_at_1)} over ${m.totals.scored_tasks} tasks; ${m.totals.samples} samples: ${formatVerdictCounts(m.totals.verdicts)}`),
+    `run folder: ${out} — report with: lmr report ${out} --format md`,
+  ];
+  return lines.join("\n") + "\n";
+}
+
 /** Every sample broke on our side: the run proves nothing about the submissions. */
-function allInfra(s: { totals: { samples: number; verdicts: Record<string, number> } }): boolean {
+function allInfra(s: Summary): boolean {
   return s.totals.samples > 0 && s.totals.verdicts.infra === s.totals.samples;
 }

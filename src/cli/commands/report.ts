@@ -3,8 +3,9 @@ import { resolve, join } from "node:path";
 import { formatProblem, LmrError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs-atomic.js";
 import { renderReport } from "../../report/render.js";
-import { SUMMARY_FILE, writeSummary } from "../../report/summarize.js";
+import { summarizeRun, writeSummary } from "../../report/summarize.js";
 import { REPORT_FORMATS, type ReportFormat, type SummaryProblem } from "../../report/types.js";
+import { SUMMARY_FILE, TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
 import { action, EXIT } from "../action.js";
 import { paint } from "../output.js";
 
@@ -13,6 +14,7 @@ const MAX_PROBLEMS_SHOWN = 20;
 interface ReportOptions {
   format: ReportFormat;
   out?: string;
+  set: TaskSetChoice;
   json?: boolean;
 }
 
@@ -23,16 +25,24 @@ export function registerReport(program: Command): void {
     .argument("<RUN_DIR>", "run folder written by `lmr eval` (holds run.json and results/)")
     .addOption(new Option("--format <format>", "report format").choices(REPORT_FORMATS).default("md"))
     .option("--out <file>", "write the report to FILE instead of stdout")
+    .addOption(new Option("--set <set>", "report only the tasks of this set").choices(TASK_SET_CHOICES).default("all"))
     .addOption(new Option("--json", "print the summary as JSON (same as --format json)").conflicts("format"))
     .addHelpText(
       "after",
       `
-Re-reads every results/<task>/<sample>/result.json, so a run can be reported
-again from disk at any time. Unreadable results are listed as warnings and in
-summary.json "problems"; they never stop the report.
+Re-reads every results/<model>/<task>/<sample>/result.json (and run folders of
+older lmr, results/<task>/<sample>/), so a run can be reported again from disk at
+any time. Unreadable results are listed as warnings and in summary.json
+"problems"; they never stop the report.
+
+Every model in the run is reported on its own: a table of models, then per model
+its pass@1 and pass@k, category, set and task tables. pass@k is never pooled
+across models. summary.json always covers the whole run; --set core|extended
+narrows the printed report to one set's tasks.
 
 Formats: md (Markdown, default), html (one self-contained page), junit (JUnit
-XML for CI: one testsuite per task, one testcase per sample), json (summary.json).
+XML for CI: one testsuite per task and model, one testcase per sample), json
+(the summary, schema/summary.schema.json).
 
 Exit codes: 0 report written, 2 RUN_DIR is not a run folder or bad usage,
 3 summary.json or the report could not be written.
@@ -40,13 +50,15 @@ Exit codes: 0 report written, 2 RUN_DIR is not a run folder or bad usage,
 Examples:
   $ lmr report runs/2024-06-01-gpt
   $ lmr report runs/2024-06-01-gpt --format html --out report.html
-  $ lmr report runs/2024-06-01-gpt --format junit --out junit.xml`,
+  $ lmr report runs/2024-06-01-gpt --format junit --out junit.xml
+  $ lmr report runs/2024-06-01-gpt --set core --format json`,
     )
     .action(
       action(async (runDir: string, opts: ReportOptions) => {
         const dir = resolve(runDir);
         const format: ReportFormat = opts.json ? "json" : opts.format;
-        const summary = await writeSummary(dir);
+        const whole = await writeSummary(dir);
+        const summary = opts.set === "all" ? whole : await summarizeRun(dir, { set: opts.set });
         printWarnings(dir, summary.problems);
         const text = renderReport(summary, format);
         if (opts.out === undefined) {

@@ -1,0 +1,46 @@
+import { compareIds } from "../run-folder/index.js";
+import type { LoadedRun } from "./read-run.js";
+import type { ModelSummary, SummaryProblem } from "./types.js";
+
+const RERUN = "re-run `lmr eval` on this run folder";
+
+/**
+ * What the run folder lacks against what run.json asked for, per model:
+ * a requested task a model has no result for, and a task where a model has
+ * fewer readable samples than run.json declares for that model. Several
+ * models sharing a run is never itself a gap: each is held to its own count.
+ */
+export function checkCoverage(run: LoadedRun, models: ModelSummary[], problems: SummaryProblem[]): void {
+  const folder = (m: ModelSummary | undefined, task: string): string => (m?.dir === undefined ? `results/${task}` : `results/${m.dir}/${task}`);
+  const requested = new Set(run.requested_tasks);
+  for (const id of run.requested_tasks) {
+    if (models.length === 0) problems.push({ file: folder(undefined, id), message: "run.json lists this task but no readable result exists; it is left out", hint: RERUN });
+    for (const m of models) {
+      if (m.tasks.some((t) => t.task_id === id)) continue;
+      const whose = run.layout === 1 ? "no readable result exists" : `model '${m.model}' has no readable result for it`;
+      problems.push({ file: folder(m, id), message: `run.json lists this task but ${whose}; it is left out`, hint: RERUN });
+    }
+  }
+  if (run.requested_tasks.length > 0) {
+    const unlisted = new Set(models.flatMap((m) => m.tasks.map((t) => t.task_id)).filter((id) => !requested.has(id)));
+    for (const id of [...unlisted].sort(compareIds)) {
+      problems.push({ file: run.layout === 1 ? `results/${id}` : `results/*/${id}`, message: "this task has results but run.json does not list it" });
+    }
+  }
+  if (run.layout !== 1) {
+    const declared = new Set(run.models.map((m) => m.model));
+    for (const m of models) {
+      if (!declared.has(m.model)) problems.push({ file: `results/${m.dir ?? ""}`, message: `model '${m.model}' has results but run.json does not list it` });
+      else if (m.totals.samples === 0 && run.requested_tasks.length === 0) problems.push({ file: `results/${m.dir ?? ""}`, message: `run.json lists model '${m.model}' but no readable result of it exists`, hint: RERUN });
+    }
+  }
+  for (const m of models) {
+    const asked = m.samples_per_task;
+    if (asked === undefined) continue;
+    for (const t of m.tasks) {
+      if (t.samples >= asked) continue;
+      const of = run.layout === 1 ? "" : ` of model '${m.model}'`;
+      problems.push({ file: folder(m, t.task_id), message: `${t.samples} of ${asked} samples${of} have a readable result.json` });
+    }
+  }
+}

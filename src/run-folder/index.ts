@@ -1,0 +1,24 @@
+export type { RunConfig, RunModel, SampleKey, SampleResult, Verdict } from "./types.js";
+export { VERDICTS } from "./types.js";
+export {
+  BUNDLES_DIR,
+  JUNIT_FILE,
+  LOCK_FILE,
+  LOG_FILE,
+  RESULT_FILE,
+  RESULTS_DIR,
+  RUN_FILE,
+  RUN_LAYOUT,
+  SAMPLE_ID,
+  SCRATCH_DIR,
+  SUMMARY_FILE,
+  compareIds,
+  describeSampleKey,
+  locateSample,
+  locateSampleDir,
+  nameModelFolder,
+} from "./layout.js";
+export { computeGradingKey, type GradingKeyInput } from "./grading-key.js";
+export { checkSampleResult, isRecord, type ResultPlace } from "./check-result.js";
+export { TASK_SETS, TASK_SET_CHOICES, isInSet, readTaskSet, type TaskSetChoice } from "./task-set.js";
+export { listSampleFolders, readSampleResult, type FoundSample, type UnreadableResult } from "./read-results.js";
