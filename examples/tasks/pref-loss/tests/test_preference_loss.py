@@ -41,12 +41,19 @@ def test_ipo_zero_margin_is_squared_target():
     assert losses == pytest.approx([4.0, 4.0], abs=1e-12)
 
 
-def test_rewards_depend_on_beta_and_log_ratios_only():
+def test_rewards_are_beta_times_the_log_ratios_for_either_loss():
     args = ([-1.0, -2.0], [-3.0, -0.5], [-1.5, -2.5], [-2.0, -1.0])
     for ipo in (False, True):
         _, chosen, rejected = call(*args, beta=0.3, label_smoothing=0.0, ipo=ipo)
         assert chosen == pytest.approx([0.15, 0.15], abs=1e-12)
         assert rejected == pytest.approx([-0.3, 0.15], abs=1e-12)
+
+
+def test_ipo_ignores_label_smoothing():
+    args = ([-1.0, -6.0], [-4.0, -2.0], [-2.0, -3.0], [-2.5, -3.5])
+    plain, _, _ = call(*args, beta=0.4, label_smoothing=0.0, ipo=True)
+    smoothed, _, _ = call(*args, beta=0.4, label_smoothing=0.3, ipo=True)
+    assert smoothed == pytest.approx(plain, abs=1e-12)
 
 
 def test_label_smoothing_is_symmetric_in_the_margin():
