@@ -25,6 +25,8 @@ const IN_INI = `${IMAGE_TOOLKIT_PYTHON}/lmr_harness/pytest.ini`;
 /** The container kills itself this long after the run's wall limit, should nobody be left to do it. */
 const SELF_DESTRUCT_GRACE_S = 60;
 const TMPFS_MB = 256;
+/** Creating and starting a container takes ~0.25 s here, but seconds on a loaded machine; beyond this it is broken. */
+const CONTAINER_START_TIMEOUT_S = 120;
 
 function isRoot(): boolean {
   return process.getuid?.() === 0;
@@ -122,7 +124,7 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
     } else await chmod(chan.path, 0o600);
     const asBytes = memoryMb * 1024 * 1024;
     const cmd = [
-      "timeout", "--signal=KILL", `${Math.ceil(req.timeoutTotalS) + SELF_DESTRUCT_GRACE_S}s`,
+      "timeout", "--signal=KILL", `${Math.ceil(req.timeoutTotalS) + CONTAINER_START_TIMEOUT_S + SELF_DESTRUCT_GRACE_S}s`,
       "prlimit", `--as=${asBytes}`, "--",
       target.python,
       ...harnessArgs({ req, harness: IN_HARNESS, ini: IN_INI, root: scratch.root, mountDir: scratch.mountDir, mount, results: ["--results-socket", IN_SOCKET] }),
@@ -139,6 +141,8 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
       timeoutTotalS: req.timeoutTotalS,
       timeoutPerTestS: req.timeoutPerTestS,
       results: chan.stream,
+      wallFrom: "hello",
+      startTimeoutS: CONTAINER_START_TIMEOUT_S,
       stop: (pid, hard) => {
         stopped = true;
         // Signalling the CLI does not stop a container (PID 1 ignores SIGTERM): ask the daemon.

@@ -39,6 +39,14 @@ export interface SuperviseSpec {
   key: string;
   timeoutTotalS: number;
   timeoutPerTestS?: number | undefined;
+  /**
+   * When the wall limit starts: at spawn (host backends: starting a process is
+   * part of the run), or at the harness's hello (docker: creating and starting
+   * a container is ours, not the code's, and takes seconds on a loaded
+   * machine); then `startTimeoutS` bounds the wait for that hello.
+   */
+  wallFrom?: "spawn" | "hello";
+  startTimeoutS?: number;
   /** Where the signed records arrive: the child's fd 3, or a stream the caller feeds (docker's socket). */
   results: "fd3" | Readable;
   /** Stops the run (wall limit, a stuck test): `hard` after KILL_GRACE_MS. The default signals the child's process group. */
@@ -73,12 +81,20 @@ export async function superviseRun(spec: SuperviseSpec): Promise<{ facts: Proces
   let perTestTimer: NodeJS.Timeout | undefined;
   let killTimer: NodeJS.Timeout | undefined;
   let child: ReturnType<typeof spawn> | undefined;
+  let wall: NodeJS.Timeout | undefined;
+  const armWall = (): void => {
+    wall ??= setTimeout(() => {
+      facts.wallTimeoutS = spec.timeoutTotalS;
+      stop();
+    }, spec.timeoutTotalS * 1000);
+  };
 
   const stop = (): void => {
     stopWith(child?.pid, false);
     killTimer ??= setTimeout(() => stopWith(child?.pid, true), KILL_GRACE_MS);
   };
   const reader = new RecordReader(spec.key, (kind, state) => {
+    if (kind === "hello") armWall();
     if (perTest === undefined) return;
     if (kind === "start" && state.running) {
       clearTimeout(perTestTimer);
@@ -100,10 +116,14 @@ export async function superviseRun(spec: SuperviseSpec): Promise<{ facts: Proces
       stdio: ["pipe", "pipe", "pipe", spec.results === "fd3" ? "pipe" : "ignore"],
     });
     child = c;
-    const wall = setTimeout(() => {
-      facts.wallTimeoutS = spec.timeoutTotalS;
-      stop();
-    }, spec.timeoutTotalS * 1000);
+    let startTimer: NodeJS.Timeout | undefined;
+    if (spec.wallFrom === "hello") {
+      startTimer = setTimeout(() => {
+        if (reader.state.hello) return;
+        facts.startTimeoutS = spec.startTimeoutS;
+        stop();
+      }, (spec.startTimeoutS ?? 120) * 1000);
+    } else armWall();
     const results = spec.results === "fd3" ? (c.stdio[3] as Readable) : spec.results;
     const streams = [c.stdout!, c.stderr!, results];
     let open = streams.length;
@@ -111,6 +131,7 @@ export async function superviseRun(spec: SuperviseSpec): Promise<{ facts: Proces
     const finish = (): void => {
       if (!exited || open > 0) return;
       clearTimeout(wall);
+      clearTimeout(startTimer);
       clearTimeout(perTestTimer);
       clearTimeout(killTimer);
       resolveRun();

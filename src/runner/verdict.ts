@@ -8,6 +8,8 @@ export interface ProcessFacts {
   /** The process could not be started at all (spawn error). */
   spawnError?: string;
   wallTimeoutS?: number;
+  /** The sandbox (a container) did not start the harness within this many seconds: ours, not the code's. */
+  startTimeoutS?: number;
   /** A test outlived the per-test limit plus grace and the run was killed. */
   perTestKilled?: { id: string; limitS: number };
   /** Grader files whose content changed during the run. */
@@ -63,6 +65,7 @@ export function decideVerdict(ch: ChannelState, p: ProcessFacts): Verdict {
   const exitText = p.signal ? `signal ${p.signal}` : `exit code ${String(p.exitCode)}`;
 
   if (p.spawnError) return v("infra", p.spawnError);
+  if (p.startTimeoutS !== undefined && !ch.hello) return v("infra", `the sandbox did not start the test process within ${p.startTimeoutS} s`);
   if (p.wallTimeoutS !== undefined) {
     const at = ch.running ? ` (while running ${ch.running})` : "";
     return v("timeout", `the run exceeded its wall limit of ${p.wallTimeoutS} s${at}; the process group was killed`);
