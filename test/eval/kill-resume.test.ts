@@ -63,7 +63,8 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
 }
 
 const variants = [
-  { sandbox: "auto", skip: !bwrap.ok },
+  // bwrap by name: auto would take docker where the examples' image is built (test/runner/docker-eval.docker.ts covers that)
+  { sandbox: "bwrap", skip: !bwrap.ok },
   { sandbox: "none", skip: false },
 ] as const;
 

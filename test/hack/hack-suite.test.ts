@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashTree } from "../../src/core/hash.js";
 import { locateSample, type SampleResult } from "../../src/run-folder/index.js";
 import { validateSummary, type Summary } from "../../src/report/index.js";
-import { probeBwrap } from "../../src/runner/index.js";
+import { probeBwrap, selectBackend } from "../../src/runner/index.js";
 import { REPO_ROOT, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
 import { CASES, HONEST, type HackCase } from "./cases.js";
@@ -18,6 +18,9 @@ import { MODEL, TASK_ID, buildRows } from "./hack-rows.js";
  */
 const FIXTURE = join(REPO_ROOT, "test", "fixtures", "hack");
 const bwrap = await probeBwrap();
+// auto takes docker where the task's image is built (lmr env build), else bwrap, else local
+const autoChoice = await selectBackend("auto", JSON.parse(await readFile(join(FIXTURE, "tasks", TASK_ID, "task.json"), "utf8")).environment);
+const autoBackend = "backend" in autoChoice ? autoChoice.backend.name : "local";
 if (!bwrap.ok) console.warn(`[hack suite] bwrap unavailable (${bwrap.reason}); the auto run uses the local backend and the sandbox-only cases are skipped`);
 
 let root: string;
@@ -119,7 +122,7 @@ describe.each(variants)("hack suite, --sandbox $sandbox", ({ sandbox, cases }) =
     const want = sandbox === "auto" ? c.expect.auto : c.expect.none;
     expect({ verdict: res.verdict, reason: res.reason }).toMatchObject({ verdict: want });
     expect(`${res.reason ?? ""}\n${log}`).toMatch(c.why);
-    if (res.verdict !== "invalid") expect(res.backend).toBe(sandbox === "none" || !bwrap.ok ? "local" : "bwrap");
+    if (res.verdict !== "invalid") expect(res.backend).toBe(sandbox === "none" ? "local" : autoBackend);
   });
 
   it("leaves the task folder, its upstream, the fixtures and the other samples' results intact", async () => {

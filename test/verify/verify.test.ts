@@ -187,7 +187,7 @@ describe("verification.json, unchanged tasks and re-verification (pref-loss copy
     expect(first.settings).toEqual({ runs: 2, mutants: 4, min_kill_ratio: 0.6, seed: 1 });
     expect(first.environment.python?.version).toMatch(/^3\.\d+/);
     expect(first.environment.packages.pytest).toMatch(/^\d+\./);
-    expect(["bwrap", "local"]).toContain(first.environment.backend);
+    expect(["docker", "bwrap", "local"]).toContain(first.environment.backend);
     expect(first.steps.reference.runs).toHaveLength(2);
     expect(first.steps.stub.failing_every_run?.length).toBeGreaterThan(0);
     expect(first.timings.total_s).toBeGreaterThan(0);
