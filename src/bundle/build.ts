@@ -11,6 +11,7 @@ import { applyPrepareSteps } from "../prepare/apply.js";
 import { materializeUpstream } from "../source/materialize.js";
 import { addGraderSupport } from "./grader-support.js";
 import { scanWorkspace, type LeakReference } from "./leak-scan.js";
+import { addPaperToWorkspace } from "./paper.js";
 import { removeLeftovers } from "./remove-leftovers.js";
 import { copyGraderFiles, hashTaskInputs } from "./task-inputs.js";
 import { BUNDLE_FILES, BUNDLE_SCHEMA_VERSION, type BundleInfo, type BundleManifest, type BundleOptions, type BundleTarget } from "./types.js";
@@ -58,6 +59,9 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
     const { leaks } = await scanWorkspace(workspace, masked.references, { allowed });
 
     const [ws, ref, gr] = await Promise.all([hashTree(workspace), hashTree(reference), hashTree(grader)]);
+    // The paper goes in after hashing on purpose: verification.json compares workspace hashes across
+    // machines, and one without the paper must get the same hash; bundle.json records the paper apart.
+    const paper = await addPaperToWorkspace(task, workspace, opts);
     const manifest: BundleManifest = {
       schema_version: BUNDLE_SCHEMA_VERSION,
       task_id: m.id,
@@ -73,10 +77,12 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
       hashes: { task: await hashTaskInputs(task), workspace: ws.hash, reference: ref.hash, grader: gr.hash },
       removed,
       leaks,
+      ...(paper.paper ? { paper: paper.paper } : {}),
+      ...(paper.warnings.length > 0 ? { warnings: paper.warnings } : {}),
     };
     await writeJsonAtomic(join(tmp, BUNDLE_FILES.manifest), manifest);
     const count = (h: { files: Record<string, string> }): number => Object.keys(h.files).length;
-    info = { ...manifest, dir, files: { workspace: count(ws), reference: count(ref), grader: count(gr) } };
+    info = { ...manifest, dir, files: { workspace: count(ws) + (paper.paper?.files.length ?? 0), reference: count(ref), grader: count(gr) } };
   });
   return info!;
 }

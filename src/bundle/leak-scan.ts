@@ -3,6 +3,7 @@ import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { buildFingerprints, findCopies, type Fingerprints, type TextMatch } from "./leak-fingerprint.js";
+import { WORKSPACE_PAPER_FILES } from "./paper.js";
 
 export type LeakKind = "copy" | "bytecode" | "notebook" | "git" | "checkpoint";
 
@@ -86,6 +87,8 @@ export async function scanWorkspace(workspaceDir: string, references: LeakRefere
         if (e.name === ".ipynb_checkpoints") result.leaks.push({ file: path, kind: "checkpoint", detail: "Jupyter checkpoint folder: saved copies of notebooks" });
         await walk(path);
       } else if (e.isFile()) {
+        // the paper the bundle adds (paper.pdf, paper.md) is the paper's text, not code: it may quote the method
+        if (rel === "" && WORKSPACE_PAPER_FILES.includes(e.name)) continue;
         if (BYTECODE_FILE.test(e.name)) {
           const source = sourceOfBytecode(path);
           const detail = targetFiles.has(source)

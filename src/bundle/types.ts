@@ -1,6 +1,7 @@
 import type { MaskMode } from "../manifest/types.js";
 import type { MaterializedSource, SourceOptions } from "../source/types.js";
 import type { Leak } from "./leak-scan.js";
+import type { BundlePaper, PaperBundleOptions } from "./paper.js";
 
 /** Version of the bundle.json layout below. */
 export const BUNDLE_SCHEMA_VERSION = 1;
@@ -66,6 +67,10 @@ export interface BundleManifest {
   removed: RemovedEntry[];
   /** What the leak scan found in the workspace (copies of the reference, leftovers); warnings here, `lmr verify` decides. */
   leaks: Leak[];
+  /** The paper in the workspace (paper.pdf, paper.md): not part of hashes.workspace. */
+  paper?: BundlePaper;
+  /** Problems worth a word that did not stop the build (e.g. the pinned paper is not available). */
+  warnings?: string[];
 }
 
 /** What `buildBundle` returns: bundle.json plus where it went and how big it is. */
@@ -75,7 +80,7 @@ export interface BundleInfo extends BundleManifest {
   files: { workspace: number; reference: number; grader: number };
 }
 
-export interface BundleOptions extends SourceOptions {
+export interface BundleOptions extends SourceOptions, Omit<PaperBundleOptions, "cacheDir"> {
   /** Clock for `built_at` (tests). */
   now?: () => Date;
 }

@@ -1,5 +1,6 @@
 import { checkRelativePath } from "../core/paths.js";
 import { CATEGORIES } from "./types.js";
+import { checkPaperPin } from "./paper-checks.js";
 import type { DuplicateKey } from "./json-text.js";
 import type { Finding } from "./schema-errors.js";
 import { suggestClosest } from "./suggest.js";
@@ -131,6 +132,7 @@ export function checkSemantics(data: unknown, folderName: string, duplicateKeys:
   findings.push(...checkPaths(data));
   findings.push(...checkTargets(m));
   findings.push(...checkLineOrder(m));
+  findings.push(...checkPaperPin(m));
   findings.push(...checkEnvironment(m.environment));
 
   const tests = asObject(m.tests);

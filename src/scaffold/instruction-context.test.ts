@@ -103,7 +103,7 @@ describe("instruction text", () => {
     for (const heading of ["# Implement `kl_penalty`", "## What to implement", "## Where to look in the paper", "## Files that help", "## Out of scope", "## How your work is checked"]) {
       expect(text).toContain(heading);
     }
-    expect(text).toContain("The paper's text is in `paper.json`");
+    expect(text).toContain("The paper is at the root of this workspace: `paper.md` holds its text, page by page.");
     expect(text).toContain('page 2, section "3 Method", near equation (4): "The KL penalty is (4)"');
     expect(text).toContain("- `utils.py`");
     expect(text).toContain("the\n  parameters with defaults are `coef`");

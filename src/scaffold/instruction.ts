@@ -8,6 +8,8 @@ import { readManifest } from "../manifest/read.js";
 import type { ResolvedTask, TaskManifest } from "../manifest/types.js";
 import { checkManifest } from "../manifest/validate.js";
 import { readPaperPages } from "../paper/extract.js";
+import { pinsPdf } from "../paper/pin.js";
+import { papersDirFrom, resolvePaperPdf } from "../paper/resolve.js";
 import type { Finding } from "../paper/types.js";
 import { applyPrepareSteps } from "../prepare/apply.js";
 import { materializeUpstream } from "../source/materialize.js";
@@ -39,7 +41,9 @@ export function buildInstructionData(input: InstructionInput): TemplateData {
     title: facts.length === 1 ? `Implement \`${facts[0]!.symbol}\`` : `Implement ${joinWords(names)}`,
     paper_title: m.paper.title,
     paper_ref: [m.paper.venue ?? String(m.paper.year), m.paper.url].join(", "),
-    paper_in_workspace: m.paper.text !== undefined,
+    // `lmr build` puts paper.md (and paper.pdf for a pinned PDF) at the workspace root
+    paper_in_workspace: m.paper.text !== undefined || pinsPdf(m.paper),
+    paper_pdf: pinsPdf(m.paper),
     targets: facts.map((f) => ({
       symbol: f.symbol,
       file: f.file,
@@ -81,8 +85,10 @@ export async function renderInstruction(input: InstructionInput, templatePath = 
 
 export interface ScaffoldInstructionOptions extends SourceOptions {
   force?: boolean;
-  /** A PDF or paper.json to search instead of the manifest's paper.text. */
+  /** A PDF or paper.json to search instead of the task's paper (pinned PDF, else paper.text). */
   paper?: string;
+  /** Folder of paper PDFs, as for `lmr build` (default $LMR_PAPERS). */
+  papers?: string;
   keywords?: string[];
   template?: string;
 }
@@ -118,7 +124,10 @@ export async function scaffoldInstruction(taskDir: string, opts: ScaffoldInstruc
   }
   const task: ResolvedTask = { manifest, dir: raw.dir, manifestPath: raw.manifestPath };
   const facts = await withPreparedTree(task, opts, (tree) => describeTargets(tree, manifest.targets, raw.displayPath));
-  const paperPath = opts.paper ?? (manifest.paper.text !== undefined ? join(raw.dir, manifest.paper.text) : undefined);
+  // the paper the build puts in the workspace, found the same way: papers folder, cache, then paper.text
+  const papersDir = papersDirFrom(opts.papers);
+  const pinned = opts.paper === undefined ? await resolvePaperPdf({ id: manifest.id, manifestPath: raw.manifestPath, paper: manifest.paper }, { ...(papersDir !== undefined ? { papersDir } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }) : undefined;
+  const paperPath = opts.paper ?? pinned?.path ?? (manifest.paper.text !== undefined ? join(raw.dir, manifest.paper.text) : undefined);
   const pages = paperPath !== undefined ? (await readPaperPages(paperPath)).pages : undefined;
   const input: InstructionInput = { manifest, facts, ...(pages ? { pages } : {}), ...(opts.keywords ? { keywords: opts.keywords } : {}) };
   const text = await renderInstruction(input, opts.template);

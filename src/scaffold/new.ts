@@ -12,6 +12,7 @@ import { parseCategory, parseTaskId, parseText, parseUrl, parseYear, suggestTask
 import { buildManifest, DRIVER_FILE, driverSkeleton, FIXTURES_DIR, guessContextFiles, INSTRUCTION_FILE, PAPER_FILE, placeholderTest } from "./new-manifest.js";
 import { chooseFile, chooseTarget } from "./new-target.js";
 import { nextSteps } from "./new-next.js";
+import { pinNewPaper } from "./new-paper.js";
 import type { NewEnv, NewFlags, NewResult } from "./new-types.js";
 import { checkRepoFolder, classifyRepo, isInGitRepo, openUpstream, type RepoInput, type UpstreamView } from "./new-upstream.js";
 import { createDirExclusive, pathExists } from "./new-write.js";
@@ -32,7 +33,7 @@ export async function createTask(flags: NewFlags, env: NewEnv): Promise<NewResul
   const tasksDir = resolve(env.cwd, flags.tasksDir ?? DEFAULT_TASKS_DIR);
 
   const title = await answer({ flag: "--paper-title", value: flags.paperTitle, parse: (r) => parseText("--paper-title", r), prompt: (a) => a.text({ message: "Paper title", validate: validatorOf((r) => parseText("--paper-title", r)) }) }, env);
-  const { url, pages } = await answerPaper(flags, env);
+  const { url, pages, pdf } = await answerPaper(flags, env);
   const year = await answer({ flag: "--year", value: flags.year, parse: parseYear, prompt: (a) => a.text({ message: "Year of publication", validate: validatorOf(parseYear) }) }, env);
   const venue = flags.venue ?? (env.ask ? await env.ask.text({ message: "Venue (e.g. NeurIPS 2023; empty to skip)" }) : "");
 
@@ -50,7 +51,10 @@ export async function createTask(flags: NewFlags, env: NewEnv): Promise<NewResul
     const author = await answer({ flag: "--author", value: flags.author, parse: (r) => parseText("--author", r), prompt: async (a) => a.text({ message: "Author (name or handle)", ...withDefault(await readGitUserName(env.cwd)), validate: validatorOf((r) => parseText("--author", r)) }), fallback: () => readGitUserName(env.cwd) }, env);
 
     const taskDir = join(tasksDir, id);
-    const paper: Paper = { title, url, year, ...(venue.trim() !== "" ? { venue: venue.trim() } : {}), ...(pages ? { text: PAPER_FILE } : {}) };
+    const pin = await pinNewPaper(url, pdf, { id, manifestPath: join(taskDir, "task.json"), title, year }, note);
+    // a pinned PDF reaches the workspace through the cache, so its text is not stored in the task
+    const storeText = pages !== undefined && pin.sha256 === undefined;
+    const paper: Paper = { title, url, year, ...(venue.trim() !== "" ? { venue: venue.trim() } : {}), ...(storeText ? { text: PAPER_FILE } : {}), ...pin };
     const manifest = buildManifest(
       { id, paper, category, upstream: upstreamSpec(repo, view, license, taskDir), target, contextFiles: guessContextFiles(file, source, view.sourceFiles), author, python: await detectPythonVersion(), created: env.today ?? new Date().toISOString().slice(0, 10) },
       taskDir,
@@ -63,7 +67,7 @@ export async function createTask(flags: NewFlags, env: NewEnv): Promise<NewResul
       [testFile]: placeholderTest(target, testFile),
       [DRIVER_FILE]: driverSkeleton(target),
       [`${FIXTURES_DIR}/.gitkeep`]: "",
-      ...(pages ? { [PAPER_FILE]: JSON.stringify(pages, null, 2) + "\n" } : {}),
+      ...(storeText ? { [PAPER_FILE]: JSON.stringify(pages, null, 2) + "\n" } : {}),
     };
     await createDirExclusive(taskDir, files);
     note(`wrote ${relative(env.cwd, taskDir) || "."}/ (${Object.keys(files).join(", ")})`);
@@ -85,7 +89,7 @@ function withDefault(value: string | undefined): { default?: string } {
   return value !== undefined ? { default: value } : {};
 }
 
-async function answerPaper(flags: NewFlags, env: NewEnv): Promise<{ url: string; pages?: Record<string, string> }> {
+async function answerPaper(flags: NewFlags, env: NewEnv): Promise<{ url: string; pages?: Record<string, string>; pdf?: string }> {
   let pdf = flags.paperPdf;
   let url = flags.paperUrl !== undefined ? parseUrl("--paper-url", flags.paperUrl) : undefined;
   if (url === undefined && pdf === undefined && env.ask) {
@@ -95,7 +99,7 @@ async function answerPaper(flags: NewFlags, env: NewEnv): Promise<{ url: string;
   }
   const pages = pdf !== undefined ? await readPages(env.cwd, pdf) : undefined;
   url ??= await answer({ flag: "--paper-url", value: undefined, parse: (r) => parseUrl("--paper-url", r), prompt: (a) => a.text({ message: "Paper URL (a stable link, e.g. https://arxiv.org/abs/…)", validate: validatorOf((r) => parseUrl("--paper-url", r)) }) }, env);
-  return { url, ...(pages ? { pages } : {}) };
+  return { url, ...(pages ? { pages } : {}), ...(pdf !== undefined ? { pdf: resolve(env.cwd, pdf) } : {}) };
 }
 
 function looksLikeUrl(raw: string): boolean {

@@ -1,7 +1,7 @@
 import { readFile, readdir, rename, stat, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashTree } from "../../src/core/hash.js";
+import { hashTree, listFiles } from "../../src/core/hash.js";
 import type { BundleInfo, BundleManifest } from "../../src/bundle/types.js";
 import { findLines, forbiddenEntries, listTree, maskedAwayLines } from "../helpers/bundle-checks.js";
 import { EXAMPLE_TASKS, UPSTREAMS, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
@@ -110,7 +110,12 @@ describe("lmr build on the example tasks (local upstreams)", () => {
     for (const info of infos) {
       const onDisk = await readBundle(info.dir);
       expect(onDisk.hashes).toEqual(info.hashes);
-      expect(onDisk.hashes.workspace).toBe((await hashTree(join(info.dir, "workspace"))).hash);
+      // paper.pdf / paper.md stay out of the workspace hash; bundle.json "paper" records them
+      const ws = join(info.dir, "workspace");
+      const hashed = (await listFiles(ws)).filter((f) => f !== "paper.pdf" && f !== "paper.md");
+      expect(onDisk.hashes.workspace).toBe((await hashTree(ws, hashed)).hash);
+      const { paper } = JSON.parse(await readFile(join(EXAMPLE_TASKS, info.task_id, "task.json"), "utf8"));
+      expect(onDisk.paper?.source, info.task_id).toBe(paper.text !== undefined ? "task" : undefined);
       expect(onDisk.hashes.reference).toBe((await hashTree(join(info.dir, "reference"))).hash);
       expect(onDisk.hashes.grader).toBe((await hashTree(join(info.dir, "grader"))).hash);
       expect(onDisk.hashes.task).toBe(await taskHash(join(EXAMPLE_TASKS, info.task_id)));

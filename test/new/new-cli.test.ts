@@ -192,7 +192,7 @@ describe("lmr new: other upstreams, modes and paper text", () => {
     expect(Object.keys(pages)).toEqual(["1", "2"]);
     expect(pages["2"]).toContain("The preference loss is the");
     const text = await readFile(join(dir, "instruction.md"), "utf8");
-    expect(text).toContain("The paper's text is in `paper.json`");
+    expect(text).toContain("The paper is at the root of this workspace: `paper.md` holds its text, page by page.");
     expect(text).toMatch(/- page 2, section "4 Method", near equation \(7\): "The preference loss/);
     const v = await runCli(["validate", dir], { cwd: p.root });
     expect(v.exitCode).toBe(0);

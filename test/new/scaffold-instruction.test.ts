@@ -31,7 +31,7 @@ describe("scaffold instruction (library) on copies of the example tasks", () => 
     expect(r.passages).toBeGreaterThan(0);
     const text = await readFile(r.file, "utf8");
     expect(r.todos).toBe((text.match(/TODO\(author\)/g) ?? []).length);
-    expect(text).toContain("The paper's text is in `paper.json`");
+    expect(text).toContain("The paper is at the root of this workspace: `paper.md` holds its text, page by page.");
     expect(text).toMatch(/- page 2[^\n]*label smoothing|- page 1:/);
     expect(text).toContain("- `utils.py`\n- `models.py`\n- `train.py`");
     expect(text).toContain("the\n  parameters with defaults are `label_smoothing` and `ipo`");

@@ -12,6 +12,8 @@ interface BuildOptions {
   out: string;
   tasksDir: string;
   mirror?: string;
+  papers?: string;
+  requirePaper?: boolean;
   json?: boolean;
 }
 
@@ -23,14 +25,17 @@ export function registerBuild(program: Command): void {
     .requiredOption("--out <DIR>", "folder that receives one bundle folder per task (OUT/<task-id>/)")
     .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
     .option("--mirror <DIR>", "local mirror of github.com repositories (OWNER+NAME/…); default $LMR_MIRROR")
+    .option("--papers <DIR>", "folder of paper PDFs (<sha256>.pdf, <arxiv id>.pdf or <task id>.pdf); default $LMR_PAPERS, else the cache")
+    .option("--require-paper", "a task whose paper is not available is an error (default: a warning; or $LMR_REQUIRE_PAPER=1)")
     .option("--json", "print the built bundles as a JSON array")
     .addHelpText(
       "after",
       `
 Each bundle OUT/<task-id>/ holds:
-  workspace/    the upstream at its commit, prepared, targets masked, plus instruction.md
-                (and paper.json); .git, __pycache__, *.pyc, .ipynb_checkpoints and copies
-                of target files removed
+  workspace/    the upstream at its commit, prepared, targets masked, plus instruction.md,
+                paper.pdf and paper.md (the paper's text by page) at the root (paper.json
+                too for tasks with their own paper text); .git, __pycache__, *.pyc,
+                .ipynb_checkpoints and copies of target files removed
   reference/    the unmasked target files
   grader/       the task's tests and fixtures
   bundle.json   upstream commit, targets, hashes, what was removed, leaks found
@@ -39,11 +44,18 @@ Manifests are validated first; nothing is written when one is invalid. A bundle
 appears complete or not at all. Leaks of the reference left in the workspace (copies,
 reformatted copies, notebooks, bytecode, .git, backups) are warnings here (bundle.json
 "leaks", the same scan as \`lmr verify\`'s leaks step); \`lmr verify\` decides.
-Exit codes: 0 built, 2 invalid task or usage, 3 git or file-system failure.
+The paper is never downloaded here: the PDF comes from --papers DIR or the cache
+that \`lmr paper fetch\` fills. A pinned paper that is not there is a warning (once
+per task, and in bundle.json "warnings"), and the task builds without it; with
+--require-paper it is an error. paper.pdf/paper.md are left out of the workspace
+hash (a machine without the paper builds the same hash); bundle.json "paper" records them.
+Exit codes: 0 built, 2 invalid task, usage or a required paper missing, 3 git or
+file-system failure.
 
 Examples:
   $ lmr build examples/tasks/pref-loss --out bundles
-  $ lmr build --tasks-dir tasks --out bundles --mirror /data/mirror --json`,
+  $ lmr build --tasks-dir tasks --out bundles --mirror /data/mirror --json
+  $ lmr paper fetch && lmr build --out bundles --require-paper`,
     )
     .action(action(runBuild));
 }
@@ -67,7 +79,11 @@ async function runBuild(taskDirs: string[], opts: BuildOptions): Promise<number>
   for (const [i, dir] of dirs.entries()) {
     const task = await loadTask(dir);
     progress(`building ${task.manifest.id} (${i + 1}/${dirs.length})`);
-    const info = await buildBundle(task, opts.out, opts.mirror !== undefined ? { mirror: opts.mirror } : {});
+    const info = await buildBundle(task, opts.out, {
+      ...(opts.mirror !== undefined ? { mirror: opts.mirror } : {}),
+      ...(opts.papers !== undefined ? { papers: opts.papers } : {}),
+      ...(opts.requirePaper ? { requirePaper: true } : {}),
+    });
     progressDone();
     built.push(info);
     for (const leak of info.leaks) {
@@ -77,6 +93,7 @@ async function runBuild(taskDirs: string[], opts: BuildOptions): Promise<number>
       const message = `${leak.kind} leak: ${leak.detail}${note}`;
       process.stderr.write(paint("yellow", `warning: ${formatProblem({ file: `${info.task_id}: ${leak.file}${cell}${line}`, message })}`, process.stderr) + "\n");
     }
+    for (const w of info.warnings ?? []) process.stderr.write(paint("yellow", `warning: ${w}`, process.stderr) + "\n");
     if (!opts.json) {
       const n = info.targets.length;
       process.stdout.write(`built ${info.task_id} → ${shown(info.dir)} (${n} target${n === 1 ? "" : "s"}, ${info.files.workspace} files)\n`);

@@ -16,8 +16,8 @@ export function registerNew(program: Command): void {
     .command("new")
     .description("create a task folder: task.json, a draft instruction, a failing placeholder test")
     .option("--paper-title <TEXT>", "the paper's title")
-    .option("--paper-url <URL>", "a stable link to the paper (e.g. https://arxiv.org/abs/2305.18290)")
-    .option("--paper-pdf <FILE>", "the paper as a PDF (or a paper.json): its text goes to the task's paper.json")
+    .option("--paper-url <URL>", "a stable link to the paper; an arXiv link with a version (https://arxiv.org/abs/2305.18290v3) pins the PDF")
+    .option("--paper-pdf <FILE>", "the paper as a PDF (or a paper.json): its text goes to the task's paper.json, its sha256 pins the PDF")
     .option("--year <YYYY>", "year of publication")
     .option("--venue <TEXT>", "where it was published, e.g. \"NeurIPS 2023\"")
     .option("--repo <URL|PATH>", "the paper's code: a git URL, or a local folder inside this project")
@@ -48,12 +48,17 @@ required flag (--paper-title --paper-url --year --repo --commit (URL only) --fil
 Every answer is checked against the upstream at the commit; a wrong one exits 2
 naming the flag, with near matches. The task folder is written whole in one
 rename, and never over an existing one.
+The paper is pinned from --paper-url: an arXiv link with a version sets
+paper.arxiv, a direct .pdf link paper.pdf_url. paper.sha256/bytes come from
+--paper-pdf (the PDF then goes into the paper cache), else from downloading the
+pinned PDF (from $LMR_ARXIV_BASE for arXiv); when that fails the task is written
+without them (\`lmr paper fetch --update-manifest\` adds them later).
 Exit codes: 0 written, 1 written but it does not validate (please report it),
 2 bad usage or a wrong answer (nothing written), 3 infrastructure (git, network).
 
 Examples:
   $ lmr new
-  $ lmr new --yes --paper-title "Direct Preference Optimization" --paper-url https://arxiv.org/abs/2305.18290 \\
+  $ lmr new --yes --paper-title "Direct Preference Optimization" --paper-url https://arxiv.org/abs/2305.18290v3 \\
       --year 2023 --repo https://github.com/eric-mitchell/direct-preference-optimization --commit "$COMMIT" \\
       --file trainers.py --symbol preference_loss --category "training objectives" --author "A. Person"`,
     )

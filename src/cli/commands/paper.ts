@@ -6,6 +6,7 @@ import { findInPaper, formatFinding } from "../../paper/find.js";
 import { toMarkdown } from "../../paper/markdown.js";
 import { action } from "../action.js";
 import { printJson } from "../output.js";
+import { registerPaperFetch } from "./paper-fetch.js";
 
 interface ExtractOptions {
   out?: string;
@@ -19,14 +20,17 @@ interface FindOptions {
 export function registerPaper(program: Command): void {
   const paper = program
     .command("paper")
-    .description("paper text: extract a PDF to paper.json / paper.md, find terms in it")
+    .description("papers: fetch the pinned PDFs, extract a PDF to paper.json / paper.md, find terms in it")
     .addHelpText(
       "after",
       `
 Examples:
+  $ lmr paper fetch
   $ lmr paper extract paper.pdf --out tasks/dpo-loss/paper.json --md paper.md
   $ lmr paper find tasks/dpo-loss/paper.json "preference loss" beta`,
     );
+
+  registerPaperFetch(paper);
 
   paper
     .command("extract")

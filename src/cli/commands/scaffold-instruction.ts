@@ -8,6 +8,7 @@ import { printJson } from "../output.js";
 interface InstructionFlags {
   force?: boolean;
   paper?: string;
+  papers?: string;
   keywords?: string[];
   mirror?: string;
   template?: string;
@@ -21,7 +22,8 @@ export function registerScaffoldInstruction(group: Command): void {
     .description("write a draft instruction.md for a task, with TODOs for the author")
     .argument("<TASK_DIR>", "the task folder (holds task.json)")
     .option("--force", "replace an existing instruction (your edits are lost)")
-    .option("--paper <PATH>", "paper text to search (a PDF or paper.json); default: the manifest's paper.text")
+    .option("--paper <PATH>", "paper text to search (a PDF or paper.json); default: the task's pinned PDF, else paper.text")
+    .option("--papers <DIR>", "folder of paper PDFs, as for lmr build; default $LMR_PAPERS, else the cache")
     .option("--keywords <TERM...>", "more terms to find in the paper (quote multi-word terms)")
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
     .option("--template <FILE>", "use this template instead of the toolkit's templates/instruction.md.tmpl")
@@ -30,7 +32,8 @@ export function registerScaffoldInstruction(group: Command): void {
       "after",
       `
 Checks out the upstream at its commit, applies the prepare steps and reads each
-target's signature and docstring; searches the paper text (paper.text in the
+target's signature and docstring; searches the paper (the pinned PDF from
+--papers DIR or the cache that \`lmr paper fetch\` fills, else paper.text in the
 manifest, or --paper) for the target's name, its docstring's words and
 --keywords, and cites the pages, sections and equations found. The draft says
 what to implement, where in the paper, which context files help, what is out of
@@ -49,6 +52,7 @@ async function runInstruction(taskDir: string, flags: InstructionFlags): Promise
   const r = await scaffoldInstruction(taskDir, {
     ...(flags.force ? { force: true } : {}),
     ...(flags.paper !== undefined ? { paper: flags.paper } : {}),
+    ...(flags.papers !== undefined ? { papers: flags.papers } : {}),
     ...(flags.keywords ? { keywords: flags.keywords } : {}),
     ...(flags.mirror !== undefined ? { mirror: flags.mirror } : {}),
     ...(flags.template !== undefined ? { template: flags.template } : {}),
