@@ -1,118 +1,43 @@
-"""Grader tests for cad.context_aware_sampling (context-aware decoding, sampling variant).
+"""Grader tests for cad.context_aware_sampling (context-aware decoding, sampling).
 
-Models are tiny GPT-2s built from a config, with weights drawn from numpy's seeded
-RandomState (no download). Checks: recorded reference samples, the limit of a tiny
-temperature (argmax of the contrastive logits, computed here), alpha = 0 against plain
-sampling from the model, which inputs the model sees, max_length, EOS, determinism.
+What is checked is the decoding rule itself, not one way of drawing samples: how a token
+is drawn (torch.multinomial, torch.distributions.Categorical, Gumbel noise, ...) and how
+the model is run (whole sequences, or a key/value cache) are left to the implementation.
+
+- at temperature 1e-5 sampling from the adjusted distribution always takes its most likely
+  token, so the output is fixed: compared with outputs recorded from the reference (where
+  every step's best token wins by a margin that rounding cannot undo);
+- at ordinary temperatures the first sampled token must follow the reference's next-token
+  distribution (recorded from what it hands to torch.multinomial): a chi-square test over
+  300 seeded samples, failing only below p = 1e-6;
+- the output's form, the stopping rule, and reproducibility under torch.manual_seed.
+
+Models are tiny GPT-2s (tests/cad_toy_models.py); the fixtures come from
+generators/cad_samples.py.
 """
 import json
+import math
 from pathlib import Path
-from types import SimpleNamespace
 
-import numpy as np
 import pytest
 import torch
-import transformers
 
 from cad import context_aware_sampling
+from cad_toy_models import MODEL_SEEDS, NO_EOS, VOCAB, Tok, make_prompt, next_logits, tiny_lm
 
-_equal = torch.equal
-_softmax = torch.softmax
-_multinomial = torch.multinomial
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-VOCAB = 40
-NO_EOS = 10_000  # an id no token has: generation never stops early
-
-
-# ---------------------------------------------------------------------------------------------
-# models and inputs
-
-
-def tiny_lm(seed, vocab=VOCAB, scale=0.3):
-    """A 2-layer GPT-2 whose weights come from numpy's RandomState(seed) (same on any torch)."""
-    config = transformers.GPT2Config(
-        vocab_size=vocab, n_positions=96, n_embd=32, n_layer=2, n_head=2,
-        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
-    )
-    model = transformers.GPT2LMHeadModel(config)
-    rs = np.random.RandomState(seed)
-    with torch.no_grad():
-        for name, p in sorted(model.named_parameters(), key=lambda kv: kv[0]):
-            noise = torch.from_numpy(rs.standard_normal(tuple(p.shape)).astype(np.float32))
-            p.copy_(1.0 + 0.1 * noise if name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight")) else scale * noise)
-    return model.eval()
-
-
-class Tok:
-    """The tokenizer argument: only its end-of-sequence id matters to decoding."""
-
-    def __init__(self, eos_token_id=NO_EOS):
-        self.eos_token_id = eos_token_id
-        self.pad_token_id = None
-
-    def decode(self, ids, skip_special_tokens=False):
-        return " ".join(str(int(i)) for i in ids)
-
-
-class Recorder(torch.nn.Module):
-    """Wraps a model and keeps a copy of every input it is called with."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-        self.inputs = []
-
-    def forward(self, input_ids, *args, **kwargs):
-        self.inputs.append(input_ids.detach().clone())
-        return self.model(input_ids, *args, **kwargs)
-
-
-def make_prompt(seed, context_len, question_len, vocab=VOCAB):
-    """input_ids = [context ; question] of shape (1, C + Q), and the 1-D context ids."""
-    g = np.random.RandomState(1000 + seed)
-    context = torch.from_numpy(g.randint(2, vocab, size=context_len)).long()
-    question = torch.from_numpy(g.randint(2, vocab, size=question_len)).long()
-    return torch.cat([context, question]).unsqueeze(0), context
+TINY_TEMPERATURE = 1e-5
+SAMPLES = 300
+MIN_P_VALUE = 1e-6
 
 
 @pytest.fixture(scope="module")
 def models():
-    return {seed: tiny_lm(seed) for seed in (0, 1, 2)}
+    return {seed: tiny_lm(seed) for seed in MODEL_SEEDS}
 
 
-def last_logits(model, ids):
-    with torch.no_grad():
-        return model(ids).logits[0, -1, :].double()
-
-
-def greedy_oracle(model, input_ids, context_len, alpha, steps):
-    """Argmax of (1 + alpha) * logits(full) - alpha * logits(without the context), step by step.
-    Also returns the smallest gap between the best and second-best adjusted logit."""
-    ids = input_ids.clone()
-    gaps = []
-    for _ in range(steps):
-        adjusted = (1 + alpha) * last_logits(model, ids) - alpha * last_logits(model, ids[:, context_len:])
-        top = torch.topk(adjusted, 2).values
-        gaps.append(float(top[0] - top[1]))
-        ids = torch.cat([ids, adjusted.argmax().view(1, 1)], dim=-1)
-    return ids, min(gaps)
-
-
-def plain_sampler(model, input_ids, steps, temperature, seed):
-    """Regular ancestral sampling from the model on the full input (no context contrast)."""
+def run(model, input_ids, context, seed=0, eos=NO_EOS, **kwargs):
     torch.manual_seed(seed)
-    ids = input_ids.clone()
-    for _ in range(steps):
-        with torch.no_grad():
-            logits = model(ids).logits[:, -1, :]
-        token = _multinomial(_softmax(logits / temperature, dim=-1), num_samples=1)
-        ids = torch.cat([ids, token], dim=-1)
-    return ids
-
-
-def run(model, input_ids, context, seed=None, eos=NO_EOS, **kwargs):
-    if seed is not None:
-        torch.manual_seed(seed)
     return context_aware_sampling(model, Tok(eos), input_ids, context, **kwargs)
 
 
@@ -120,135 +45,169 @@ def as_list(t):
     return [int(x) for x in t.reshape(-1)]
 
 
+def _fixture():
+    return json.loads((FIXTURES / "cad_samples.json").read_text(encoding="utf-8"))
+
+
+def _greedy_id(c):
+    eos = "" if c["eos"] == NO_EOS else f"-eos{c['eos']}"
+    return f"m{c['model']}-p{c['prompt']}-a{c['alpha']}-n{c['max_length']}{eos}"
+
+
+def _distribution_id(c):
+    return f"m{c['model']}-p{c['prompt']}-a{c['alpha']}-t{c['temperature']}"
+
+
+def chi_square_survival(x, dof):
+    """P(X >= x) for X ~ chi-square(dof): the regularised upper incomplete gamma Q(dof/2, x/2)."""
+    a, z = dof / 2.0, x / 2.0
+    if z <= 0:
+        return 1.0
+    scale = math.exp(-z + a * math.log(z) - math.lgamma(a))
+    if z < a + 1:  # power series for the lower part
+        term = total = 1.0 / a
+        n = 1
+        while abs(term) > 1e-16 * abs(total):
+            term *= z / (a + n)
+            total += term
+            n += 1
+        return max(0.0, 1.0 - scale * total)
+    tiny = 1e-300  # continued fraction for the upper part (modified Lentz)
+    b = z + 1.0 - a
+    c, d = 1.0 / tiny, 1.0 / b
+    h = d
+    for i in range(1, 10_000):
+        an = -i * (i - a)
+        b += 2.0
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1.0 / d
+        h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return scale * h
+
+
+def chi_square_p_value(counts, probs, min_expected=10.0):
+    """Pearson's test of observed counts against probabilities; cells expected below
+    `min_expected` times are pooled."""
+    n = sum(counts)
+    cells, pool_obs, pool_exp = [], 0, 0.0
+    for obs, p in zip(counts, probs):
+        if n * p >= min_expected:
+            cells.append((obs, n * p))
+        else:
+            pool_obs, pool_exp = pool_obs + obs, pool_exp + n * p
+    if pool_exp > 0:
+        if pool_exp < min_expected and cells:
+            cells.sort(key=lambda oe: oe[1])
+            obs, exp = cells.pop(0)
+            pool_obs, pool_exp = pool_obs + obs, pool_exp + exp
+        cells.append((pool_obs, pool_exp))
+    stat = sum((obs - exp) ** 2 / exp for obs, exp in cells)
+    return chi_square_survival(stat, len(cells) - 1)
+
+
 # ---------------------------------------------------------------------------------------------
-# recorded reference samples
+# the adjusted distribution
 
 
-def _load_cases():
-    return json.loads((FIXTURES / "cad_samples.json").read_text(encoding="utf-8"))["cases"]
-
-
-def _case_id(c):
-    return f"m{c['model']}-p{c['prompt']}-a{c['alpha']}-t{c['temperature']}-n{c['max_length']}-s{c['seed']}"
-
-
-@pytest.mark.parametrize("case", _load_cases(), ids=_case_id)
-def test_matches_recorded_reference_samples(models, case):
+@pytest.mark.parametrize("case", _fixture()["greedy"], ids=_greedy_id)
+def test_tiny_temperature_matches_the_reference(models, case):
     input_ids, context = make_prompt(case["prompt"], case["context_len"], case["question_len"])
-    out = run(models[case["model"]], input_ids, context, seed=case["seed"], eos=case["eos"],
-              alpha=case["alpha"], max_length=case["max_length"], temperature=case["temperature"])
+    out = run(models[case["model"]], input_ids, context, eos=case["eos"], alpha=case["alpha"],
+              max_length=case["max_length"], temperature=TINY_TEMPERATURE)
     assert out.shape == (1, len(case["output"]))
     assert as_list(out) == case["output"]
 
 
+@pytest.mark.parametrize("index,case", list(enumerate(_fixture()["distributions"])),
+                         ids=[_distribution_id(c) for c in _fixture()["distributions"]])
+def test_sampled_tokens_follow_the_reference_distribution(models, index, case):
+    input_ids, context = make_prompt(case["prompt"], case["context_len"], case["question_len"])
+    counts = [0] * VOCAB
+    torch.manual_seed(4242 + index)
+    for _ in range(SAMPLES):
+        out = context_aware_sampling(models[case["model"]], Tok(), input_ids, context, alpha=case["alpha"],
+                                     max_length=1, temperature=case["temperature"])
+        assert out.shape == (1, input_ids.shape[1] + 1)
+        counts[int(out[0, -1])] += 1
+    p_value = chi_square_p_value(counts, case["probs"])
+    assert p_value > MIN_P_VALUE, f"sampled tokens {counts} do not follow the distribution (p = {p_value:.3g})"
+
+
+def test_alpha_zero_follows_the_model_alone(models):
+    # with no contrast the most likely token is the model's own, on the whole sequence
+    input_ids, context = make_prompt(30, 6, 5)
+    want = input_ids.clone()
+    for _ in range(10):
+        want = torch.cat([want, next_logits(models[1], want).argmax().view(1, 1)], dim=-1)
+    out = run(models[1], input_ids, context, alpha=0.0, max_length=10, temperature=TINY_TEMPERATURE)
+    assert as_list(out) == as_list(want)
+
+
 def test_recorded_cases_cover_the_settings():
-    cases = _load_cases()
-    assert {c["alpha"] for c in cases} >= {0.0, 0.5, 1.0, 2.0}
-    assert {c["temperature"] for c in cases} >= {0.5, 1.0, 1.5}
-    assert any(c["eos"] != NO_EOS and len(c["output"]) < c["prompt_len"] + c["max_length"] for c in cases)
+    fixture = _fixture()
+    assert {c["alpha"] for c in fixture["greedy"]} >= {0.0, 0.5, 1.0, 2.0, 3.0}
+    assert any(c["eos"] != NO_EOS for c in fixture["greedy"])
+    assert len({(c["alpha"], c["temperature"]) for c in fixture["distributions"]}) >= 3
 
 
 # ---------------------------------------------------------------------------------------------
-# properties
+# the output and the stopping rule
 
 
 def test_output_is_the_prompt_followed_by_max_length_new_tokens(models):
-    input_ids, context = make_prompt(3, 6, 4)
+    input_ids, context = make_prompt(31, 6, 4)
     before = input_ids.clone()
     out = run(models[0], input_ids, context, seed=11, alpha=0.5, max_length=7, temperature=1.0)
     assert isinstance(out, torch.Tensor) and out.dtype == torch.long
     assert out.shape == (1, 10 + 7)
-    assert _equal(out[:, :10], before)
-    assert _equal(input_ids, before), "input_ids must not be modified"
+    assert torch.equal(out[:, :10], before)
     assert all(0 <= t < VOCAB for t in as_list(out[:, 10:]))
 
 
+def test_input_ids_are_not_modified(models):
+    input_ids, context = make_prompt(32, 5, 4)
+    before, context_before = input_ids.clone(), context.clone()
+    run(models[2], input_ids, context, seed=3, alpha=1.0, max_length=6, temperature=1.0)
+    assert torch.equal(input_ids, before) and torch.equal(context, context_before)
+
+
 def test_zero_new_tokens_returns_the_prompt(models):
-    input_ids, context = make_prompt(4, 5, 3)
-    out = run(models[1], input_ids, context, seed=0, alpha=1.0, max_length=0)
-    assert out.shape == input_ids.shape and _equal(out, input_ids)
+    input_ids, context = make_prompt(33, 5, 3)
+    out = run(models[1], input_ids, context, alpha=1.0, max_length=0)
+    assert out.shape == input_ids.shape and torch.equal(out, input_ids)
 
 
-@pytest.mark.parametrize("alpha", [0.0, 0.5, 1.0, 3.0])
-@pytest.mark.parametrize("model_seed,prompt", [(0, (5, 8, 4)), (1, (6, 12, 3)), (2, (7, 3, 6))])
-def test_tiny_temperature_follows_the_argmax_of_the_contrastive_logits(models, alpha, model_seed, prompt):
-    seed, context_len, question_len = prompt
-    input_ids, context = make_prompt(seed, context_len, question_len)
-    want, gap = greedy_oracle(models[model_seed], input_ids, context_len, alpha, steps=10)
-    assert gap > 1e-3  # the argmax is well defined (a property of our fixture models)
-    out = run(models[model_seed], input_ids, context, seed=5, alpha=alpha, max_length=10, temperature=1e-5)
-    assert as_list(out) == as_list(want)
+def test_stops_right_after_the_end_of_sequence_token(models):
+    # the recorded continuation without an end-of-sequence id, and its token at step 5 as that id
+    case = next(c for c in _fixture()["greedy"] if c["eos"] == NO_EOS and c["alpha"] == 1.0)
+    input_ids, context = make_prompt(case["prompt"], case["context_len"], case["question_len"])
+    prompt_len = input_ids.shape[1]
+    new = case["output"][prompt_len:]
+    eos = new[5]
+    want = case["output"][: prompt_len + new.index(eos) + 1]
+    out = run(models[case["model"]], input_ids, context, eos=eos, alpha=case["alpha"],
+              max_length=case["max_length"], temperature=TINY_TEMPERATURE)
+    assert as_list(out) == want
 
 
-def test_the_context_changes_the_greedy_continuation(models):
-    # on these prompts the contrast with the context-free logits picks other tokens than the
-    # model alone would: alpha matters
-    differs = 0
-    for seed in range(3):
-        input_ids, context = make_prompt(seed, 8, 4)
-        plain = run(models[seed], input_ids, context, seed=1, alpha=0.0, max_length=8, temperature=1e-5)
-        contrast = run(models[seed], input_ids, context, seed=1, alpha=1.0, max_length=8, temperature=1e-5)
-        differs += as_list(plain) != as_list(contrast)
-    assert differs >= 2
+def test_end_of_sequence_token_in_the_prompt_does_not_stop(models):
+    # the last prompt token is the end-of-sequence id, and the continuation never produces it
+    case = next(c for c in _fixture()["greedy"] if c["eos"] == NO_EOS and c["alpha"] > 0
+                and c["output"][c["context_len"] + c["question_len"] - 1] not in c["output"][c["context_len"] + c["question_len"]:])
+    input_ids, context = make_prompt(case["prompt"], case["context_len"], case["question_len"])
+    eos = case["output"][input_ids.shape[1] - 1]
+    out = run(models[case["model"]], input_ids, context, eos=eos, alpha=case["alpha"],
+              max_length=case["max_length"], temperature=TINY_TEMPERATURE)
+    assert as_list(out) == case["output"]
 
 
-@pytest.mark.parametrize("temperature", [0.7, 1.0, 2.0])
-def test_alpha_zero_is_regular_sampling(models, temperature):
-    input_ids, context = make_prompt(8, 7, 5)
-    want = plain_sampler(models[2], input_ids, steps=12, temperature=temperature, seed=123)
-    out = run(models[2], input_ids, context, seed=123, alpha=0.0, max_length=12, temperature=temperature)
-    assert as_list(out) == as_list(want)
-
-
-def test_model_sees_the_full_sequence_and_the_sequence_without_the_context(models):
-    input_ids, context = make_prompt(9, 6, 3)
-    spy = Recorder(models[0])
-    out = run(spy, input_ids, context, seed=4, alpha=0.5, max_length=5, temperature=1.0)
-    seen = {tuple(as_list(x)) for x in spy.inputs}
-    for step in range(5):
-        full = out[:, : 9 + step]
-        assert tuple(as_list(full)) in seen, f"step {step}: full sequence not passed to the model"
-        assert tuple(as_list(full[:, 6:])) in seen, f"step {step}: sequence without the context not passed"
-    assert all(x.dim() == 2 and x.shape[0] == 1 for x in spy.inputs)
-
-
-def test_stops_after_the_end_of_sequence_token(models):
-    input_ids, context = make_prompt(10, 6, 4)
-    greedy, _ = greedy_oracle(models[1], input_ids, 6, 0.5, steps=12)
-    new = as_list(greedy[:, 10:])
-    eos = new[4]
-    first = new.index(eos)
-    out = run(models[1], input_ids, context, seed=0, eos=eos, alpha=0.5, max_length=12, temperature=1e-5)
-    assert as_list(out) == as_list(input_ids) + new[: first + 1]
-    # the prompt may contain the EOS id: only generated tokens stop decoding
-    prompt_with_eos = input_ids.clone()
-    prompt_with_eos[0, -1] = eos
-    out = run(models[1], prompt_with_eos, context, seed=0, eos=eos, alpha=0.5, max_length=6, temperature=1.0)
-    generated = as_list(out[:, prompt_with_eos.shape[1]:])
-    assert len(generated) == 6 and eos not in generated
-
-
-def test_same_seed_same_sample_and_seeds_differ(models):
-    input_ids, context = make_prompt(12, 5, 5)
+def test_same_seed_gives_the_same_sample(models):
+    input_ids, context = make_prompt(34, 5, 5)
     a = run(models[0], input_ids, context, seed=77, alpha=0.5, max_length=15, temperature=1.0)
     b = run(models[0], input_ids, context, seed=77, alpha=0.5, max_length=15, temperature=1.0)
-    assert _equal(a, b)
-    others = {tuple(as_list(run(models[0], input_ids, context, seed=s, alpha=0.5, max_length=15, temperature=1.0)))
-              for s in range(5)}
-    assert len(others) >= 3
-
-
-def test_higher_temperature_flattens_the_sampled_tokens(models):
-    # the same prompt sampled many times: the share of the contrastive argmax token at the first
-    # step falls as the temperature rises
-    input_ids, context = make_prompt(13, 6, 4)
-    greedy, _ = greedy_oracle(models[2], input_ids, 6, 1.0, steps=1)
-    top = int(greedy[0, -1])
-    share = {}
-    for temperature in (0.25, 1.0, 8.0):
-        hits = 0
-        for s in range(150):
-            out = run(models[2], input_ids, context, seed=1000 + s, alpha=1.0, max_length=1, temperature=temperature)
-            hits += int(out[0, -1]) == top
-        share[temperature] = hits
-    assert share[0.25] > share[1.0] > share[8.0]
+    assert torch.equal(a, b)

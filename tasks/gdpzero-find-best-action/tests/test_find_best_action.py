@@ -1,275 +1,320 @@
 """Grader tests for MCTS.find_best_action and OpenLoopMCTS.find_best_action (PUCT selection).
 
-The statistics of a node are set by hand and the choice is compared with the PUCT rule
-written out below; full searches with a toy persuasion dialogue (our stand-in agents and
-planner, seeded) are compared with root and tree statistics recorded from the reference.
+Every node these tests ask about holds statistics that a search can hold: it is expanded
+by the planner's own `_init_node` (valid acts in increasing order, every value Q_0, every
+count 0, the prior restricted to the valid acts and renormalised), then updated only the
+way the backup of `search` updates it (the act's running mean, Ns and that act's count
+each grow by one). So Ns is always the sum of the act counts, and an act never followed
+keeps the value Q_0. Nothing else about the statistics is assumed.
+
+- hand-made nodes, each checking one part of the rule (expected choices worked out in the
+  comments);
+- nodes grown step by step as a search grows them, compared with the rule written out here;
+- whole searches over a toy dialogue (tests/toy_dialogue.py), compared with the trees
+  recorded from the reference by generators/search_runs.py.
 """
 import json
 import math
 import random
-import zlib
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from core.game import PersuasionGame
 from core.helpers import DialogSession
-from core.mcts import MCTS, OpenLoopMCTS
+from core.game import PersuasionGame
+from toy_dialogue import SYS_ACTS, make_planner, run_search, tree_statistics
 
-_isclose = math.isclose
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-PLANNERS = [MCTS, OpenLoopMCTS]
-SYS_ACTS = PersuasionGame.get_game_ontology()["system"]["dialog_acts"]
-USER_ACTS = PersuasionGame.get_game_ontology()["user"]["dialog_acts"]
+KINDS = ["MCTS", "OpenLoopMCTS"]
+NUM_ACTS = len(SYS_ACTS)
 
 
 # ---------------------------------------------------------------------------------------------
-# hand-set node statistics
+# nodes as a search makes them
 
 
-def make_planner(cls, cpuct=1.0, q0=0.0, max_realizations=3, game=None, player=None):
-    configs = SimpleNamespace(cpuct=cpuct, Q_0=q0, max_realizations=max_realizations)
-    return cls(game, player, configs)
-
-
-def set_node(mcts, key, valid, q, n, prior, visits=None, num_acts=None):
-    """Statistics in the layout the planner keeps: numpy act ids, dicts per act, prior array."""
-    num_acts = num_acts or (max(valid) + 1 if len(valid) else 1)
-    mcts.valid_moves[key] = np.array(valid, dtype=np.int64)
-    acts = list(mcts.valid_moves[key])
-    mcts.Q[key] = {a: float(q[i]) for i, a in enumerate(acts)}
-    mcts.Nsa[key] = {a: int(n[i]) for i, a in enumerate(acts)}
-    mcts.Ns[key] = int(sum(n)) if visits is None else visits
-    p = np.zeros(num_acts)
-    for i, a in enumerate(acts):
-        p[a] = prior[i]
-    mcts.P[key] = p
-    return mcts
-
-
-def puct_choice(mcts, key):
-    """The selection rule written out independently: first act with the strictly highest score."""
-    total = mcts.Ns[key] if mcts.Ns[key] != 0 else 1e-8
-    best, best_score = -1, -math.inf
-    for a in mcts.valid_moves[key]:
-        score = mcts.Q[key][a] + mcts.configs.cpuct * mcts.P[key][a] * math.sqrt(total) / (1 + mcts.Nsa[key][a])
-        if score > best_score:
-            best, best_score = a, score
-    return best
-
-
-KEY = "greeting__logical appeal"
-
-
-@pytest.mark.parametrize("cls", PLANNERS, ids=lambda c: c.__name__)
-def test_large_constant_prefers_the_unexplored_act(cls):
-    # scores with c=1, Ns=10: 0.5+0.2*3.162/6=0.605, 0.2+0.3*3.162/2=0.674, 0.0+0.5*3.162/1=1.581
-    mcts = set_node(make_planner(cls, cpuct=1.0), KEY, [0, 1, 2], [0.5, 0.2, 0.0], [5, 4, 0], [0.2, 0.3, 0.5], visits=10)
-    assert mcts.find_best_action(KEY) == 2
-
-
-@pytest.mark.parametrize("cls", PLANNERS, ids=lambda c: c.__name__)
-def test_small_constant_prefers_the_best_value(cls):
-    # scores with c=0.1: 0.5105, 0.2474, 0.1581
-    mcts = set_node(make_planner(cls, cpuct=0.1), KEY, [0, 1, 2], [0.5, 0.2, 0.0], [5, 4, 0], [0.2, 0.3, 0.5], visits=10)
-    assert mcts.find_best_action(KEY) == 0
-
-
-@pytest.mark.parametrize("cls", PLANNERS, ids=lambda c: c.__name__)
-def test_middle_constant_balances_value_and_visits(cls):
-    # c=0.25, q=(0.5, 0.2, 0.1): 0.526, 0.319, 0.495 -> act 0
-    mcts = set_node(make_planner(cls, cpuct=0.25), KEY, [0, 1, 2], [0.5, 0.2, 0.1], [5, 4, 0], [0.2, 0.3, 0.5], visits=10)
-    assert mcts.find_best_action(KEY) == 0
-    # c=0.3, q=(0.3, 0.2, 0.1): 0.332, 0.342, 0.574 -> act 2
-    mcts = set_node(make_planner(cls, cpuct=0.3), KEY, [0, 1, 2], [0.3, 0.2, 0.1], [5, 4, 0], [0.2, 0.3, 0.5], visits=10)
-    assert mcts.find_best_action(KEY) == 2
-
-
-@pytest.mark.parametrize("cls", PLANNERS, ids=lambda c: c.__name__)
-def test_zero_constant_is_greedy_in_value(cls):
-    mcts = set_node(make_planner(cls, cpuct=0.0), KEY, [3, 5, 8], [-0.2, 0.4, 0.1], [1, 7, 0], [0.0, 0.0, 1.0])
-    assert mcts.find_best_action(KEY) == 5
-
-
-@pytest.mark.parametrize("cls", PLANNERS, ids=lambda c: c.__name__)
-def test_visit_count_of_an_act_divides_its_bonus(cls):
-    # same value and prior; the act visited less gets the larger bonus
-    mcts = set_node(make_planner(cls, cpuct=1.0), KEY, [0, 1, 2], [0.1, 0.1, 0.1], [6, 2, 4], [1 / 3, 1 / 3, 1 / 3])
-    assert mcts.find_best_action(KEY) == 1
-    # Ns = 4: bonus 1 * 0.5 * sqrt(4) / (1 + 3) = 0.25 for act 0 beats the value 0.2 of act 1 (prior 0)
-    mcts = set_node(make_planner(cls, cpuct=1.0), KEY, [0, 1], [0.0, 0.2], [3, 1], [0.5, 0.0])
-    assert mcts.find_best_action(KEY) == 0
-    # (1 + 3) divides: 0.25 beats 0.22 (dividing by 5 instead would give 0.2 and pick act 1)
-    mcts = set_node(make_planner(cls, cpuct=1.0), KEY, [0, 1], [0.0, 0.22], [3, 1], [0.5, 0.0])
-    assert mcts.find_best_action(KEY) == 0
-
-
-@pytest.mark.parametrize("cls", PLANNERS, ids=lambda c: c.__name__)
-def test_fresh_node_follows_the_prior(cls):
-    # a node never visited (Ns = 0): all values equal Q_0, the prior decides, not the order
-    mcts = set_node(make_planner(cls, cpuct=1.0), KEY, [0, 4, 7, 9], [0.0] * 4, [0] * 4, [0.1, 0.2, 0.6, 0.1], visits=0)
-    assert mcts.find_best_action(KEY) == 7
-    mcts = set_node(make_planner(cls, cpuct=1.0, q0=0.25), KEY, [2, 3], [0.25, 0.25], [0, 0], [0.3, 0.7], visits=0)
-    assert mcts.find_best_action(KEY) == 3
-
-
-@pytest.mark.parametrize("cls", PLANNERS, ids=lambda c: c.__name__)
-def test_fresh_node_bonus_is_tiny(cls):
-    # Ns = 0 is treated as a tiny count (sqrt(1e-8) = 1e-4): the prior only breaks near-ties;
-    # a value difference of 1e-3 wins over a large prior
-    mcts = set_node(make_planner(cls, cpuct=1.0), KEY, [0, 1], [0.0, 1e-3], [0, 0], [0.9, 0.1], visits=0)
-    assert mcts.find_best_action(KEY) == 1
-    # ... while after one visit the same prior dominates
-    mcts = set_node(make_planner(cls, cpuct=1.0), KEY, [0, 1], [0.0, 1e-3], [0, 0], [0.9, 0.1], visits=1)
-    assert mcts.find_best_action(KEY) == 0
-    # a prior gap of 0.5 is worth 5e-5 at Ns = 0: more than a 4e-5 value gap, less than 6e-5
-    mcts = set_node(make_planner(cls, cpuct=1.0), KEY, [0, 1], [4e-5, 0.0], [0, 0], [0.25, 0.75], visits=0)
-    assert mcts.find_best_action(KEY) == 1
-    mcts = set_node(make_planner(cls, cpuct=1.0), KEY, [0, 1], [6e-5, 0.0], [0, 0], [0.25, 0.75], visits=0)
-    assert mcts.find_best_action(KEY) == 0
-
-
-@pytest.mark.parametrize("cls", PLANNERS, ids=lambda c: c.__name__)
-def test_ties_go_to_the_first_valid_act(cls):
-    mcts = set_node(make_planner(cls, cpuct=1.0), KEY, [1, 4, 6], [0.3, 0.3, 0.3], [2, 2, 2], [0.2, 0.2, 0.2], visits=6)
-    assert mcts.find_best_action(KEY) == 1
-    # the order of valid_moves decides, not the act ids
-    mcts.valid_moves[KEY] = np.array([6, 4, 1])
-    assert mcts.find_best_action(KEY) == 6
-    mcts = set_node(make_planner(cls, cpuct=0.0), KEY, [0, 1, 2], [0.1, 0.7, 0.7], [9, 0, 3], [0.8, 0.1, 0.1])
-    assert mcts.find_best_action(KEY) == 1
-
-
-@pytest.mark.parametrize("cls", PLANNERS, ids=lambda c: c.__name__)
-def test_single_act(cls):
-    mcts = set_node(make_planner(cls, cpuct=1.0), KEY, [11], [-0.9], [4], [1.0], num_acts=13)
-    assert mcts.find_best_action(KEY) == 11
-    mcts = set_node(make_planner(cls, cpuct=2.0), KEY, [0], [-1e6], [0], [0.0], visits=0)
-    assert mcts.find_best_action(KEY) == 0
-
-
-@pytest.mark.parametrize("cls", PLANNERS, ids=lambda c: c.__name__)
-def test_no_valid_act_gives_minus_one(cls):
-    mcts = set_node(make_planner(cls, cpuct=1.0), KEY, [], [], [], [], visits=3, num_acts=13)
-    assert mcts.find_best_action(KEY) == -1
-
-
-@pytest.mark.parametrize("cls", PLANNERS, ids=lambda c: c.__name__)
-def test_only_valid_acts_are_considered(cls):
-    # act 2 has the best statistics but is not a valid move here
-    mcts = set_node(make_planner(cls, cpuct=1.0), KEY, [0, 1, 2], [0.1, 0.2, 0.9], [1, 1, 0], [0.3, 0.3, 0.4])
-    mcts.valid_moves[KEY] = np.array([0, 1])
-    assert mcts.find_best_action(KEY) == 1
-
-
-@pytest.mark.parametrize("cls", PLANNERS, ids=lambda c: c.__name__)
-def test_reads_the_statistics_of_the_given_node(cls):
-    mcts = make_planner(cls, cpuct=1.0)
-    set_node(mcts, "a", [0, 1], [0.9, 0.0], [3, 3], [0.5, 0.5])
-    set_node(mcts, "b", [0, 1], [0.0, 0.9], [3, 3], [0.5, 0.5])
-    assert mcts.find_best_action("a") == 0
-    assert mcts.find_best_action("b") == 1
-
-
-@pytest.mark.parametrize("cls", PLANNERS, ids=lambda c: c.__name__)
-def test_statistics_are_left_unchanged(cls):
-    mcts = set_node(make_planner(cls, cpuct=1.3), KEY, [0, 2, 3], [0.1, -0.4, 0.3], [2, 0, 5], [0.5, 0.3, 0.2])
-    before = (dict(mcts.Q[KEY]), dict(mcts.Nsa[KEY]), mcts.Ns[KEY], mcts.P[KEY].copy(), list(mcts.valid_moves[KEY]))
-    mcts.find_best_action(KEY)
-    mcts.find_best_action(KEY)
-    assert mcts.Q[KEY] == before[0] and mcts.Nsa[KEY] == before[1] and mcts.Ns[KEY] == before[2]
-    assert np.array_equal(mcts.P[KEY], before[3]) and list(mcts.valid_moves[KEY]) == before[4]
-
-
-@pytest.mark.parametrize("cls", PLANNERS, ids=lambda c: c.__name__)
-def test_agrees_with_the_puct_rule_on_random_statistics(cls):
-    rng = random.Random(20261129)
-    for case in range(400):
-        num_acts = len(SYS_ACTS)
-        valid = rng.sample(range(num_acts), rng.randint(1, num_acts))
-        n = [rng.choice([0, 0, 1, 2, 3, rng.randint(0, 40)]) for _ in valid]
-        q = [round(rng.uniform(-1, 1), 3) for _ in valid]
-        w = [rng.random() ** 2 for _ in valid]
-        prior = [x / sum(w) for x in w]
-        visits = rng.choice([sum(n), sum(n) + rng.randint(0, 5), 0 if sum(n) == 0 else sum(n)])
-        mcts = make_planner(cls, cpuct=rng.choice([0.0, 0.1, 0.5, 1.0, 2.5, 10.0]))
-        set_node(mcts, KEY, valid, q, n, prior, visits=visits, num_acts=num_acts)
-        assert mcts.find_best_action(KEY) == puct_choice(mcts, KEY), f"case {case}"
-
-
-# ---------------------------------------------------------------------------------------------
-# full searches over a toy persuasion dialogue (stand-ins for the LLM agents and the planner)
-
-
-def _digest(text):
-    return zlib.crc32(text.encode("utf-8"))
-
-
-class ToySystem:
-    """System agent: the utterance only names the act."""
+class FixedPlanner:
+    """A planner whose valid acts and prior are given: what `_init_node` asks of the player."""
 
     dialog_acts = SYS_ACTS
 
-    def get_utterance(self, state, action):
-        return f"[{SYS_ACTS[action]}] turn {len(state)}"
-
-
-class ToyUser:
-    """User agent: a seeded random reaction, leaning towards donating as the dialogue goes on."""
-
-    def __init__(self, seed):
-        self.rng = random.Random(seed)
-
-    def get_utterance_w_da(self, state, action):
-        last_sys_act = state.history[-1][1]
-        weights = [1.0, 2.0, 3.0, 2.0, 0.1 + 0.1 * len(state) + 0.2 * (SYS_ACTS.index(last_sys_act) % 3)]
-        da = self.rng.choices(USER_ACTS, weights=weights)[0]
-        return da, f"{da} #{self.rng.randint(0, 2)}"
-
-
-class ToyPlanner:
-    """Prior and value from a hash of the dialogue so far (stands in for the prompted LLM)."""
-
-    dialog_acts = SYS_ACTS
+    def __init__(self, valid, weights):
+        self.valid, self.weights = valid, weights
 
     def get_valid_moves(self, state):
-        if len(state) == 0:
-            return np.array([1 if i in (0, 5, 11) else 0 for i in range(len(SYS_ACTS))])
-        rng = np.random.default_rng(_digest("valid|" + state.to_string_rep(keep_sys_da=True, keep_user_da=True)))
-        valid = (rng.random(len(SYS_ACTS)) < 0.6).astype(int)
-        valid[rng.integers(len(SYS_ACTS))] = 1
-        return valid
+        return np.array([1 if a in self.valid else 0 for a in range(NUM_ACTS)])
 
     def predict(self, state):
-        rng = np.random.default_rng(_digest("predict|" + state.to_string_rep(keep_sys_da=True, keep_user_da=True)))
-        prior = rng.dirichlet(np.full(len(SYS_ACTS), 2.0))
-        value = float(np.round(rng.uniform(-0.6, 0.6), 3))
-        return prior, value
+        prior = np.full(NUM_ACTS, 0.01)  # mass on invalid acts: `_init_node` removes it
+        for a, w in zip(self.valid, self.weights):
+            prior[a] = w
+        return prior, 0.0
 
 
-def run_search(kind, num_simulations, cpuct, q0, seed, max_turns=5, max_realizations=3):
-    """Runs `num_simulations` searches from the empty dialogue; returns the planner."""
-    game = PersuasionGame(ToySystem(), ToyUser(seed), max_conv_turns=max_turns)
-    cls = {"MCTS": MCTS, "OpenLoopMCTS": OpenLoopMCTS}[kind]
-    mcts = make_planner(cls, cpuct=cpuct, q0=q0, max_realizations=max_realizations, game=game, player=ToyPlanner())
-    np.random.seed(seed)
-    root = DialogSession(PersuasionGame.SYS, PersuasionGame.USR)
-    for _ in range(num_simulations):
-        mcts.search(root)
-    return mcts
+def dialogue(*sys_acts):
+    """A dialogue in which the persuader used `sys_acts` (the persuadee answered neutrally)."""
+    state = DialogSession(PersuasionGame.SYS, PersuasionGame.USR)
+    for act in sys_acts:
+        state.add_single(PersuasionGame.SYS, act, f"[{act}]")
+        state.add_single(PersuasionGame.USR, PersuasionGame.U_Neutral, "ok")
+    return state
 
 
-def tree_statistics(mcts):
-    """Per node: visits, then (act, visits, value) for every valid act, in a JSON-friendly form."""
+def expand(mcts, valid, weights, state=None):
+    """Expands a node with the planner's own `_init_node`; returns its key."""
+    state = state if state is not None else dialogue()
+    mcts.player = FixedPlanner(valid, weights)
+    mcts._init_node(state)
+    return mcts._to_string_rep(state)
+
+
+def backup(mcts, key, act, value):
+    """What `search` does to the node after following `act` and getting `value` back."""
+    n = mcts.Nsa[key][act]
+    mcts.Q[key][act] = (n * mcts.Q[key][act] + value) / (n + 1)
+    mcts.Ns[key] += 1
+    mcts.Nsa[key][act] += 1
+
+
+def node(kind, valid, weights, visits=(), cpuct=1.0, q0=0.0):
+    """A planner holding one node: expanded, then one backup per (act, value) in `visits`."""
+    mcts = make_planner(kind, cpuct, q0)
+    key = expand(mcts, valid, weights)
+    for act, value in visits:
+        backup(mcts, key, act, value)
+    return mcts, key
+
+
+def puct_scores(mcts, key):
+    """The selection rule written out: act -> score, in the order of the valid acts."""
+    visits = mcts.Ns[key] if mcts.Ns[key] > 0 else 1e-8
     return {
-        key: {
-            "Ns": int(mcts.Ns[key]),
-            "acts": [[int(a), int(mcts.Nsa[key][a]), float(mcts.Q[key][a])] for a in mcts.valid_moves[key]],
-        }
-        for key in sorted(mcts.Ns)
+        a: mcts.Q[key][a] + mcts.configs.cpuct * mcts.P[key][a] * math.sqrt(visits) / (1 + mcts.Nsa[key][a])
+        for a in mcts.valid_moves[key]
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# hand-made nodes
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_large_exploration_constant_follows_the_bonus(kind):
+    # acts 0, 1, 2 with priors 0.5, 0.3, 0.2; values 0.6 (6 visits), 0.1 (3), -0.1 (1); Ns = 10
+    # c = 20: 0.6 + 20*0.5*3.162/7 = 5.12, 0.1 + 20*0.3*3.162/4 = 4.84, -0.1 + 20*0.2*3.162/2 = 6.22
+    visits = [(0, 0.6)] * 6 + [(1, 0.1)] * 3 + [(2, -0.1)]
+    mcts, key = node(kind, [0, 1, 2], [0.5, 0.3, 0.2], visits, cpuct=20.0)
+    assert mcts.find_best_action(key) == 2
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_small_exploration_constant_follows_the_value(kind):
+    # the node of the test above with c = 0.1: 0.623, 0.124, -0.068
+    visits = [(0, 0.6)] * 6 + [(1, 0.1)] * 3 + [(2, -0.1)]
+    mcts, key = node(kind, [0, 1, 2], [0.5, 0.3, 0.2], visits, cpuct=0.1)
+    assert mcts.find_best_action(key) == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_middle_exploration_constant_balances_value_and_bonus(kind):
+    # values 0.2 (6 visits), 0.1 (3), -0.1 (1), priors 0.5, 0.3, 0.2; Ns = 10
+    visits = [(0, 0.2)] * 6 + [(1, 0.1)] * 3 + [(2, -0.1)]
+    # c = 4: 0.2 + 4*0.5*3.162/7 = 1.104, 0.1 + 4*0.3*3.162/4 = 1.049, -0.1 + 4*0.2*3.162/2 = 1.165
+    mcts, key = node(kind, [0, 1, 2], [0.5, 0.3, 0.2], visits, cpuct=4.0)
+    assert mcts.find_best_action(key) == 2
+    # c = 3: 0.878, 0.812, 0.849
+    mcts, key = node(kind, [0, 1, 2], [0.5, 0.3, 0.2], visits, cpuct=3.0)
+    assert mcts.find_best_action(key) == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_zero_exploration_constant_is_greedy_in_value(kind):
+    # c = 0: the values alone; acts never followed keep Q_0 = -0.5 and lose to act 5's 0.3
+    visits = [(3, -0.2), (5, 0.4), (5, 0.2), (8, 0.1)]
+    mcts, key = node(kind, [3, 5, 8, 9], [0.1, 0.1, 0.1, 0.7], visits, cpuct=0.0, q0=-0.5)
+    assert mcts.find_best_action(key) == 5
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_zero_exploration_constant_prefers_unvisited_acts_over_negative_values(kind):
+    # c = 0, Q_0 = 0: acts 3 and 5 have negative values, 8 and 9 are still at 0 -> 8, the first of the tie
+    visits = [(3, -0.2), (5, -0.4)]
+    mcts, key = node(kind, [3, 5, 8, 9], [0.1, 0.1, 0.1, 0.7], visits, cpuct=0.0, q0=0.0)
+    assert mcts.find_best_action(key) == 8
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_act_count_divides_the_bonus(kind):
+    # equal priors and equal values: the act followed least gets the largest bonus
+    visits = [(0, 0.1)] * 4 + [(1, 0.1)] * 1 + [(2, 0.1)] * 3
+    mcts, key = node(kind, [0, 1, 2], [1.0, 1.0, 1.0], visits)
+    assert mcts.find_best_action(key) == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_one_plus_the_act_count_divides_the_bonus(kind):
+    # priors 0.5, 0.5; act 0 followed once (value 0.15), act 1 never (Q_0 = 0); Ns = 1
+    # 0.15 + 0.5/(1 + 1) = 0.40 against 0 + 0.5/(1 + 0) = 0.50 -> act 1 (with 2 + N: 0.317 against 0.25)
+    mcts, key = node(kind, [0, 1], [0.5, 0.5], [(0, 0.15)])
+    assert mcts.find_best_action(key) == 1
+    # priors 0.8, 0.2; act 0 followed 3 times (value 0), act 1 once (value 0.18); Ns = 4
+    # 0.8*2/(1 + 3) = 0.40 against 0.18 + 0.2*2/(1 + 1) = 0.38 -> act 0 (with N alone: 0.533 against 0.58)
+    mcts, key = node(kind, [0, 1], [0.8, 0.2], [(0, 0.0)] * 3 + [(1, 0.18)])
+    assert mcts.find_best_action(key) == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_square_root_of_the_node_count_scales_the_bonus(kind):
+    # priors 0.5, 0.5; act 0 followed 8 times (value 0), act 1 once (value -0.6); Ns = 9
+    # 0.5*3/9 = 0.167 against -0.6 + 0.5*3/2 = 0.150 -> act 0
+    # (with sqrt(Ns + 1): 0.176 against 0.191; with Ns itself: 0.5 against 1.65)
+    mcts, key = node(kind, [0, 1], [0.5, 0.5], [(0, 0.0)] * 8 + [(1, -0.6)])
+    assert mcts.find_best_action(key) == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_fresh_node_follows_the_highest_prior(kind):
+    # just expanded (Ns = 0, every value Q_0): the prior decides, whatever the order of the acts
+    mcts, key = node(kind, [0, 4, 7, 9], [0.1, 0.2, 0.6, 0.1])
+    assert mcts.find_best_action(key) == 7
+    mcts, key = node(kind, [2, 3, 10], [0.3, 0.5, 0.2], q0=0.25)
+    assert mcts.find_best_action(key) == 3
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_fresh_node_with_equal_highest_priors_takes_the_first(kind):
+    # priors as GDP-Zero's planner makes them (smoothed counts): 2/9, 3/9, 3/9, 1/9
+    mcts, key = node(kind, [1, 6, 8, 12], [2.0, 3.0, 3.0, 1.0])
+    assert mcts.find_best_action(key) == 6
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_fresh_node_with_zero_constant_takes_the_first_act(kind):
+    # c = 0 at a fresh node: every score is Q_0
+    mcts, key = node(kind, [2, 4, 9], [0.1, 0.2, 0.7], cpuct=0.0, q0=0.3)
+    assert mcts.find_best_action(key) == 2
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_second_visit_weighs_the_first_value_against_the_prior(kind):
+    # after one visit of the top-prior act (Ns = 1): act 0 (prior 0.6) scores v + 0.6 / 2,
+    # act 1 (prior 0.3) scores 0 + 0.3, act 2 (prior 0.1) 0.1
+    mcts, key = node(kind, [0, 1, 2], [0.6, 0.3, 0.1], [(0, -0.1)])
+    assert mcts.find_best_action(key) == 1  # 0.2 against 0.3
+    mcts, key = node(kind, [0, 1, 2], [0.6, 0.3, 0.1], [(0, 0.1)])
+    assert mcts.find_best_action(key) == 0  # 0.4 against 0.3
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_ties_go_to_the_first_valid_act(kind):
+    # equal priors, counts and values at acts 1, 4 and 6: the first of them wins
+    visits = [(1, 0.3), (4, 0.3), (6, 0.3), (1, 0.3), (4, 0.3), (6, 0.3)]
+    mcts, key = node(kind, [1, 4, 6], [1.0, 1.0, 1.0], visits)
+    assert mcts.find_best_action(key) == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_ties_after_the_first_act_go_to_the_earlier_one(kind):
+    # act 1 is behind; acts 4 and 6 tie exactly: 4 wins
+    visits = [(1, -0.3), (4, 0.3), (6, 0.3)]
+    mcts, key = node(kind, [1, 4, 6], [1.0, 1.0, 1.0], visits)
+    assert mcts.find_best_action(key) == 4
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_single_valid_act(kind):
+    # as at GDP-Zero's root, where only the greeting is allowed
+    mcts, key = node(kind, [11], [1.0], [(11, -0.9)] * 4)
+    assert mcts.find_best_action(key) == 11
+    mcts, key = node(kind, [11], [1.0], cpuct=2.0, q0=-1.0)
+    assert mcts.find_best_action(key) == 11
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_no_valid_act_gives_minus_one(kind):
+    mcts = make_planner(kind, 1.0, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        key = expand(mcts, [], [])  # `_init_node` warns: the planner allowed nothing
+    assert len(mcts.valid_moves[key]) == 0
+    assert mcts.find_best_action(key) == -1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_only_valid_acts_are_candidates(kind):
+    # every valid act has a negative value; the invalid acts have no statistics at all
+    visits = [(2, -0.5), (5, -0.4), (2, -0.5), (5, -0.4)]
+    mcts, key = node(kind, [2, 5], [0.5, 0.5], visits, cpuct=0.1)
+    choice = mcts.find_best_action(key)
+    assert choice in (2, 5)
+    assert choice == 5
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_reads_the_statistics_of_the_given_node(kind):
+    mcts = make_planner(kind, 1.0, 0.0)
+    a = expand(mcts, [0, 1], [0.5, 0.5], dialogue("greeting"))
+    b = expand(mcts, [0, 1], [0.5, 0.5], dialogue("greeting", "logical appeal"))
+    for act, value in [(0, 0.9), (1, 0.0)] * 3:
+        backup(mcts, a, act, value)
+        backup(mcts, b, act, 0.9 - value)
+    assert mcts.find_best_action(a) == 0
+    assert mcts.find_best_action(b) == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_statistics_are_left_unchanged(kind):
+    visits = [(0, 0.1), (3, 0.3), (0, -0.2), (3, 0.5), (3, 0.1)]
+    mcts, key = node(kind, [0, 2, 3], [0.5, 0.3, 0.2], visits, cpuct=1.3)
+    before = (dict(mcts.Q[key]), dict(mcts.Nsa[key]), mcts.Ns[key], mcts.P[key].copy(), list(mcts.valid_moves[key]))
+    mcts.find_best_action(key)
+    mcts.find_best_action(key)
+    assert mcts.Q[key] == before[0] and mcts.Nsa[key] == before[1] and mcts.Ns[key] == before[2]
+    assert np.array_equal(mcts.P[key], before[3]) and list(mcts.valid_moves[key]) == before[4]
+
+
+# ---------------------------------------------------------------------------------------------
+# nodes grown as a search grows them
+
+
+def _decided(mcts, key, scores):
+    """Whether the rule decides the choice regardless of rounding (see generators/search_runs.py)."""
+    best = max(scores.values())
+    near = [a for a in scores if scores[a] >= best - 1e-9 * max(1.0, abs(best))]
+    same = lambda a, b: mcts.Q[key][a] == mcts.Q[key][b] and (  # noqa: E731
+        mcts.configs.cpuct == 0 or (mcts.P[key][a] == mcts.P[key][b] and mcts.Nsa[key][a] == mcts.Nsa[key][b]))
+    return all(same(near[0], a) for a in near[1:])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_agrees_with_the_rule_while_a_node_grows(kind):
+    # 120 nodes: expanded with random valid acts and priors (some of them smoothed counts, as
+    # GDP-Zero's planner makes them), then 30 selections, each followed by the backup of a value
+    # drawn around a mean of the chosen act
+    rng = random.Random(20261201)
+    checked = 0
+    for case in range(120):
+        valid = sorted(rng.sample(range(NUM_ACTS), rng.randint(1, NUM_ACTS)))
+        if case % 3 == 0:
+            weights = [1 + rng.randint(0, 3) for _ in valid]
+        else:
+            weights = [rng.random() ** 2 + 1e-3 for _ in valid]
+        means = {a: rng.uniform(-0.8, 0.8) for a in valid}
+        cpuct = rng.choice([0.0, 0.1, 0.5, 1.0, 2.5, 10.0])
+        mcts, key = node(kind, valid, weights, cpuct=cpuct, q0=rng.choice([0.0, 0.0, 0.25, -0.2]))
+        for step in range(30):
+            scores = puct_scores(mcts, key)
+            want = max(scores, key=lambda a: (scores[a], -list(scores).index(a)))
+            if mcts.Ns[key] == 0 or _decided(mcts, key, scores):
+                assert mcts.find_best_action(key) == want, f"case {case}, step {step}"
+                checked += 1
+            value = round(max(-1.0, min(1.0, means[want] + rng.gauss(0, 0.3))), 2)
+            backup(mcts, key, want, value)
+    assert checked > 3000
+
+
+# ---------------------------------------------------------------------------------------------
+# whole searches over the toy dialogue, against the recorded trees
 
 
 def _load_runs():
@@ -277,27 +322,27 @@ def _load_runs():
 
 
 def _run_id(run):
-    return f"{run['kind']}-sims{run['num_simulations']}-c{run['cpuct']}-q{run['q0']}-s{run['seed']}"
+    return f"{run['kind']}-{run['prior']}-sims{run['num_simulations']}-c{run['cpuct']}-q{run['q0']}-s{run['seed']}"
 
 
 @pytest.mark.parametrize("run", _load_runs(), ids=_run_id)
-def test_search_reproduces_recorded_tree(run):
-    mcts = run_search(run["kind"], run["num_simulations"], run["cpuct"], run["q0"], run["seed"])
+def test_search_reproduces_the_recorded_tree(run):
+    mcts = run_search(run["kind"], run["num_simulations"], run["cpuct"], run["q0"], run["seed"], prior=run["prior"])
     got = tree_statistics(mcts)
     want = run["tree"]
-    root = ""  # both planners key the empty dialogue as ""
-    # root first, for a readable failure
-    assert got[root]["Ns"] == want[root]["Ns"]
-    assert [a[:2] for a in got[root]["acts"]] == [a[:2] for a in want[root]["acts"]]
+    # the root first, for a readable failure (both planners key the empty dialogue as "")
+    assert got[""]["Ns"] == want[""]["Ns"]
+    assert [a[:2] for a in got[""]["acts"]] == [a[:2] for a in want[""]["acts"]]
     assert sorted(got) == sorted(want)
-    for key, node in want.items():
-        assert got[key]["Ns"] == node["Ns"], key
-        for (a, n, q), (wa, wn, wq) in zip(got[key]["acts"], node["acts"]):
+    for key, recorded in want.items():
+        assert got[key]["Ns"] == recorded["Ns"], key
+        for (a, n, q), (wa, wn, wq) in zip(got[key]["acts"], recorded["acts"]):
             assert (a, n) == (wa, wn), key
-            assert _isclose(q, wq, rel_tol=1e-9, abs_tol=1e-12), key
+            assert math.isclose(q, wq, rel_tol=1e-9, abs_tol=1e-12), key
 
 
-def test_recorded_searches_cover_both_planners_and_several_settings():
+def test_recorded_searches_cover_both_planners_priors_and_settings():
     runs = _load_runs()
-    assert {r["kind"] for r in runs} == {"MCTS", "OpenLoopMCTS"}
+    assert {r["kind"] for r in runs} == set(KINDS)
+    assert {r["prior"] for r in runs} == {"hashed", "counting"}
     assert len({(r["cpuct"], r["q0"]) for r in runs}) >= 3
