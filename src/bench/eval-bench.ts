@@ -212,8 +212,9 @@ async function measureGroup(g: Group, repeats: number, python: PythonEnv, meter:
 
     const variants: [string, () => Promise<number>][] = [
       ["(a) bare pytest loop", bare],
-      ["(b) lmr eval -j1", () => lmr(1, "auto")],
-      ["(c) lmr eval -j2", () => lmr(2, "auto")],
+      // bwrap by name: auto would take docker where the examples' image is built (the sandbox bench compares them)
+      ["(b) lmr eval -j1", () => lmr(1, "bwrap")],
+      ["(c) lmr eval -j2", () => lmr(2, "bwrap")],
       ["(b') lmr eval -j1 --sandbox none", () => lmr(1, "none")],
     ];
     await bare(); // warm the page cache and the interpreter's imports

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { runEvalBench } from "./eval-bench.js";
 import { runMaskBench } from "./mask-bench.js";
+import { runSandboxBench } from "./sandbox-bench.js";
 import type { Bench, BenchResult } from "./types.js";
 
 /**
@@ -10,6 +11,7 @@ import type { Bench, BenchResult } from "./types.js";
 const BENCHES: Bench[] = [
   { name: "mask", description: "tree-sitter masker vs a Python ast masker over the stdlib's functions", run: runMaskBench },
   { name: "eval", description: "lmr eval -j1/-j2 vs a bare pytest loop over the example tasks", run: runEvalBench },
+  { name: "sandbox", description: "per-sample grading cost under docker vs bwrap vs local over the example tasks", run: runSandboxBench },
 ];
 
 function formatResult(r: BenchResult): string {

@@ -3,16 +3,18 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { LmrError, isLmrError } from "../core/errors.js";
 import { writeDirAtomic, writeJsonAtomic } from "../core/fs-atomic.js";
-import { hashTree } from "../core/hash.js";
+import { hashTree, sha256 } from "../core/hash.js";
 import type { ResolvedTask, Target } from "../manifest/types.js";
 import { maskerFor } from "../mask/registry.js";
 import type { MaskSpec } from "../mask/types.js";
 import { applyPrepareSteps } from "../prepare/apply.js";
 import { materializeUpstream } from "../source/materialize.js";
+import { copyAlternatives } from "./alternatives.js";
 import { addGraderSupport } from "./grader-support.js";
 import { scanWorkspace, type LeakReference } from "./leak-scan.js";
 import { addPaperToWorkspace } from "./paper.js";
 import { removeLeftovers } from "./remove-leftovers.js";
+import { removeDeclaredPaths } from "./workspace-remove.js";
 import { copyGraderFiles, hashTaskInputs } from "./task-inputs.js";
 import { BUNDLE_FILES, BUNDLE_SCHEMA_VERSION, type BundleInfo, type BundleManifest, type BundleOptions, type BundleTarget } from "./types.js";
 
@@ -50,10 +52,14 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
     if (m.prepare && m.prepare.length > 0) await applyPrepareSteps(workspace, m.prepare, { file: task.manifestPath });
 
     const masked = await maskTargets(task, workspace, reference);
-    const removed = await removeLeftovers(workspace, { targets: masked.originals, preparedFrom: notebookSources(task, masked.originals) });
+    const removed = [
+      ...(await removeDeclaredPaths(task, workspace, masked.originals)),
+      ...(await removeLeftovers(workspace, { targets: masked.originals, preparedFrom: notebookSources(task, masked.originals) })),
+    ];
     await addTaskText(task, workspace);
     await mkdir(grader, { recursive: true });
     await addGraderSupport(grader, await copyGraderFiles(task, grader));
+    const alternatives = await copyAlternatives(task.dir, join(tmp, BUNDLE_FILES.alternatives));
 
     const allowed = (m.verification?.allowed_leaks ?? []).map((a) => ({ file: a.file }));
     const { leaks } = await scanWorkspace(workspace, masked.references, { allowed });
@@ -62,6 +68,7 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
     // The paper goes in after hashing on purpose: verification.json compares workspace hashes across
     // machines, and one without the paper must get the same hash; bundle.json records the paper apart.
     const paper = await addPaperToWorkspace(task, workspace, opts);
+    const graderHash = alternatives.length === 0 ? gr.hash : sha256(`grader ${gr.hash}\nalternatives ${(await hashTree(join(tmp, BUNDLE_FILES.alternatives))).hash}\n`);
     const manifest: BundleManifest = {
       schema_version: BUNDLE_SCHEMA_VERSION,
       task_id: m.id,
@@ -74,7 +81,8 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
         ...(source.missing && source.missing.length > 0 ? { missing: source.missing } : {}),
       },
       targets: masked.targets,
-      hashes: { task: await hashTaskInputs(task), workspace: ws.hash, reference: ref.hash, grader: gr.hash },
+      alternatives: alternatives.map((a) => a.name),
+      hashes: { task: await hashTaskInputs(task), workspace: ws.hash, reference: ref.hash, grader: graderHash },
       removed,
       leaks,
       ...(paper.paper ? { paper: paper.paper } : {}),
@@ -87,40 +95,57 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
   return info!;
 }
 
-/** Masks every target, one masker call per file, and keeps the unmasked file under `referenceDir`. */
-async function maskTargets(task: ResolvedTask, workspace: string, referenceDir: string): Promise<MaskedFiles> {
-  const byFile = new Map<string, { target: Target; index: number }[]>();
-  task.manifest.targets.forEach((target, index) => {
-    const group = byFile.get(target.file) ?? [];
-    group.push({ target, index });
-    byFile.set(target.file, group);
-  });
+/** One symbol to mask: a target (graded, reference kept) or a workspace.mask entry (masked only). */
+interface MaskItem {
+  spec: MaskSpec;
+  /** Index in `targets`, or in `workspace.mask` for an extra. */
+  index: number;
+  extra: boolean;
+}
 
-  const out: MaskedFiles = { targets: [], originals: new Map(), references: [] };
-  const rows: { index: number; row: BundleTarget }[] = [];
-  for (const [file, group] of byFile) {
-    const first = group[0]!.index;
-    const original = await readTargetFile(task, workspace, file, first);
-    const specs: MaskSpec[] = group.map(({ target }) => ({
+/**
+ * Masks every target (and every workspace.mask symbol), one masker call per
+ * file, and keeps the unmasked target files under `referenceDir`.
+ */
+async function maskTargets(task: ResolvedTask, workspace: string, referenceDir: string): Promise<MaskedFiles> {
+  const byFile = new Map<string, MaskItem[]>();
+  const add = (file: string, item: MaskItem): void => {
+    byFile.set(file, [...(byFile.get(file) ?? []), item]);
+  };
+  task.manifest.targets.forEach((target: Target, index) => {
+    const spec: MaskSpec = {
       symbol: target.symbol,
       mode: target.mode,
       ...(target.line !== undefined ? { line: target.line } : {}),
       ...(target.region !== undefined ? { region: target.region } : {}),
-    }));
+    };
+    add(target.file, { spec, index, extra: false });
+  });
+  (task.manifest.workspace?.mask ?? []).forEach((m, index) => add(m.file, { spec: { symbol: m.symbol, mode: m.mode ?? "body" }, index, extra: true }));
+
+  const out: MaskedFiles = { targets: [], originals: new Map(), references: [] };
+  const rows: { index: number; row: BundleTarget }[] = [];
+  for (const [file, group] of byFile) {
+    const first = group[0]!;
+    const pointer = first.extra ? `/workspace/mask/${first.index}` : `/targets/${first.index}`;
+    const original = await readTargetFile(task, workspace, file, pointer);
     let result;
     try {
-      result = await maskerFor(file).mask(original.toString("utf8"), specs, file);
+      result = await maskerFor(file).mask(original.toString("utf8"), group.map((g) => g.spec), file);
     } catch (err) {
-      throw inTask(err, task, `/targets/${first}`, file);
+      throw inTask(err, task, pointer, file);
     }
     await writeFile(join(workspace, file), result.source);
-    await mkdir(dirname(join(referenceDir, file)), { recursive: true });
-    await writeFile(join(referenceDir, file), original);
-    out.originals.set(file, original);
+    const isTargetFile = group.some((g) => !g.extra);
+    if (isTargetFile) {
+      await mkdir(dirname(join(referenceDir, file)), { recursive: true });
+      await writeFile(join(referenceDir, file), original);
+      out.originals.set(file, original);
+    }
     const refs: LeakReference = { file, bodies: [], targets: [] };
     result.targets.forEach((t, i) => {
-      const { index } = group[i]!;
-      rows.push({ index, row: { file, symbol: t.symbol, mode: t.mode, start_line: t.start_line, end_line: t.end_line } });
+      const item = group[i]!;
+      if (!item.extra) rows.push({ index: item.index, row: { file, symbol: t.symbol, mode: t.mode, start_line: t.start_line, end_line: t.end_line } });
       for (const text of t.reference) {
         refs.bodies.push(text);
         refs.targets!.push(`${file}::${t.symbol}`);
@@ -132,7 +157,7 @@ async function maskTargets(task: ResolvedTask, workspace: string, referenceDir: 
   return out;
 }
 
-async function readTargetFile(task: ResolvedTask, workspace: string, file: string, index: number): Promise<Buffer> {
+async function readTargetFile(task: ResolvedTask, workspace: string, file: string, pointer: string): Promise<Buffer> {
   const path = join(workspace, file);
   const info = await lstat(path).catch(() => undefined);
   if (info && !info.isFile()) {
@@ -140,7 +165,7 @@ async function readTargetFile(task: ResolvedTask, workspace: string, file: strin
     throw new LmrError({
       code: "target-not-regular-file",
       file: task.manifestPath,
-      pointer: `/targets/${index}/file`,
+      pointer: `${pointer}/file`,
       message: `target file '${file}' is ${info.isSymbolicLink() ? "a symbolic link" : "not a regular file"} in the upstream tree`,
       hint: "name the file the link points to instead",
     });
@@ -152,7 +177,7 @@ async function readTargetFile(task: ResolvedTask, workspace: string, file: strin
     throw new LmrError({
       code: "target-file-missing",
       file: task.manifestPath,
-      pointer: `/targets/${index}/file`,
+      pointer: `${pointer}/file`,
       message: `target file '${file}' is not in the upstream tree${made} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
       hint: "the path is relative to the upstream root (or its subdir); check it at the pinned commit",
       cause: err,

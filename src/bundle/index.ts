@@ -1,3 +1,4 @@
+export { ALTERNATIVES_DIR, listAlternatives, type Alternative } from "./alternatives.js";
 export { buildBundle } from "./build.js";
 export { GRADER_CODEC_NAME, GRADER_REPLAY_NAME, addGraderSupport } from "./grader-support.js";
 export { scanLeaks, scanWorkspace, type Leak, type LeakKind, type LeakReference, type LeakScanOptions, type LeakScanResult } from "./leak-scan.js";

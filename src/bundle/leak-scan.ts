@@ -34,8 +34,8 @@ export interface LeakReference {
 export interface LeakScanOptions {
   /** Consecutive distinctive body lines that make a copy (default 3). */
   minLines?: number;
-  /** Files (or folders) whose leaks are reported with `allowed: true`. */
-  allowed?: { file: string }[];
+  /** Files (or folders) whose leaks are reported with `allowed: true`; with `task`, only leaks of that sibling task's reference. */
+  allowed?: { file: string; task?: string }[];
 }
 
 export interface LeakScanResult {
@@ -202,9 +202,10 @@ function describe(m: TextMatch, fp: Fingerprints): string {
   return `from line ${m.line}, ${share}% of the token 8-grams of the reference of ${target} (a reformatted copy)`;
 }
 
-function markAllowed(leaks: Leak[], allowed: { file: string }[]): void {
-  const prefixes = allowed.map((a) => a.file.replace(/\/+$/, ""));
+function markAllowed(leaks: Leak[], allowed: { file: string; task?: string }[]): void {
+  const rules = allowed.map((a) => ({ prefix: a.file.replace(/\/+$/, ""), task: a.task }));
   for (const leak of leaks) {
-    if (prefixes.some((p) => leak.file === p || leak.file.startsWith(`${p}/`))) leak.allowed = true;
+    const hit = rules.some((r) => (leak.file === r.prefix || leak.file.startsWith(`${r.prefix}/`)) && (r.task === undefined || (leak.target ?? "").startsWith(`${r.task}:`)));
+    if (hit) leak.allowed = true;
   }
 }

@@ -3,6 +3,7 @@ import { basename, dirname, join } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { hashTree, listFiles } from "../core/hash.js";
 import type { ResolvedTask } from "../manifest/types.js";
+import { alternativeInputFiles } from "./alternatives.js";
 
 /** Local test runs leave these in task folders; they are never grader inputs. */
 function isJunk(rel: string, isDir: boolean): boolean {
@@ -31,13 +32,16 @@ export async function listGraderFiles(task: ResolvedTask): Promise<string[]> {
 }
 
 /**
- * Hash of everything in the task folder that decides what a bundle contains:
- * task.json, the instruction, the paper text and the grader files.
+ * Hash of everything in the task folder that decides what a bundle contains and
+ * what verify proves: task.json, the instruction, the paper text, the grader
+ * files, the alternatives, and the driver and generators the fixtures come from.
  */
 export async function hashTaskInputs(task: ResolvedTask): Promise<string> {
   const m = task.manifest;
-  const files = new Set([basename(task.manifestPath), m.instruction, ...(await listGraderFiles(task))]);
+  const files = new Set([basename(task.manifestPath), m.instruction, ...(await listGraderFiles(task)), ...(await alternativeInputFiles(task.dir))]);
   if (m.paper.text !== undefined) files.add(m.paper.text);
+  if (m.record?.driver !== undefined) files.add(m.record.driver);
+  for (const g of m.record?.generators ?? []) files.add(g.script);
   return (await hashTree(task.dir, [...files])).hash;
 }
 

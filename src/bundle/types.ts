@@ -11,6 +11,8 @@ export const BUNDLE_FILES = {
   workspace: "workspace",
   reference: "reference",
   grader: "grader",
+  /** Independently written solutions, grader-side: never inside the workspace or the grader mount. */
+  alternatives: "alternatives",
   manifest: "bundle.json",
 } as const;
 
@@ -33,7 +35,9 @@ export type RemovalReason =
   /** A byte-identical copy of a prepared target file (e.g. `trainers_backup.py`). */
   | "copy-of-target"
   /** The notebook a `notebook-to-module` step turned into a target module. */
-  | "prepare-source";
+  | "prepare-source"
+  /** Listed in the manifest's `workspace.remove`. */
+  | "manifest";
 
 export interface RemovedEntry {
   /** Path relative to the workspace; folders end with "/". */
@@ -41,6 +45,8 @@ export interface RemovedEntry {
   reason: RemovalReason;
   /** For "copy-of-target" and "prepare-source": the target file it duplicates or produced. */
   of?: string;
+  /** For "manifest": the reason the manifest gives. */
+  why?: string;
 }
 
 /** bundle.json. */
@@ -57,11 +63,14 @@ export interface BundleManifest {
     missing?: string[];
   };
   targets: BundleTarget[];
+  /** Names of the alternatives under alternatives/, sorted. */
+  alternatives: string[];
   hashes: {
     /** task.json, instruction, paper text, test files and fixtures (paths relative to the task folder). */
     task: string;
     workspace: string;
     reference: string;
+    /** The grader folder, and the alternatives when the task has any (both decide what verify proves). */
     grader: string;
   };
   removed: RemovedEntry[];

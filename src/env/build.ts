@@ -115,14 +115,15 @@ async function runBuild(plan: BaseImagePlan | EnvImagePlan, labels: Record<strin
     // The legacy builder (BuildKit is not in every Debian docker.io) with the host's
     // network: apt and pip reach their mirrors from inside the build.
     const args = ["build", "--network", "host", "--force-rm", "--tag", plan.tag, ...Object.entries(labels).flatMap(([k, v]) => ["--label", `${k}=${v}`]), ctx];
-    const r = await streamDocker(args, (line) => {
+    const r = await streamDocker(args, (raw) => {
+      const line = stripAnsi(raw);
       const m = /^Step (\d+)\/(\d+) : (.*)$/.exec(line);
       if (m) {
         step = { n: Number(m[1]), total: Number(m[2]), text: m[3]! };
         emit({ kind: "step", layer: plan.layer, tag: plan.tag, step: step.n, total: step.total, text: step.text });
       } else emit({ kind: "line", layer: plan.layer, tag: plan.tag, text: line });
     }, { env: { DOCKER_BUILDKIT: "0" } });
-    if (r.exitCode !== 0) throw buildFailure(plan, step, r.tail, source);
+    if (r.exitCode !== 0) throw buildFailure(plan, step, r.tail.map(stripAnsi), source);
   } finally {
     await rm(ctx, { recursive: true, force: true });
   }
@@ -133,10 +134,16 @@ async function runBuild(plan: BaseImagePlan | EnvImagePlan, labels: Record<strin
   return { layer: plan.layer, tag: plan.tag, id: info.id, size: info.size, built: true, seconds };
 }
 
+/** apt and pip colour their errors even into a pipe. */
+function stripAnsi(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/\u001b\[[0-9;]*m/g, "");
+}
+
 /** Which package a failed apt or pip step could not install, from its output. */
 export function failedPackage(tail: string[]): { tool: "apt" | "pip"; name: string } | undefined {
   const text = tail.join("\n");
-  const apt = /E: (?:Unable to locate package|Package '?)([^\s']+)/.exec(text) ?? /E: Version '[^']+' for '([^']+)' was not found/.exec(text);
+  const apt = /E: (?:Unable to locate package |Package '?)([^\s']+)/.exec(text) ?? /E: Version '[^']+' for '([^']+)' was not found/.exec(text);
   if (apt?.[1]) return { tool: "apt", name: apt[1] };
   const pip = pipFailedPackage(text);
   return pip ? { tool: "pip", name: pip } : undefined;

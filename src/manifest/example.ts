@@ -37,7 +37,10 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
       as_method: true,
     },
   ],
-  workspace: { remove: [{ path: "toy/losses_jax.py", reason: "the same loss in JAX" }] },
+  workspace: {
+    remove: [{ path: "toy/losses_jax.py", reason: "the same loss in JAX" }],
+    mask: [{ file: "toy/losses.py", symbol: "margin", mode: "body", reason: "target of another task" }],
+  },
   targets: [
     { file: "toy/losses.py", symbol: "preference_loss", mode: "body" },
     { file: "toy/train.py", symbol: "Trainer.compute_loss", mode: "region", line: 30, region: { start: { line: 31 }, end: { anchor: "return loss" } } },
@@ -63,6 +66,6 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
   },
   context_files: ["README.md"],
   record: { driver: "driver.py", max_calls: 20, generators: [{ script: "generators/cases.py", outputs: ["fixtures/cases.json"] }] },
-  verification: { runs: 3, mutants: 20, min_kill_ratio: 0.8, min_alternatives: 2, allowed_leaks: [{ file: "docs/loss.md", reason: "the README quotes the loss" }] },
+  verification: { runs: 3, mutants: 20, min_kill_ratio: 0.8, min_alternatives: 2, allowed_leaks: [{ file: "docs/loss.md", reason: "the README quotes the loss" }, { file: "toy/train.py", reason: "calls the loss of toy-margin", task: "toy-margin" }] },
   provenance: { author: "lmr", created: "2025-01-15", notes: "Covers every field of the manifest format." },
 };

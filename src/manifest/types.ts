@@ -44,6 +44,8 @@ export type TaskSet = "core" | "extended";
 export interface WorkspaceSpec {
   /** Upstream files or folders removed from the workspace, with why. */
   remove?: { path: string; reason: string }[];
+  /** Symbols masked besides the targets, not graded (e.g. another task's target in the same file). */
+  mask?: { file: string; symbol: string; mode?: "body" | "class"; reason: string }[];
 }
 
 /** Upstream code: a git URL at a commit, or a local folder (examples and tests). */
@@ -164,7 +166,7 @@ export interface VerificationPolicy {
   /** Independently written solutions under alternatives/ that must pass (default 2). */
   min_alternatives?: number;
   /** Reference lines that legitimately appear elsewhere upstream, with why. */
-  allowed_leaks?: { file: string; reason: string }[];
+  allowed_leaks?: { file: string; reason: string; task?: string }[];
 }
 
 export interface Provenance {

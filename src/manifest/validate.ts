@@ -4,6 +4,7 @@ import { readManifest, resolveTaskDir, type RawManifest } from "./read.js";
 import { collectSchemaErrors, readTaskSchema } from "./schema.js";
 import { dedupeFindings, explainSchemaErrors, type Finding } from "./schema-errors.js";
 import { asObject, checkSemantics, checkUniqueIds } from "./semantic.js";
+import { checkTaskContent } from "./task-content.js";
 import { checkTaskFiles } from "./task-files.js";
 
 export interface ValidationReport {
@@ -36,7 +37,11 @@ export async function validateTasks(dirs: string[]): Promise<ValidationReport> {
 /** Every problem of one manifest on its own, in document order (ids are not compared with other tasks). */
 export async function checkManifest(raw: RawManifest): Promise<Finding[]> {
   const schemaFindings = explainSchemaErrors(collectSchemaErrors(raw.data), readTaskSchema());
-  const semantic = [...checkSemantics(raw.data, basename(raw.dir), raw.duplicateKeys), ...(await checkTaskFiles(raw.data, raw.dir))];
+  const semantic = [
+    ...checkSemantics(raw.data, basename(raw.dir), raw.duplicateKeys),
+    ...(await checkTaskFiles(raw.data, raw.dir)),
+    ...(await checkTaskContent(raw.data, raw.dir)),
+  ];
   const replaced = new Set(semantic.flatMap((f) => (f.replaces ?? []).map((k) => `${f.pointer}\u0000${k}`)));
   const kept = schemaFindings.filter((f) => !replaced.has(`${f.pointer}\u0000${f.keyword ?? ""}`));
   return sortFindings(dedupeFindings([...kept, ...semantic]));

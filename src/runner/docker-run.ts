@@ -28,7 +28,7 @@ const TMPFS_MB = 256;
 /** Creating and starting a container takes ~0.25 s here, but seconds on a loaded machine; beyond this it is broken. */
 const CONTAINER_START_TIMEOUT_S = 120;
 
-function isRoot(): boolean {
+export function isRoot(): boolean {
   return process.getuid?.() === 0;
 }
 
@@ -39,7 +39,7 @@ export function containerUser(): { uid: number; gid: number } {
 }
 
 /** Give the scratch copy to the container's user (root only: everyone else runs as themselves). */
-async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
+export async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
   await chown(dir, uid, gid);
   for (const e of await readdir(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
@@ -51,9 +51,12 @@ async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
 export interface DockerRunArgs {
   name: string;
   image: string;
-  scratchDir: string;
+  /** Bound at the same path, writable: the scratch copy. */
+  writable: string[];
+  /** Bound at the same path, read-only: the grader copy inside it, the toolkit's python/ for lmr record. */
   readOnly: string[];
-  chanDir: string;
+  /** The results socket's folder, bound at /lmr/chan. */
+  chanDir?: string;
   workdir: string;
   env: Record<string, string>;
   user: { uid: number; gid: number };
@@ -79,9 +82,9 @@ export function dockerRunArgs(a: DockerRunArgs): string[] {
     "--label", `${OWNER_LABEL}=${ownerLabel()}`,
     "--network", a.network ? "bridge" : "none",
     "--read-only", "--tmpfs", `/tmp:rw,exec,nosuid,nodev,size=${TMPFS_MB}m`,
-    ...bind(a.scratchDir, a.scratchDir),
+    ...a.writable.flatMap((w) => bind(w, w)),
     ...a.readOnly.flatMap((r) => bind(r, r, true)),
-    ...bind(a.chanDir, IN_CHAN),
+    ...(a.chanDir ? bind(a.chanDir, IN_CHAN) : []),
     "--user", `${a.user.uid}:${a.user.gid}`,
     "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
     "--memory", `${a.memoryMb}m`, "--memory-swap", `${a.memoryMb}m`,
@@ -95,7 +98,7 @@ export function dockerRunArgs(a: DockerRunArgs): string[] {
 }
 
 /** The test process's environment inside the container: the host's variables never leak in. */
-function containerEnv(scratch: Scratch, threads: number, network: boolean): Record<string, string> {
+export function containerEnv(scratch: Pick<Scratch, "home" | "tmp">, threads: number, network: boolean): Record<string, string> {
   const env = buildChildEnv({ pythonPath: "/opt/lmr/venv/bin/python", home: scratch.home, tmp: scratch.tmp, threads, network });
   env.PATH = "/opt/lmr/venv/bin:/usr/local/bin:/usr/bin:/bin";
   delete env.LD_LIBRARY_PATH;
@@ -130,7 +133,7 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
       ...harnessArgs({ req, harness: IN_HARNESS, ini: IN_INI, root: scratch.root, mountDir: scratch.mountDir, mount, results: ["--results-socket", IN_SOCKET] }),
     ];
     const argv = [dockerBin(), ...dockerRunArgs({
-      name, image: target.id, scratchDir: scratch.dir, readOnly: [scratch.mountDir], chanDir, workdir: scratch.root,
+      name, image: target.id, writable: [scratch.dir], readOnly: [scratch.mountDir], chanDir, workdir: scratch.root,
       env: containerEnv(scratch, threads, network), user, network, memoryMb, maxProcs, cpus, gpu: target.gpu, cmd,
     })];
     const { facts, reader } = await superviseRun({

@@ -5,3 +5,4 @@ export { dockerImageOf, findDockerTarget, forgetDockerTargets, type DockerTarget
 export { sweepStaleContainers } from "./docker-sweep.js";
 export { resolveRunPython } from "./run-python.js";
 export type * from "./types.js";
+export { runPythonInImage, type ContainerRun } from "./docker-exec.js";

@@ -21,7 +21,10 @@ export async function resolveRunPython(opts: RunPythonOptions): Promise<PythonEn
   const choice = opts.sandbox ?? "auto";
   if (choice === "docker" || (choice === "auto" && opts.environment)) {
     const found = await findDockerTarget(opts.environment);
-    if ("target" in found) return { path: found.target.python, version: found.target.pythonVersion, prefixes: [] };
+    if ("target" in found) {
+      const t = found.target;
+      return { path: t.python, version: t.pythonVersion, prefixes: [], image: { tag: t.tag, id: t.id, digest: t.digest, gpu: t.gpu } };
+    }
     if (choice === "docker") return { path: IMAGE_PYTHON, version: majorMinor(opts.environment?.python ?? "3.11"), prefixes: [] };
   }
   return resolvePython(opts);

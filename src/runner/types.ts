@@ -92,6 +92,8 @@ export interface PythonEnv {
   version: string;
   /** sys.prefix / sys.base_prefix: folders the sandbox must keep visible. */
   prefixes?: string[];
+  /** The interpreter lives in this task image (docker): anything run with it runs there. */
+  image?: ImageRecord & { gpu: boolean };
 }
 
 export interface RunRequest {

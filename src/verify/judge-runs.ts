@@ -20,6 +20,17 @@ const cap = (ids: string[]): string[] => ids.slice(0, MAX_IDS);
 const sample = (ids: string[]): string => ids.slice(0, 3).join(", ") + (ids.length > 3 ? ", …" : "");
 const detail = (o: RunOutcome): string => `${o.status}${o.reason ? `: ${o.reason}` : ""}`;
 
+/** The first failing test of a run and what its assertion said, for a reason line a person can act on. */
+function firstFailure(o: RunOutcome): string {
+  const t = o.tests.find((x) => BAD.has(x.status));
+  if (!t) return "";
+  const lines = (t.message ?? "").split("\n");
+  const said = lines.filter((l) => /^E\s/.test(l)).map((l) => l.replace(/^E\s+/, "").trim()).filter(Boolean);
+  const text = (said.length > 0 ? said.slice(0, 3) : lines.map((l) => l.trim()).filter(Boolean).slice(-2)).join(" | ");
+  const short = text.length > 400 ? `${text.slice(0, 399)}…` : text;
+  return `; first failing test ${t.id}${short ? `: ${short}` : ""}`;
+}
+
 /** Tests seen both passing and failing (or erroring) across the runs. */
 export function findFlakyTests(outcomes: RunOutcome[]): string[] {
   const seen = new Map<string, Set<"good" | "bad">>();
@@ -53,7 +64,7 @@ export function judgeReference(outcomes: RunOutcome[]): RunsJudgement {
   const flakyField = flaky.length > 0 ? { flaky_tests: cap(flaky) } : {};
   if (passed === n) return { ok: true };
   const firstBad = outcomes.findIndex((o) => o.status !== "passed");
-  const where = `run ${firstBad + 1}: ${detail(outcomes[firstBad]!)}`;
+  const where = `run ${firstBad + 1}: ${detail(outcomes[firstBad]!)}${firstFailure(outcomes[firstBad]!)}`;
   if (passed > 0 || flaky.length > 0) {
     const tests = flaky.length > 0 ? `; ${flaky.length} test(s) changed outcome between runs (${sample(flaky)})` : "";
     return { ok: false, reason: `flaky: passed ${passed}/${n} runs${tests}; ${where}`, ...flakyField };

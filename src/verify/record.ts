@@ -3,11 +3,17 @@ import type { RemovedEntry } from "../bundle/types.js";
 import type { BackendName, ImageRecord, RunStatus } from "../runner/types.js";
 
 export const VERIFICATION_FILE = "verification.json";
-export const VERIFICATION_SCHEMA_VERSION = 1;
+export const VERIFICATION_SCHEMA_VERSION = 2;
 
-/** The six checks of a verification, in the order they run. */
-export type StepName = "manifest" | "build" | "reference" | "stub" | "mutants" | "leaks";
-export const STEP_NAMES: readonly StepName[] = ["manifest", "build", "reference", "stub", "mutants", "leaks"];
+/** The checks of a verification, in the order they run. */
+export type StepName = "manifest" | "build" | "fixtures" | "reference" | "environment" | "stub" | "alternatives" | "mutants" | "leaks";
+export const STEP_NAMES: readonly StepName[] = ["manifest", "build", "fixtures", "reference", "environment", "stub", "alternatives", "mutants", "leaks"];
+
+/** A test that failed, with the start of its assertion message. */
+export interface FailingTest {
+  id: string;
+  message: string;
+}
 
 export interface RunSummary {
   status: RunStatus;
@@ -16,6 +22,8 @@ export interface RunSummary {
   errors: number;
   duration_s: number;
   reason?: string;
+  /** For a reference run that did not pass: the first failing tests and their messages. */
+  failing?: FailingTest[];
 }
 
 export interface StepRecord {
@@ -46,8 +54,50 @@ export interface MutantsStep extends StepRecord {
 
 export interface LeaksStep extends StepRecord {
   leaks: Leak[];
-  /** What the bundle took out of the workspace before the scan (bytecode, .git, copies of a target). */
+  /** What the bundle took out of the workspace before the scan (bytecode, .git, copies of a target, workspace.remove). */
   removed?: RemovedEntry[];
+  /** Other tasks whose references the workspace was scanned against (same upstream). */
+  siblings?: string[];
+  /** Not counted as leaks, listed for a reviewer: definitions elsewhere with a target's name. */
+  review?: ReviewItem[];
+}
+
+/** A definition in another workspace file that shares a target's name: maybe another implementation. */
+export interface ReviewItem {
+  file: string;
+  line: number;
+  name: string;
+  target: string;
+}
+
+export interface AlternativeOutcome {
+  name: string;
+  /** A run status, or "invalid" when the alternative lacks a target file. */
+  status: RunStatus | "invalid";
+  passed: number;
+  failed: number;
+  errors: number;
+  duration_s: number;
+  reason?: string;
+  failing?: FailingTest[];
+}
+
+export interface AlternativesStep extends StepRecord {
+  min: number;
+  alternatives: AlternativeOutcome[];
+}
+
+export interface EnvironmentStep extends StepRecord {
+  /** Third-party modules the tree's and grader's code imported: installed, stand-in or missing. */
+  modules: { module: string; origin: string; importer: string; dist?: string }[];
+  problems?: string[];
+}
+
+export interface FixturesStep extends StepRecord {
+  /** Fixture files regenerated and compared byte for byte. */
+  files?: string[];
+  /** The first difference, when there is one. */
+  difference?: string;
 }
 
 /** `check`: the task is unsound; `infra`: the toolkit could not check it (interpreter, sandbox, network). */
@@ -80,13 +130,16 @@ export interface VerificationRecord {
     platform: string;
     node: string;
   };
-  settings: { runs: number; mutants: number; min_kill_ratio: number; seed: number };
+  settings: { runs: number; mutants: number; min_kill_ratio: number; min_alternatives: number; seed: number };
   /** Per-step outcome, in the order the steps run. */
   steps: {
     manifest: StepRecord & { problems?: string[] };
     build: StepRecord;
+    fixtures: FixturesStep;
     reference: RunsStep;
+    environment: EnvironmentStep;
     stub: RunsStep;
+    alternatives: AlternativesStep;
     mutants: MutantsStep;
     leaks: LeaksStep;
   };
@@ -108,8 +161,11 @@ export function emptyRecord(taskId: string, settings: VerificationRecord["settin
     steps: {
       manifest: skipped(),
       build: skipped(),
+      fixtures: skipped(),
       reference: { ...skipped(), runs: [] },
+      environment: { ...skipped(), modules: [] },
       stub: { ...skipped(), runs: [] },
+      alternatives: { ...skipped(), min: 0, alternatives: [] },
       mutants: { ...skipped(), total: 0, killed: 0, kill_ratio: 0, threshold: settings.min_kill_ratio, survivors: [] },
       leaks: { ...skipped(), leaks: [] },
     },

@@ -8,7 +8,8 @@ import { maskerFor } from "../mask/registry.js";
 import type { RunOutcome } from "../runner/types.js";
 import { judgeReference, judgeStub, type RunsJudgement } from "./judge-runs.js";
 import { generateMutants, type Mutant } from "./mutants.js";
-import type { LeaksStep, MutantsStep, RunSummary, RunsStep, StepRecord, VerificationRecord } from "./record.js";
+import { findSameNamedDefinitions } from "./review-names.js";
+import type { FailingTest, LeaksStep, MutantsStep, RunSummary, RunsStep, StepRecord, VerificationRecord } from "./record.js";
 
 /** Reports one finished unit of work: `done` of `total` (a run, a mutant). */
 export type Tick = (done: number, total: number, what: string) => void;
@@ -20,7 +21,28 @@ export function errorText(err: unknown): string {
   return isLmrError(err) ? err.format() : err instanceof Error ? err.message : String(err);
 }
 
-function summarize(o: RunOutcome): RunSummary {
+/** Most failing tests a record lists per run, and how much of each message. */
+const MAX_FAILING = 5;
+const MAX_MESSAGE = 800;
+
+/** The tests of a run that failed or errored, with the start of their messages (assertion text first). */
+export function failingTests(o: RunOutcome): FailingTest[] {
+  return o.tests
+    .filter((t) => t.status === "failed" || t.status === "error")
+    .slice(0, MAX_FAILING)
+    .map((t) => ({ id: t.id, message: trimMessage(t.message ?? "") }));
+}
+
+/** pytest's short traceback ends with the `E   …` lines that say what failed: keep those first. */
+function trimMessage(text: string): string {
+  const lines = text.split("\n");
+  const e = lines.filter((l) => /^E\s/.test(l)).map((l) => l.replace(/^E\s+/, ""));
+  const body = e.length > 0 ? e.join("\n") : text.trim();
+  return body.length <= MAX_MESSAGE ? body : `${body.slice(0, MAX_MESSAGE - 1)}…`;
+}
+
+function summarize(o: RunOutcome, withFailing: boolean): RunSummary {
+  const failing = withFailing && o.status !== "passed" ? failingTests(o) : [];
   return {
     status: o.status,
     passed: o.counts.passed,
@@ -28,6 +50,7 @@ function summarize(o: RunOutcome): RunSummary {
     errors: o.counts.errors,
     duration_s: round(o.duration_s),
     ...(o.reason ? { reason: o.reason } : {}),
+    ...(failing.length > 0 ? { failing } : {}),
   };
 }
 
@@ -49,7 +72,7 @@ export async function repeatRuns(
   jobs: number,
   once: () => Promise<RunOutcome>,
   tick: Tick,
-): Promise<{ step: RunsStep; backend?: RunOutcome["backend"] }> {
+): Promise<{ step: RunsStep; backend?: RunOutcome["backend"]; outcomes: RunOutcome[] }> {
   const t = performance.now();
   const limit = pLimit(Math.max(1, jobs));
   let done = 0;
@@ -64,8 +87,8 @@ export async function repeatRuns(
   );
   const judged: RunsJudgement = kind === "reference" ? judgeReference(outcomes) : judgeStub(outcomes);
   const { infra, ...rest } = judged;
-  const step: RunsStep = { ...rest, ...(infra ? { infra: true } : {}), duration_s: since(t), runs: outcomes.map(summarize) };
-  return { step, ...(outcomes[0] ? { backend: outcomes[0].backend } : {}) };
+  const step: RunsStep = { ...rest, ...(infra ? { infra: true } : {}), duration_s: since(t), runs: outcomes.map((o) => summarize(o, kind === "reference")) };
+  return { step, outcomes, ...(outcomes[0] ? { backend: outcomes[0].backend } : {}) };
 }
 
 /** Mutants of the reference bodies, each run once; a mutant that passes every test survives. */
@@ -114,8 +137,18 @@ export async function mutantsStep(
   return { ...result, ok: true };
 }
 
-/** Copies of the reference left in the workspace the agent sees; files in allowed_leaks are shown, not counted. */
-export async function leaksStep(task: ResolvedTask, bundle: BundleInfo, references: Record<string, string>): Promise<LeaksStep> {
+/** Other tasks' references the workspace is scanned against too (dataset-wide scan). */
+export interface SiblingScan {
+  ids: string[];
+  refs: LeakReference[];
+}
+
+/**
+ * Copies of the reference left in the workspace the agent sees, and of the
+ * references of sibling tasks over the same upstream; files in allowed_leaks
+ * are shown, not counted. Same-named definitions elsewhere are listed for review.
+ */
+export async function leaksStep(task: ResolvedTask, bundle: BundleInfo, references: Record<string, string>, siblings: SiblingScan = { ids: [], refs: [] }): Promise<LeaksStep> {
   const t = performance.now();
   const refs: LeakReference[] = [];
   for (const [file, source] of Object.entries(references)) {
@@ -123,20 +156,28 @@ export async function leaksStep(task: ResolvedTask, bundle: BundleInfo, referenc
     const masked = await maskerFor(file).mask(source, specs, file);
     refs.push({ file, bodies: masked.targets.flatMap((x) => x.reference), targets: masked.targets.flatMap((x) => x.reference.map(() => `${file}::${x.symbol}`)) });
   }
-  const allowed = (task.manifest.verification?.allowed_leaks ?? []).map((a) => ({ file: a.file }));
-  const result = await scanWorkspace(join(bundle.dir, BUNDLE_FILES.workspace), refs, { allowed });
+  const allowed = (task.manifest.verification?.allowed_leaks ?? []).map((a) => ({ file: a.file, ...(a.task ? { task: a.task } : {}) }));
+  const workspace = join(bundle.dir, BUNDLE_FILES.workspace);
+  const result = await scanWorkspace(workspace, [...refs, ...siblings.refs], { allowed });
   const counted = result.leaks.filter((l) => !l.allowed);
   const first = counted[0];
   const allowedCount = result.leaks.length - counted.length;
+  const review = await findSameNamedDefinitions(workspace, task.manifest.targets);
+  const fromSibling = first?.target?.includes(":") && !first.target.startsWith(`${first.file}::`) && siblings.ids.some((id) => first.target!.startsWith(`${id}:`));
+  const fix = fromSibling
+    ? "mask that symbol in this task too (workspace.mask, with the reason) or remove the file (workspace.remove)"
+    : "remove it (workspace.remove, or a prepare step) or list the file in verification.allowed_leaks with a reason";
   return {
     ok: counted.length === 0,
     ...(first
-      ? { reason: `${counted.length} leak(s) of the reference in the workspace; first: ${first.kind} in ${first.file}${first.line ? `:${first.line}` : ""} (${first.detail}); remove it in a prepare step or list the file in verification.allowed_leaks with a reason` }
+      ? { reason: `${counted.length} leak(s) of ${fromSibling ? "another task's reference" : "the reference"} in the workspace; first: ${first.kind} in ${first.file}${first.line ? `:${first.line}` : ""}${first.target ? ` of ${first.target}` : ""} (${first.detail}); ${fix}` }
       : allowedCount > 0
         ? { reason: `${allowedCount} allowed leak(s) (verification.allowed_leaks)` }
         : {}),
     leaks: result.leaks,
     ...(bundle.removed.length > 0 ? { removed: bundle.removed } : {}),
+    ...(siblings.ids.length > 0 ? { siblings: siblings.ids } : {}),
+    ...(review.items.length > 0 ? { review: review.items } : {}),
     duration_s: since(t),
   };
 }

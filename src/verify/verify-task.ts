@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
@@ -12,8 +12,11 @@ import { isUrlUpstream, type ResolvedTask } from "../manifest/types.js";
 import { dockerImageOf, resolveRunPython, runTests } from "../runner/index.js";
 import type { PythonEnv, RunOutcome, RunRequest, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
-import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSION, type StepName, type VerificationRecord } from "./record.js";
-import { checkManifestStep, errorText, leaksStep, mutantsStep, repeatRuns, since, type Tick } from "./steps.js";
+import { alternativesStep } from "./alternatives-step.js";
+import { environmentStep, findMissingModule, missingModuleReason } from "./environment-step.js";
+import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSION, type FixturesStep, type StepName, type VerificationRecord } from "./record.js";
+import type { SiblingReferences } from "./siblings.js";
+import { checkManifestStep, errorText, leaksStep, mutantsStep, repeatRuns, since, type SiblingScan, type Tick } from "./steps.js";
 
 const require = createRequire(import.meta.url);
 const TOOLKIT_VERSION = (require("../../package.json") as { version: string }).version;
@@ -25,6 +28,8 @@ export interface VerifyOptions extends SourceOptions {
   /** Mutants to try (default: the manifest's, else 20); 0 skips the step. */
   mutants?: number;
   minKillRatio?: number;
+  /** Alternatives that must exist and pass (default: the manifest's, else 2). */
+  minAlternatives?: number;
   seed?: number;
   python?: string;
   sandbox?: SandboxChoice;
@@ -34,6 +39,12 @@ export interface VerifyOptions extends SourceOptions {
   force?: boolean;
   /** Write verification.json into the task folder (default true). */
   write?: boolean;
+  /** Keep the bundle and a tree to rerun the reference's tests by hand; the result says where and how. */
+  keep?: boolean;
+  /** Other tasks' references for the dataset-wide leak scan (built once per invocation). */
+  siblings?: SiblingReferences;
+  /** Regenerates the task's fixtures and compares them (the fixtures step); without it the step is skipped. */
+  checkFixtures?: (task: ResolvedTask) => Promise<FixturesStep>;
   onEvent?: (event: VerifyEvent) => void;
 }
 
@@ -44,16 +55,25 @@ export interface VerifyResult {
   record: VerificationRecord;
   /** True when an earlier record of the same inputs was reused (no --force). */
   unchanged: boolean;
+  /** With `keep`: the bundle, a tree with the reference and the grader in place, and the command that runs the tests there. */
+  kept?: KeptBundle;
 }
 
-export const DEFAULTS = { runs: 3, mutants: 20, minKillRatio: 0.8, seed: 1 } as const;
+export interface KeptBundle {
+  bundle: string;
+  tree: string;
+  command: string;
+}
+
+export const DEFAULTS = { runs: 3, mutants: 20, minKillRatio: 0.8, minAlternatives: 2, seed: 1 } as const;
 
 /** The settings a verification runs with: flags over the manifest's verification policy over defaults. */
-export function resolveSettings(policy: { runs?: number; mutants?: number; min_kill_ratio?: number }, opts: VerifyOptions): VerificationRecord["settings"] {
+export function resolveSettings(policy: { runs?: number; mutants?: number; min_kill_ratio?: number; min_alternatives?: number }, opts: VerifyOptions): VerificationRecord["settings"] {
   const s = {
     runs: opts.runs ?? policy.runs ?? DEFAULTS.runs,
     mutants: opts.mutants ?? policy.mutants ?? DEFAULTS.mutants,
     min_kill_ratio: opts.minKillRatio ?? policy.min_kill_ratio ?? DEFAULTS.minKillRatio,
+    min_alternatives: opts.minAlternatives ?? policy.min_alternatives ?? DEFAULTS.minAlternatives,
     seed: opts.seed ?? DEFAULTS.seed,
   };
   const bad = (field: string, why: string): LmrError =>
@@ -61,6 +81,7 @@ export function resolveSettings(policy: { runs?: number; mutants?: number; min_k
   if (!Number.isInteger(s.runs) || s.runs < 1) throw bad("runs", `must be a whole number >= 1, got ${s.runs}`);
   if (!Number.isInteger(s.mutants) || s.mutants < 0) throw bad("mutants", `must be a whole number >= 0, got ${s.mutants}`);
   if (!(s.min_kill_ratio >= 0 && s.min_kill_ratio <= 1)) throw bad("min_kill_ratio", `must be between 0 and 1, got ${s.min_kill_ratio}`);
+  if (!Number.isInteger(s.min_alternatives) || s.min_alternatives < 0) throw bad("min_alternatives", `must be a whole number >= 0, got ${s.min_alternatives}`);
   if (!Number.isInteger(s.seed)) throw bad("seed", `must be a whole number, got ${s.seed}`);
   return s;
 }
@@ -107,6 +128,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
   const jobs = Math.max(1, opts.jobs ?? 2);
 
   const work = await mkdtemp(join(tmpdir(), "lmr-verify-"));
+  let kept: KeptBundle | undefined;
   try {
     emit("manifest", "checking the manifest");
     record.steps.manifest = await checkManifestStep(task);
@@ -129,6 +151,11 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     record.inputs.reference = bundle.hashes.reference;
     record.inputs.grader = bundle.hashes.grader;
 
+    emit("fixtures", "regenerating the fixtures");
+    record.steps.fixtures = opts.checkFixtures
+      ? await opts.checkFixtures(task).catch((err: unknown) => ({ ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0 }))
+      : { ok: true, skipped: true, reason: "not checked (no fixture check configured)", duration_s: 0 };
+
     let python: PythonEnv;
     try {
       // under docker the image's interpreter: nothing is resolved or installed on the host
@@ -142,38 +169,81 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
 
     const references = await readReferences(bundle);
     const base = baseRequest(task, bundle, python, opts);
-    const runWith = (overlay: Record<string, string>, timeoutTotalS?: number): Promise<RunOutcome> =>
-      runTests({ ...base, overlay, ...(timeoutTotalS ? { timeoutTotalS } : {}) });
+    const runWith = (overlay: Record<string, string>, extra: Partial<RunRequest> = {}): Promise<RunOutcome> => runTests({ ...base, overlay, ...extra });
 
     emit("reference", `reference × ${settings.runs}`);
-    const ref = await repeatRuns("reference", settings.runs, jobs, () => runWith(references), tick("reference"));
+    const ref = await repeatRuns("reference", settings.runs, jobs, () => runWith(references, { reportImports: true }), tick("reference"));
     record.steps.reference = ref.step;
     record.environment.backend = ref.backend ?? null;
     if (ref.backend === "docker") record.environment.image = await dockerImageOf(m.environment);
+    if (!ref.step.ok && !ref.step.infra) {
+      // a reference that fails because a module is missing says nothing about the task
+      const missing = findMissingModule(ref.outcomes);
+      if (missing) record.steps.reference = { ...ref.step, infra: true, reason: missingModuleReason(missing, python.path) };
+    }
+    record.steps.environment = environmentStep(m.environment, ref.outcomes.find((o) => o.status === "passed") ?? ref.outcomes[0]);
 
     emit("stub", `stub × ${settings.runs}`);
-    record.steps.stub = (await repeatRuns("stub", settings.runs, jobs, () => runWith({}), tick("stub"))).step;
+    const stub = await repeatRuns("stub", settings.runs, jobs, () => runWith({}), tick("stub"));
+    record.steps.stub = stub.step;
+    const stubMissing = !stub.step.ok && record.steps.reference.infra ? findMissingModule(stub.outcomes) : undefined;
+    if (stubMissing) record.steps.stub = { ...stub.step, infra: true, reason: missingModuleReason(stubMissing, python.path) };
 
     if (record.steps.reference.ok) {
+      emit("alternatives", `${bundle.alternatives.length} alternative(s)`);
+      record.steps.alternatives = await alternativesStep(bundle, settings.min_alternatives, (overlay) => runWith(overlay), tick("alternatives"));
+
       emit("mutants", `up to ${settings.mutants} mutants`);
       // a mutant that loops forever is killed by its timeout: a few reference durations, not the task's whole budget
       const refTime = Math.max(...record.steps.reference.runs.map((r) => r.duration_s), 1);
       const timeout = Math.min(m.tests.timeout_total_s, Math.max(10, Math.ceil(refTime * 5)));
-      record.steps.mutants = await mutantsStep(task, references, settings, jobs, (overlay) => runWith(overlay, timeout), tick("mutants"));
+      record.steps.mutants = await mutantsStep(task, references, settings, jobs, (overlay) => runWith(overlay, { timeoutTotalS: timeout }), tick("mutants"));
     } else {
+      record.steps.alternatives = { ...record.steps.alternatives, reason: "not run: the reference does not pass" };
       record.steps.mutants = { ...record.steps.mutants, reason: "not run: the reference does not pass" };
     }
 
     emit("leaks", "scanning the workspace");
     try {
-      record.steps.leaks = await leaksStep(task, bundle, references);
+      record.steps.leaks = await leaksStep(task, bundle, references, await siblingScan(task, opts.siblings));
     } catch (err) {
       record.steps.leaks = { ok: false, infra: true, reason: `infra: the leak scan failed: ${errorText(err)}`, leaks: [], duration_s: 0 };
     }
-    return await finish(record, task, opts, t0);
+    if (opts.keep) kept = await keepForHand(bundle, references, task, python);
+    const done = await finish(record, task, opts, t0);
+    return kept ? { ...done, kept } : done;
   } finally {
-    await rm(work, { recursive: true, force: true });
+    if (!kept) await rm(work, { recursive: true, force: true });
   }
+}
+
+/** References of the tasks over the same upstream, named by task, for the dataset-wide leak scan. */
+async function siblingScan(task: ResolvedTask, siblings: SiblingReferences | undefined): Promise<SiblingScan> {
+  if (!siblings) return { ids: [], refs: [] };
+  const others = await siblings.siblingsOf(task);
+  const refs: SiblingScan["refs"] = [];
+  for (const other of others) refs.push(...(await siblings.referencesOf(other)));
+  return { ids: others.map((o) => o.manifest.id), refs };
+}
+
+/**
+ * A tree a contributor can run the tests in by hand: the workspace with the
+ * reference files and the grader in place, as a reference run sees it.
+ */
+async function keepForHand(bundle: BundleInfo, references: Record<string, string>, task: ResolvedTask, python: PythonEnv): Promise<KeptBundle> {
+  const tree = join(bundle.dir, "by-hand");
+  const mount = task.manifest.tests.mount ?? "lmr_tests";
+  await cp(join(bundle.dir, BUNDLE_FILES.workspace), tree, { recursive: true });
+  for (const [file, text] of Object.entries(references)) await writeFile(join(tree, file), text);
+  await cp(join(bundle.dir, BUNDLE_FILES.grader), join(tree, mount), { recursive: true });
+  const args = [...(task.manifest.tests.pytest_args ?? [])].map((a) => JSON.stringify(a)).join(" ");
+  const pytest = `-m pytest -p no:cacheprovider ${args ? `${args} ` : ""}${mount}`;
+  // an interpreter that lives in a task image runs there: the tree goes in as the container's working folder
+  const image = (python as { image?: { tag: string } }).image;
+  const command = image
+    ? `docker run --rm --network none --user "$(id -u):$(id -g)" -v ${JSON.stringify(`${tree}:/work`)} -w /work -e PYTHONPATH=/work ${image.tag} ${python.path} ${pytest}`
+    : `cd ${JSON.stringify(tree)} && PYTHONPATH=. ${python.path} ${pytest}`;
+  return { bundle: bundle.dir, tree, command };
 }
 
 /**
@@ -198,7 +268,12 @@ function isStillValid(prev: VerificationRecord, taskHash: string, settings: Veri
     prev.toolkit_version === TOOLKIT_VERSION &&
     prev.inputs?.task === taskHash &&
     prev.inputs.upstream?.tree === upstreamTree &&
-    !!s && s.runs === settings.runs && s.mutants === settings.mutants && s.min_kill_ratio === settings.min_kill_ratio && s.seed === settings.seed
+    !!s &&
+    s.runs === settings.runs &&
+    s.mutants === settings.mutants &&
+    s.min_kill_ratio === settings.min_kill_ratio &&
+    s.min_alternatives === settings.min_alternatives &&
+    s.seed === settings.seed
   );
 }
 

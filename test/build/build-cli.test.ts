@@ -20,11 +20,15 @@ async function readBundle(dir: string): Promise<BundleManifest> {
   return JSON.parse(await readFile(join(dir, "bundle.json"), "utf8")) as BundleManifest;
 }
 
-/** The task-input hash recomputed here from an explicit file list. */
+/** The task-input hash recomputed here from an explicit file list: what decides the bundle and what verify proves. */
 async function taskHash(taskDir: string): Promise<string> {
   const m = JSON.parse(await readFile(join(taskDir, "task.json"), "utf8"));
   const files = ["task.json", m.instruction, ...m.tests.files, ...(m.tests.fixtures ?? [])];
   if (m.paper.text) files.push(m.paper.text);
+  if (m.record?.driver) files.push(m.record.driver);
+  for (const g of m.record?.generators ?? []) files.push(g.script);
+  const alternatives = join(taskDir, "alternatives");
+  if (await exists(alternatives)) for (const f of await listFiles(alternatives)) files.push(`alternatives/${f}`);
   return (await hashTree(taskDir, files)).hash;
 }
 

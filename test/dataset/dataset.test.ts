@@ -12,9 +12,37 @@ const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, "..", "..");
 const CLI = join(ROOT, "dist", "cli", "main.js");
 const TASKS = join(ROOT, "tasks");
+const EXAMPLES = join(ROOT, "examples", "tasks");
 
-// The shipped dataset, checked without its upstreams (CI has none): manifests valid,
-// every task verified against exactly the files committed, tasks/README.md current.
+/** What every committed verification.json must show: the task standard, step by step. */
+async function expectSoundRecord(dir: string): Promise<void> {
+  const task = await loadTask(dir);
+  const record = JSON.parse(await readFile(join(dir, "verification.json"), "utf8")) as VerificationRecord;
+  expect(record.task_id).toBe(task.manifest.id);
+  expect(record.inputs.task).toBe(await hashTaskInputs(task));
+  expect(record.ok, record.failure?.reason).toBe(true);
+  const s = record.steps;
+  expect(s.fixtures.ok && !s.fixtures.skipped, s.fixtures.reason ?? "fixtures not checked").toBe(true);
+  expect(s.reference.runs.filter((r) => r.status === "passed")).toHaveLength(record.settings.runs);
+  expect(record.settings.runs).toBeGreaterThanOrEqual(3);
+  expect(s.environment.ok && !s.environment.skipped, s.environment.reason ?? "environment not checked").toBe(true);
+  expect(s.stub.runs.filter((r) => r.status === "failed")).toHaveLength(record.settings.runs);
+  expect(s.alternatives.alternatives.filter((a) => a.status === "passed").length).toBeGreaterThanOrEqual(2);
+  expect(s.alternatives.alternatives.every((a) => a.status === "passed")).toBe(true);
+  expect(s.mutants.kill_ratio).toBeGreaterThanOrEqual(0.8);
+  expect(s.leaks.leaks.filter((l) => !l.allowed)).toEqual([]);
+}
+
+// The shipped dataset and the examples, checked without their upstreams (CI has none):
+// manifests valid, every task verified to the task standard against exactly the files
+// committed, tasks/README.md current.
+describe("the examples in examples/tasks/", async () => {
+  const dirs = existsSync(EXAMPLES) ? await findTaskDirs(EXAMPLES) : [];
+  it.each(dirs.map((d) => [d.split("/").pop()!, d]))("%s has a sound verification.json for its committed files", async (_id, dir) => {
+    await expectSoundRecord(dir);
+  });
+});
+
 describe("the dataset in tasks/", async () => {
   const dirs = existsSync(TASKS) ? await findTaskDirs(TASKS) : [];
 
@@ -25,16 +53,15 @@ describe("the dataset in tasks/", async () => {
     expect(out.ok).toBe(true);
   });
 
-  it.each(dirs.map((d) => [d.split("/").pop()!, d]))("%s has a passing verification.json for its committed files", async (_id, dir) => {
-    const task = await loadTask(dir);
-    const record = JSON.parse(await readFile(join(dir, "verification.json"), "utf8")) as VerificationRecord;
-    expect(record.task_id).toBe(task.manifest.id);
-    expect(record.inputs.task).toBe(await hashTaskInputs(task));
-    expect(record.ok, record.failure?.reason).toBe(true);
-    expect(record.steps.reference.runs.filter((r) => r.status === "passed")).toHaveLength(record.settings.runs);
-    expect(record.steps.stub.runs.filter((r) => r.status === "failed")).toHaveLength(record.settings.runs);
-    expect(record.steps.mutants.kill_ratio).toBeGreaterThanOrEqual(0.8);
-    expect(record.steps.leaks.leaks.filter((l) => !l.allowed)).toEqual([]);
+  it.each(dirs.map((d) => [d.split("/").pop()!, d]))("%s has a sound verification.json for its committed files", async (_id, dir) => {
+    await expectSoundRecord(dir);
+  });
+
+  it.runIf(dirs.length > 0)("pins every paper (arXiv id with its version, or a PDF URL)", async () => {
+    for (const dir of dirs) {
+      const { manifest } = await loadTask(dir);
+      expect(manifest.paper.arxiv ?? manifest.paper.pdf_url, manifest.id).toBeTruthy();
+    }
   });
 
   it.runIf(dirs.length > 0)("has a tasks/README.md generated from the current tasks", async () => {

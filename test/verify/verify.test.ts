@@ -162,7 +162,7 @@ describe.concurrent("lmr verify on deliberately broken tasks", () => {
 });
 
 describe("verification.json, unchanged tasks and re-verification (pref-loss copy)", () => {
-  const FLAGS = ["--runs", "2", "--mutants", "4"];
+  const FLAGS = ["--runs", "2", "--mutants", "4", "--min-kill-ratio", "0.5"];
   let taskDir: string;
   let first: VerificationRecord;
 
@@ -184,7 +184,8 @@ describe("verification.json, unchanged tasks and re-verification (pref-loss copy
     expect(first.inputs.task).toBe(await hashTaskInputs(await loadTask(taskDir)));
     expect(first.inputs.upstream.tree).toMatch(/^[0-9a-f]{64}$/); // local upstream without a commit
     for (const h of [first.inputs.workspace, first.inputs.reference, first.inputs.grader]) expect(h).toMatch(/^[0-9a-f]{64}$/);
-    expect(first.settings).toEqual({ runs: 2, mutants: 4, min_kill_ratio: 0.6, seed: 1 });
+    expect(first.settings).toEqual({ runs: 2, mutants: 4, min_kill_ratio: 0.5, min_alternatives: 2, seed: 1 });
+    expect(first.steps.alternatives.alternatives.length).toBeGreaterThanOrEqual(2);
     expect(first.environment.python?.version).toMatch(/^3\.\d+/);
     expect(first.environment.packages.pytest).toMatch(/^\d+\./);
     expect(["docker", "bwrap", "local"]).toContain(first.environment.backend);
@@ -215,11 +216,11 @@ describe("verification.json, unchanged tasks and re-verification (pref-loss copy
     expect(edited.out.tasks[0]!.inputs.task).not.toBe(first.inputs.task);
     expect(edited.out.tasks[0]!.inputs.task).toBe(await hashTaskInputs(await loadTask(taskDir)));
 
-    const otherSettings = await verifyJson([taskDir, "--runs", "1", "--mutants", "4"]);
+    const otherSettings = await verifyJson([taskDir, "--runs", "1", "--mutants", "4", "--min-kill-ratio", "0.5"]);
     expect(otherSettings.out.tasks[0]!.unchanged).toBe(false);
 
     await appendFile(join(taskDir, "..", "..", "upstreams", "pref-trainer", "utils.py"), "\n# edited upstream\n");
-    const upstream = await verifyJson([taskDir, "--runs", "1", "--mutants", "4"]);
+    const upstream = await verifyJson([taskDir, "--runs", "1", "--mutants", "4", "--min-kill-ratio", "0.5"]);
     expect(upstream.out.tasks[0]!.unchanged).toBe(false);
     expect(upstream.out.tasks[0]!.inputs.upstream.tree).not.toBe(otherSettings.out.tasks[0]!.inputs.upstream.tree);
   });

@@ -98,7 +98,13 @@ async function runBuild(dirs: string[], flags: BuildFlags): Promise<number> {
   const onEvent = reporter(flags.json ?? false);
   const rows = [];
   for (const g of groups) {
-    const r = await ensureEnv(g.spec, { ...(flags.baseImage ? { baseImage: flags.baseImage } : {}), force: flags.force ?? false, onEvent }).finally(progressDone);
+    const r = await ensureEnv(g.spec, { ...(flags.baseImage ? { baseImage: flags.baseImage } : {}), force: flags.force ?? false, onEvent })
+      .catch((err: unknown) => {
+        // A package that does not install is the manifest's: name the first task that asks for it.
+        if (err instanceof LmrError && !err.file && err.pointer) throw new LmrError({ code: err.code, kind: err.kind, file: displayPath(g.tasks[0]!.manifestPath), pointer: err.pointer, message: err.message, ...(err.hint ? { hint: err.hint } : {}) });
+        throw err;
+      })
+      .finally(progressDone);
     rows.push({ image: r.env.tag, id: r.env.id, size: r.env.size, built: r.env.built, seconds: r.env.seconds, base: { image: r.base.tag, built: r.base.built, seconds: r.base.seconds }, spec: g.spec, tasks: g.tasks.map((t) => t.manifest.id) });
     if (!flags.json) {
       const what = r.env.built ? paint("green", `built in ${r.env.seconds.toFixed(1)} s`) : "up to date, nothing built";

@@ -1,6 +1,8 @@
 import type { Command } from "commander";
 import { EXIT, LmrError } from "../../core/errors.js";
-import { dirname, resolve } from "node:path";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import type { Problem } from "../../core/errors.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import { displayPath, readManifest, resolveTaskDir } from "../../manifest/read.js";
@@ -8,7 +10,9 @@ import { validateTasks } from "../../manifest/validate.js";
 import { parseSandboxChoice } from "../../runner/backends.js";
 import type { SandboxChoice } from "../../runner/types.js";
 import { STEP_NAMES, type VerificationRecord } from "../../verify/record.js";
-import { recordInvalidManifest, verifyTask, type VerifyEvent, type VerifyOptions } from "../../verify/verify-task.js";
+import { checkFixturesStep } from "../../verify/fixtures-step.js";
+import { SiblingReferences } from "../../verify/siblings.js";
+import { recordInvalidManifest, verifyTask, type KeptBundle, type VerifyEvent, type VerifyOptions } from "../../verify/verify-task.js";
 import { action } from "../action.js";
 import { paint, printJson, progress, progressDone } from "../output.js";
 
@@ -17,12 +21,15 @@ interface VerifyFlags {
   runs?: string;
   mutants?: string;
   minKillRatio?: string;
+  minAlternatives?: string;
   mirror?: string;
   python?: string;
   sandbox: string;
   jobs?: string;
   force?: boolean;
   write: boolean;
+  keep?: boolean;
+  datasetScan: boolean;
   json?: boolean;
 }
 
@@ -35,20 +42,29 @@ export function registerVerify(program: Command): void {
     .option("--runs <N>", "reference and stub runs (default: the manifest's verification.runs, else 3)")
     .option("--mutants <K>", "mutants of the reference to run, 0 to skip (default: manifest, else 20)")
     .option("--min-kill-ratio <R>", "share of mutants the tests must kill (default: manifest, else 0.8)")
+    .option("--min-alternatives <N>", "alternatives/ solutions that must exist and pass (default: manifest, else 2)")
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
     .option("--python <PATH>", "Python interpreter to run the tests with; default $LMR_PYTHON, else python3")
     .option("--sandbox <MODE>", "auto | docker | bwrap | none (auto: docker where the task's image is built, else bwrap, else none)", "auto")
     .option("-j, --jobs <N>", "test runs at once within a task (reference, stub, mutants; default: 2)")
     .option("--force", "verify even when verification.json records the same inputs")
     .option("--no-write", "do not write verification.json")
+    .option("--keep", "keep the bundle and print the command that reruns the reference's tests by hand")
+    .option("--no-dataset-scan", "scan each workspace only against its own reference, not those of sibling tasks")
     .option("--json", "print the verification records as JSON")
     .addHelpText(
       "after",
       `
-Steps, per task: manifest → build (upstream, prepare, mask) → reference passes all
-N runs (a test that changes outcome between runs is reported as flaky) → stub fails
-N times inside a test (not only at import/collection) → mutants of the reference
-are killed (kill ratio ≥ threshold) → leak scan of the workspace.
+Steps, per task: manifest → build (upstream, prepare, mask, workspace.remove) →
+fixtures regenerate byte for byte → reference passes all N runs (a test that
+changes outcome between runs is reported as flaky; a missing module is an
+infrastructure failure naming it) → environment declares every third-party module
+the code and tests import → stub fails N times inside a test (not only at
+import/collection) → every solution under alternatives/ passes (at least
+min_alternatives) → mutants of the reference are killed (kill ratio ≥ threshold) →
+leak scan of the workspace against this task's reference and those of the other
+tasks over the same upstream in the same folder (definitions sharing a target's
+name are listed for review).
 The record goes to <task>/verification.json. A task whose last record passed, with
 the same inputs (task.json with its upstream commit, instruction, paper text, tests,
 fixtures; a local upstream folder without a commit), settings and toolkit version,
@@ -59,7 +75,8 @@ included), 2 bad usage or unreadable task.json, 3 only infrastructure failures.
 
 Examples:
   $ lmr verify examples/tasks/pref-loss
-  $ lmr verify --tasks-dir tasks --mirror /data/mirror --runs 3 --mutants 30 --json`,
+  $ lmr verify --tasks-dir tasks --mirror /data/mirror --runs 3 --mutants 30 --json
+  $ lmr verify tasks/dpo-preference-loss --keep   # then run the printed command`,
     )
     .action(action(runVerify));
 }
@@ -92,18 +109,32 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
   const runs = count(flags.runs, "--runs", 1);
   const mutants = count(flags.mutants, "--mutants", 0);
   const minKillRatio = ratio(flags.minKillRatio);
+  const minAlternatives = count(flags.minAlternatives, "--min-alternatives", 0);
   const jobs = count(flags.jobs, "--jobs", 1);
   const opts: VerifyOptions = {
     ...(runs !== undefined ? { runs } : {}),
     ...(mutants !== undefined ? { mutants } : {}),
     ...(minKillRatio !== undefined ? { minKillRatio } : {}),
+    ...(minAlternatives !== undefined ? { minAlternatives } : {}),
     ...(jobs !== undefined ? { jobs } : {}),
     ...(flags.mirror ? { mirror: flags.mirror } : {}),
     ...(flags.python ? { python: flags.python } : {}),
     sandbox: sandboxChoice(flags.sandbox),
     force: flags.force ?? false,
     write: flags.write,
+    keep: flags.keep ?? false,
   };
+  const siblingWork = await mkdtemp(join(tmpdir(), "lmr-siblings-"));
+  if (flags.datasetScan) opts.siblings = new SiblingReferences(siblingWork, opts);
+  opts.checkFixtures = (task) => checkFixturesStep(task, opts);
+  try {
+    return await verifyAll(dirs, flags, opts);
+  } finally {
+    await rm(siblingWork, { recursive: true, force: true });
+  }
+}
+
+async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions): Promise<number> {
   // Unreadable folders and malformed JSON stop here (exit 2); an invalid manifest is a failed check of that task.
   const report = await validateTasks(dirs);
   const problemsByDir = new Map<string, Problem[]>();
@@ -111,10 +142,10 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
     const dir = resolve(p.file ? dirname(p.file) : ".");
     problemsByDir.set(dir, [...(problemsByDir.get(dir) ?? []), p]);
   }
-  const records: (VerificationRecord & { unchanged: boolean })[] = [];
+  const records: (VerificationRecord & { unchanged: boolean; kept?: KeptBundle })[] = [];
   for (const [i, dir] of dirs.entries()) {
     const problems = problemsByDir.get(resolveTaskDir(dir));
-    let result: { record: VerificationRecord; unchanged: boolean };
+    let result: { record: VerificationRecord; unchanged: boolean; kept?: KeptBundle };
     if (problems) {
       const raw = await readManifest(dir);
       result = { record: await recordInvalidManifest(raw.dir, (raw.data as { id?: unknown } | null)?.id, problems, opts), unchanged: false };
@@ -123,8 +154,11 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
       result = await verifyTask(task, { ...opts, onEvent: (e) => progress(progressLine(e, i, dirs.length)) });
       progressDone();
     }
-    records.push({ ...result.record, unchanged: result.unchanged });
-    if (!flags.json) process.stdout.write(describe(result.record, result.unchanged, displayPath(resolveTaskDir(dir)), flags.write && !problems) + "\n");
+    records.push({ ...result.record, unchanged: result.unchanged, ...(result.kept ? { kept: result.kept } : {}) });
+    if (!flags.json) {
+      process.stdout.write(describe(result.record, result.unchanged, displayPath(resolveTaskDir(dir)), flags.write && !problems) + "\n");
+      if (result.kept) process.stdout.write(`  kept: ${result.kept.bundle}\n  rerun the reference's tests by hand:\n    ${result.kept.command}\n`);
+    }
   }
   const failed = records.filter((r) => !r.ok);
   if (flags.json) printJson({ ok: failed.length === 0, tasks: records, ...(report.problems.length > 0 ? { problems: report.problems } : {}) });
@@ -149,18 +183,37 @@ function describe(r: VerificationRecord, unchanged: boolean, where: string, writ
   const mut = r.steps.mutants;
   const leaks = r.steps.leaks.leaks;
   const allowed = leaks.filter((l) => l.allowed).length;
+  const alts = r.steps.alternatives;
+  const altPassed = alts.alternatives.filter((a) => a.status === "passed").length;
+  const fx = r.steps.fixtures;
   const figures = [
+    fx.skipped ? "fixtures not checked" : fx.ok ? `fixtures identical${fx.files ? ` (${fx.files.length})` : ""}` : "fixtures differ",
     r.steps.reference.skipped ? "reference not run" : `reference ${ref}/${r.steps.reference.runs.length} pass`,
     r.steps.stub.skipped ? "stub not run" : `stub ${stub}/${r.steps.stub.runs.length} fail in-test`,
+    alts.skipped ? "alternatives not run" : `alternatives ${altPassed}/${alts.alternatives.length} pass`,
     mut.skipped ? "mutants not run" : `mutants ${mut.killed}/${mut.total} killed`,
     r.steps.leaks.skipped ? "leaks not scanned" : `leaks ${leaks.length - allowed}${allowed > 0 ? ` (+${allowed} allowed)` : ""}`,
   ].join(", ");
-  if (r.ok) return `${paint("green", "✓")} ${r.task_id} ${unchanged ? "(unchanged since last verification) " : ""}— ${figures}`;
+  const notes = reviewNotes(r);
+  if (r.ok) return [`${paint("green", "✓")} ${r.task_id} ${unchanged ? "(unchanged since last verification) " : ""}— ${figures}`, ...notes].join("\n");
   const lines = [`${paint("red", "✗")} ${r.task_id} — failed at ${r.failure?.step}${r.failure?.kind === "infra" ? " (infrastructure)" : ""}: ${r.failure?.reason}`, `  ${figures}`];
   for (const s of STEP_NAMES) {
     const step = r.steps[s];
     if (!step.ok && !step.skipped && s !== r.failure?.step) lines.push(`  also ${s}: ${step.reason}`);
   }
+  lines.push(...notes);
   if (written) lines.push(`  (record: ${where}/verification.json)`);
   return lines.join("\n");
+}
+
+/** What a reviewer should look at even when the task passed: removed paths and same-named definitions. */
+function reviewNotes(r: VerificationRecord): string[] {
+  const out: string[] = [];
+  for (const e of r.steps.leaks.removed ?? []) if (e.reason === "manifest") out.push(`  removed ${e.path}: ${e.why ?? ""}`);
+  const review = r.steps.leaks.review ?? [];
+  if (review.length > 0) {
+    const shown = review.slice(0, 5).map((x) => `${x.file}:${x.line} ${x.name}`).join(", ");
+    out.push(`  review: ${review.length} definition(s) elsewhere share a target's name (${shown}${review.length > 5 ? ", …" : ""})`);
+  }
+  return out;
 }

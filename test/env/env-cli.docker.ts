@@ -1,0 +1,110 @@
+import { execa } from "execa";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
+import { runCli } from "../helpers/run-cli.js";
+import { copyTask } from "../helpers/task-copy.js";
+import { skipUnlessDocker } from "../runner/docker-support.js";
+
+/** `lmr env` against a real Docker engine, and `lmr verify --sandbox docker`. */
+const ok = await skipUnlessDocker("lmr env");
+afterAll(removeTempDirs);
+
+const json = <T>(text: string): T => JSON.parse(text) as T;
+
+describe.skipIf(!ok)("lmr env build / list / prune", () => {
+  it("builds once, then says an unchanged environment is up to date in under 2 s", async () => {
+    const first = await runCli(["env", "build", "--tasks-dir", "examples/tasks"]);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const t0 = performance.now();
+    const again = await runCli(["env", "build", "--tasks-dir", "examples/tasks", "--json"]);
+    const ms = performance.now() - t0;
+    expect(again.exitCode, again.stderr).toBe(0);
+    const out = json<{ images: { image: string; built: boolean; base: { built: boolean }; tasks: string[] }[] }>(again.stdout);
+    expect(out.images).toHaveLength(1);
+    expect(out.images[0]).toMatchObject({ built: false, base: { built: false } });
+    expect(out.images[0]!.tasks).toHaveLength(5);
+    expect(ms).toBeLessThan(2000);
+    const text = await runCli(["env", "build", "--tasks-dir", "examples/tasks"]);
+    expect(text.stdout).toMatch(/up to date, nothing built/);
+  });
+
+  it("--print shows the Dockerfile that is built, without building", async () => {
+    const env = await runCli(["env", "build", "examples/tasks/pref-loss", "--print"]);
+    expect(env.exitCode).toBe(0);
+    expect(env.stdout).toMatch(/^# lmr environment image lmr-env:[0-9a-f]{16}/);
+    expect(env.stdout).toMatch(/^FROM lmr-base:[0-9a-f]{16}$/m);
+    const base = await runCli(["env", "build", "examples/tasks/pref-loss", "--print", "base"]);
+    expect(base.stdout).toMatch(/^FROM \S+$/m);
+  });
+
+  it("lists the images with the tasks that use them", async () => {
+    const r = await runCli(["env", "list", "--tasks-dir", "examples/tasks", "--json"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const images = json<{ images: { kind: string; tag: string; tasks: string[] }[] }>(r.stdout).images;
+    const env = images.find((i) => i.kind === "env" && i.tasks.includes("pref-loss"));
+    expect(env?.tag).toMatch(/^lmr-env:/);
+    expect(images.some((i) => i.kind === "base" && i.tasks.includes("pref-loss"))).toBe(true);
+  });
+
+  it("names the failing layer and package, and the manifest field, when apt or pip cannot install one", async () => {
+    const root = await makeTempDir("env-fail");
+    const apt = await copyTask(root, "pref-loss", (m) => {
+      m.environment.system_packages = ["lmr-no-such-package"];
+    });
+    const a = await runCli(["env", "build", apt]);
+    expect(a.exitCode).toBe(2);
+    expect(a.stderr).toMatch(/task\.json: \/environment\/system_packages: building the env layer lmr-env:[0-9a-f]+ failed at step \d+\/\d+ \(RUN apt-get update.*\): apt could not install lmr-no-such-package/);
+    const root2 = await makeTempDir("env-fail-pip");
+    const pip = await copyTask(root2, "pref-loss", (m) => {
+      m.environment.requirements = ["lmr-no-such-dist==9.9.9"];
+    });
+    const p = await runCli(["env", "build", pip]);
+    expect(p.exitCode).toBe(2);
+    expect(p.stderr).toMatch(/\/environment\/requirements: building the env layer .* pip could not install lmr-no-such-dist==9\.9\.9/);
+  });
+
+  it("prunes environment images no task uses, keeping the tasks' own and the rootfs", async () => {
+    const root = await makeTempDir("env-prune");
+    const extra = await copyTask(root, "pref-loss", (m) => {
+      m.environment.system_packages = ["python3-six"];
+    });
+    const b = await runCli(["env", "build", extra, "--json"]);
+    expect(b.exitCode, b.stderr).toBe(0);
+    const tag = json<{ images: { image: string }[] }>(b.stdout).images[0]!.image;
+    const dry = await runCli(["env", "prune", "--tasks-dir", "examples/tasks", "--dry-run", "--json"]);
+    const wouldGo = json<{ removed: { tag: string; kind: string }[] }>(dry.stdout).removed;
+    expect(wouldGo.map((i) => i.tag)).toContain(tag);
+    expect(wouldGo.some((i) => i.kind === "rootfs")).toBe(false);
+    const r = await runCli(["env", "prune", "--tasks-dir", "examples/tasks"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect((await execa("docker", ["image", "inspect", tag], { reject: false })).exitCode).not.toBe(0);
+    const left = await runCli(["env", "build", "--tasks-dir", "examples/tasks", "--json"]);
+    expect(json<{ images: { built: boolean }[] }>(left.stdout).images[0]!.built).toBe(false);
+  });
+});
+
+describe.skipIf(!ok)("lmr verify --sandbox docker", () => {
+  it("verifies the example tasks in their image and records the image", async () => {
+    const r = await runCli(["verify", "--tasks-dir", "examples/tasks", "--sandbox", "docker", "--runs", "1", "--mutants", "0", "--force", "--no-write", "--json"]);
+    expect(r.exitCode, r.stdout.slice(-3000)).toBe(0);
+    const tasks = json<{ tasks: { ok: boolean; environment: { backend: string; image?: { tag: string; id: string } } }[] }>(r.stdout).tasks;
+    expect(tasks).toHaveLength(5);
+    for (const t of tasks) {
+      expect(t.ok).toBe(true);
+      expect(t.environment.backend).toBe("docker");
+      expect(t.environment.image).toMatchObject({ tag: expect.stringMatching(/^lmr-env:/), id: expect.stringMatching(/^sha256:/) });
+    }
+  });
+
+  it("fails a task whose tests import a package its environment does not declare, naming the module and the fields", async () => {
+    const root = await makeTempDir("undeclared");
+    const dir = await copyTask(root, "pref-loss");
+    const test = join(dir, "tests", "test_preference_loss.py");
+    await writeFile(test, `import rapidfuzz  # not in environment\n${await readFile(test, "utf8")}`);
+    const r = await runCli(["verify", dir, "--sandbox", "docker", "--runs", "1", "--mutants", "0", "--force", "--no-write"]);
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stdout).toMatch(/module 'rapidfuzz' is not installed in lmr-env:[0-9a-f]+ .*environment\.requirements.*environment\.system_packages.*environment\.stand_ins/);
+  });
+});

@@ -1,0 +1,135 @@
+import { execa } from "execa";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { VerificationRecord } from "../../src/verify/record.js";
+import { makeTempDir, removeTempDirs, REPO_ROOT } from "../helpers/git-fixture.js";
+import { runCli } from "../helpers/run-cli.js";
+import { copyTask } from "../helpers/task-copy.js";
+import { compileVerifySchemas, schemaErrors } from "./schemas.js";
+
+afterAll(removeTempDirs);
+
+type Output = { ok: boolean; tasks: (VerificationRecord & { unchanged: boolean; kept?: { bundle: string; tree: string; command: string } })[] };
+
+const BROKEN = join("test", "fixtures", "broken-tasks");
+const SIBLINGS = join("test", "fixtures", "sibling-tasks");
+// the host backend: these cases are about what verify concludes, not about isolation (a built
+// docker image would make `auto` run them in a container, where an undeclared module is absent)
+const FAST = ["--runs", "1", "--mutants", "2", "--no-write", "-j", "1", "--sandbox", "none"];
+const schemas = compileVerifySchemas();
+
+async function verify(args: string[]): Promise<{ exitCode: number; out: Output }> {
+  const r = await runCli(["verify", ...args, "--json"]);
+  const out = JSON.parse(r.stdout) as Output;
+  expect(schemaErrors(schemas.output, out)).toEqual([]);
+  return { exitCode: r.exitCode, out };
+}
+
+describe.concurrent("the task standard in lmr verify", () => {
+  it("alternatives: a test that pins what the task leaves open fails the alternative that differs, naming it and the test", async () => {
+    const { exitCode, out } = await verify([join(BROKEN, "pinned-detail"), ...FAST]);
+    const rec = out.tasks[0]!;
+    expect(exitCode).toBe(1);
+    expect(rec.failure).toMatchObject({ step: "alternatives", kind: "check" });
+    expect(rec.failure!.reason).toContain("'numpy-free-loop' failed");
+    expect(rec.failure!.reason).toContain("test_error_message_names_k");
+    const alts = Object.fromEntries(rec.steps.alternatives.alternatives.map((a) => [a.name, a]));
+    expect(alts["upstream-style"]!.status).toBe("passed");
+    expect(alts["numpy-free-loop"]!.status).toBe("failed");
+    expect(alts["numpy-free-loop"]!.failing?.[0]?.message).toContain("k must be positive, got 0");
+    // every other step holds: only the alternatives step says the tests are too narrow
+    for (const s of ["build", "reference", "stub", "mutants", "leaks"] as const) expect(rec.steps[s].ok, s).toBe(true);
+  });
+
+  it("alternatives: fewer than min_alternatives is a failure that says how many are needed", async () => {
+    const { exitCode, out } = await verify([join(BROKEN, "removed-copy"), ...FAST, "--min-alternatives", "2"]);
+    expect(exitCode).toBe(1);
+    expect(out.tasks[0]!.failure).toMatchObject({ step: "alternatives", kind: "check" });
+    expect(out.tasks[0]!.steps.alternatives.reason).toContain("0 alternative(s) under alternatives/, at least 2 needed");
+  });
+
+  it("workspace.remove takes a leftover copy out, and the record shows it with the reason", async () => {
+    const { exitCode, out } = await verify([join(BROKEN, "removed-copy"), ...FAST]);
+    const rec = out.tasks[0]!;
+    expect(exitCode).toBe(0);
+    expect(rec.steps.leaks.leaks).toEqual([]);
+    expect(rec.steps.leaks.removed).toContainEqual({ path: "legacy_metrics.py", reason: "manifest", why: "an older copy of ndcg_at_k" });
+    // the same definition elsewhere would have been listed for review; it is gone with the file
+    expect(rec.steps.leaks.review ?? []).toEqual([]);
+  });
+
+  it("a module the tests import but nobody installed is an infrastructure failure naming the module and the manifest field", async () => {
+    const { exitCode, out } = await verify([join(BROKEN, "missing-module"), ...FAST]);
+    const rec = out.tasks[0]!;
+    expect(exitCode).toBe(3);
+    expect(rec.failure).toMatchObject({ step: "reference", kind: "infra" });
+    expect(rec.failure!.reason).toContain("module 'lmr_fixture_absent' is not installed");
+    expect(rec.failure!.reason).toContain("environment.requirements");
+    expect(rec.failure!.reason).not.toContain("stub");
+  });
+
+  it("an installed module the environment does not declare fails the environment step", async () => {
+    const { exitCode, out } = await verify([join(BROKEN, "undeclared-module"), ...FAST]);
+    const rec = out.tasks[0]!;
+    expect(exitCode).toBe(1);
+    expect(rec.failure).toMatchObject({ step: "environment", kind: "check" });
+    expect(rec.failure!.reason).toContain("'numpy'");
+    expect(rec.failure!.reason).toContain("environment.requirements");
+    expect(rec.steps.environment.modules).toContainEqual(expect.objectContaining({ module: "numpy", origin: "installed" }));
+  });
+
+  it("the dataset-wide leak scan: a workspace showing a sibling task's reference fails; masking it (workspace.mask) passes", async () => {
+    const { exitCode, out } = await verify(["--tasks-dir", SIBLINGS, ...FAST]);
+    expect(exitCode).toBe(1);
+    const byId = Object.fromEntries(out.tasks.map((t) => [t.task_id, t]));
+    const leaky = byId["ttr-leaks-sibling"]!;
+    expect(leaky.failure).toMatchObject({ step: "leaks" });
+    expect(leaky.failure!.reason).toContain("another task's reference");
+    expect(leaky.failure!.reason).toContain("bigrams-masks-sibling:stats.py::top_bigrams");
+    expect(leaky.steps.leaks.siblings).toEqual(["bigrams-masks-sibling"]);
+    expect(byId["bigrams-masks-sibling"]!.ok).toBe(true);
+    // one task given alone is still scanned against the tasks beside it
+    const alone = await verify([join(SIBLINGS, "ttr-leaks-sibling"), ...FAST]);
+    expect(alone.out.tasks[0]!.failure?.step).toBe("leaks");
+    const off = await verify([join(SIBLINGS, "ttr-leaks-sibling"), ...FAST, "--no-dataset-scan"]);
+    expect(off.out.tasks[0]!.ok).toBe(true);
+  });
+
+  it("a failing reference shows the failing test and its assertion message", async () => {
+    const taskDir = await copyTask(await makeTempDir("verify-assert"), "pref-loss");
+    const test = join(taskDir, "tests", "test_preference_loss.py");
+    await writeFile(test, (await readFile(test, "utf8")) + "\n\ndef test_added_wrong_expectation():\n    assert 1 + 1 == 3, 'the recorded margin is 3'\n");
+    const { exitCode, out } = await verify([taskDir, ...FAST, "--min-alternatives", "0"]);
+    expect(exitCode).toBe(1);
+    const rec = out.tasks[0]!;
+    expect(rec.failure?.step).toBe("reference");
+    expect(rec.failure!.reason).toContain("test_added_wrong_expectation");
+    expect(rec.failure!.reason).toContain("the recorded margin is 3");
+    expect(rec.steps.reference.runs[0]!.failing?.[0]?.id).toContain("test_added_wrong_expectation");
+  });
+
+  it("--keep leaves the bundle and prints a command that reruns the reference's tests by hand", async () => {
+    const { exitCode, out } = await verify([join(BROKEN, "removed-copy"), ...FAST, "--keep"]);
+    expect(exitCode).toBe(0);
+    const kept = out.tasks[0]!.kept!;
+    expect(kept.command).toContain(kept.tree);
+    const r = await execa("bash", ["-c", kept.command], { cwd: REPO_ROOT, reject: false });
+    expect(r.exitCode, r.stdout).toBe(0);
+    expect(r.stdout).toMatch(/\d+ passed/);
+    const human = await runCli(["verify", join(BROKEN, "removed-copy"), ...FAST, "--keep"]);
+    expect(human.stdout).toContain("rerun the reference's tests by hand:");
+  });
+
+  it("validate and verify reject an instruction that still holds TODO(author) markers", async () => {
+    const taskDir = await copyTask(await makeTempDir("verify-todo"), "pref-loss");
+    const instruction = join(taskDir, "instruction.md");
+    await writeFile(instruction, (await readFile(instruction, "utf8")) + "\nTODO(author): say which edge cases the tests check.\n");
+    const v = await runCli(["validate", taskDir]);
+    expect(v.exitCode).toBe(1);
+    expect(v.stdout + v.stderr).toMatch(/TODO\(author\) marker\(s\), at line\(s\) \d+/);
+    const { exitCode, out } = await verify([taskDir, ...FAST]);
+    expect(exitCode).toBe(1);
+    expect(out.tasks[0]!.failure?.step).toBe("manifest");
+  });
+});
