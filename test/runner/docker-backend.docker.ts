@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashTree } from "../../src/core/hash.js";
 import { envImageTag, normaliseEnvironment } from "../../src/env/index.js";
-import { forgetDockerTargets, resolvePython, runTests, selectBackend, setBackendNotice, sweepStaleContainers, type PythonEnv, type RunOutcome, type RunRequest } from "../../src/runner/index.js";
+import { forgetDockerTargets, resolvePython, resolveRunPython, runPythonInImage, runTests, selectBackend, setBackendNotice, sweepStaleContainers, type PythonEnv, type RunOutcome, type RunRequest } from "../../src/runner/index.js";
 import { PLAIN_ENV, lmrContainers, skipUnlessDocker } from "./docker-support.js";
 
 /**
@@ -217,5 +217,21 @@ describe.skipIf(!ok)("choosing docker", () => {
     } finally {
       await execa("docker", ["rm", "-f", dead, alive], { reject: false });
     }
+  });
+});
+
+describe.skipIf(!ok)("runPythonInImage (lmr record --sandbox docker)", () => {
+  it("runs the image's interpreter in a writable work folder, as non-root, and stops it at the timeout", async () => {
+    const inImage = await resolveRunPython({ sandbox: "docker", environment: PLAIN_ENV });
+    expect(inImage.image?.tag).toMatch(/^lmr-env:/);
+    const dir = await mkdtemp(join(work, "tool-"));
+    const r = await runPythonInImage({ python: inImage, args: ["-c", "import os, lmr_harness; open('out.txt', 'w').write(str(os.getuid()))"], workDir: dir, cwd: dir, timeoutS: 60 });
+    expect(r.exitCode, r.output).toBe(0);
+    expect(Number(await readFile(join(dir, "out.txt"), "utf8"))).not.toBe(0);
+    const slow = await runPythonInImage({ python: inImage, args: ["-c", "import time; time.sleep(60)"], workDir: dir, cwd: dir, timeoutS: 2 });
+    expect(slow.timedOut).toBe(true);
+    expect(await lmrContainers()).toEqual([]);
+    const host = await resolveRunPython({ sandbox: "none", environment: PLAIN_ENV });
+    await expect(runPythonInImage({ python: host, args: [], workDir: dir, cwd: dir, timeoutS: 5 })).rejects.toMatchObject({ code: "RUN_NOT_IN_IMAGE" });
   });
 });
