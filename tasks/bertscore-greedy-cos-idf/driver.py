@@ -3,8 +3,9 @@
 Inputs have the layout `bert_cos_score_idf` builds: embeddings padded with 2.0 (B x K x d, or
 B x K x L x d with all_layers), padding masks (bool, or long as `padding` makes them) and idf
 weights that are 0 at padded positions (and, like [CLS]/[SEP] in the upstream, sometimes 0 at
-the first and last real token). Every call gets fresh tensors: the reference normalises its
-inputs in place.
+the first and last real token; always so where a sentence is empty, i.e. only [CLS] and [SEP],
+as the pipeline gives every [CLS] and [SEP] idf 0). Every call gets fresh tensors: the
+reference normalises its inputs in place.
 """
 import torch
 
@@ -57,12 +58,13 @@ greedy_cos_idf(*side([9, 5, 7, 4, 8], 9, 10, special_zero=True), *side([6, 9, 4,
 greedy_cos_idf(*side([5, 3], 5, 6, layers=3), *side([4, 6], 6, 6, layers=3), all_layers=True)
 greedy_cos_idf(*side([4], 4, 6, layers=4), *side([6], 6, 6, layers=4), True)
 
-# 9-10: an empty candidate / an empty reference: only [CLS] and [SEP] (two real tokens)
-greedy_cos_idf(*side([5, 4, 6], 6, 8), *side([2, 5, 3], 5, 8))
-greedy_cos_idf(*side([2, 3, 5], 5, 8, offset=0.5), *side([4, 2, 6], 6, 8, offset=0.5))
+# 9-10: an empty candidate / an empty reference: only [CLS] and [SEP] (two real tokens), whose
+# idf the pipeline sets to 0 (as for every [CLS] and [SEP]), so that side's idf sums to 0
+greedy_cos_idf(*side([5, 4, 6], 6, 8, special_zero=True), *side([2, 5, 3], 5, 8, special_zero=True))
+greedy_cos_idf(*side([2, 3, 5], 5, 8, offset=0.5, special_zero=True), *side([4, 2, 6], 6, 8, offset=0.5, special_zero=True))
 
 # 11: empty sentences with all_layers
-greedy_cos_idf(*side([2, 5, 4], 5, 6, layers=2), *side([3, 2, 5], 5, 6, layers=2), all_layers=True)
+greedy_cos_idf(*side([2, 5, 4], 5, 6, layers=2, special_zero=True), *side([3, 2, 5], 5, 6, layers=2, special_zero=True), all_layers=True)
 
 # 12: float64 throughout
 greedy_cos_idf(*side([5, 3, 4], 5, 8, dtype=torch.float64), *side([4, 6, 2 + 2], 6, 8, dtype=torch.float64))

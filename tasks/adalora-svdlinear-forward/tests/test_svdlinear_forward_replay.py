@@ -1,12 +1,13 @@
 """Replay tests for `SVDLinear.forward` (loralib/loralib/adalora.py).
 
-Written for lmr (not upstream code). fixtures/svdlinear_cases.json holds layers in several
-configurations (rank 0, 1, 2, 3, 4; fan_in_fan_out; with and without bias; float32 and
-float64; training mode, eval mode with merged weights, eval mode unmerged; inputs of shape
-(in,), (1, in), (n, in) and (a, b, in)), with every parameter and state flag of the layer,
-an input, and the output that the original implementation returned. Each test rebuilds the
-layer, loads that state (without calling .train()/.eval(), which would merge or unmerge the
-weights), and compares the output.
+Written for lmr (not upstream code). fixtures/svdlinear_cases.json, written by
+generators/svdlinear_cases.py against the reference, holds layers in many configurations
+(rank 0 to 4; fan_in_fan_out; with and without bias; float32 and float64; a changed ranknum
+and a pruned triplet; training mode, eval mode with merged weights, eval mode unmerged;
+inputs of shape (in,), (1, in), (n, in) and (a, b, in)), with every parameter and state flag
+of the layer as train()/eval() left it, an input, and the output that the original
+implementation returned. Each test rebuilds the layer, loads that state (without calling
+.train()/.eval(), which would merge or unmerge the weights) and calls forward.
 """
 import json
 import sys
@@ -68,13 +69,20 @@ def test_forward_matches_recorded_output(case):
     layer = build(case)
     dtype = getattr(torch, case["dtype"])
     x = _tensor(case["x"], dtype=dtype).reshape(case["x_shape"])
-    weight_before = layer.weight.detach().clone()
     y = layer(x)
     assert isinstance(y, _Tensor)
     assert list(y.shape) == case["y_shape"], "output shape"
     assert y.dtype == dtype, "output dtype"
     rtol, atol = TOLERANCE[case["dtype"]]
     assert_close(y, case["y"], rtol, atol, "output")
-    # forward only reads the layer: no merging, no change of the stored weight.
-    assert layer.merged == case["state"]["merged"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_forward_leaves_the_layer_as_it_was(case):
+    # forward only reads the layer: no merging or unmerging, no change of the stored weight.
+    layer = build(case)
+    dtype = getattr(torch, case["dtype"])
+    weight_before = layer.weight.detach().clone()
+    layer(_tensor(case["x"], dtype=dtype).reshape(case["x_shape"]))
+    assert layer.merged == case["state"]["merged"], "forward changed layer.merged"
     assert bool((layer.weight.detach() == weight_before).all()), "forward changed the weight"

@@ -3,8 +3,11 @@
 P (precision): each candidate token is matched to its most similar reference token (cosine
 similarity), weighted by the candidate's normalised idf; R (recall) the other way round;
 F the harmonic mean. The oracle below is written from that definition with Python loops,
-including the convention that a padded position has similarity 0 with everything.
-Every call gets fresh tensors (the code under test may normalise its inputs in place).
+including the conventions the instruction states: a padded position has similarity 0 with
+everything, and a pair with an empty side scores 0. Inputs look like the ones
+bert_cos_score_idf builds: embeddings padded with 2.0, idf 0 at padded positions, and an empty
+sentence ([CLS] and [SEP] only) has idf 0 at both its tokens, as the pipeline gives the special
+tokens. Every call gets fresh tensors (the code under test may normalise its inputs in place).
 """
 import math
 
@@ -39,6 +42,8 @@ def make_side(lengths, k, d, gen, layers=None, offset=0.0, idf_uniform=False):
     for b, n in enumerate(lengths):
         emb[b, n:] = 2.0
         idf[b, n:] = 0.0
+        if n == 2:  # an empty sentence: [CLS] and [SEP], whose idf the pipeline sets to 0
+            idf[b, :2] = 0.0
     return emb, mask, idf
 
 
@@ -59,18 +64,20 @@ def oracle(ref, hyp):
         def cos(u, v):
             return sum(x * y for x, y in zip(u, v)) / math.sqrt(sum(x * x for x in u) * sum(y * y for y in v))
 
+        if sum(h_mask[b]) == 2 or sum(r_mask[b]) == 2:  # an empty side
+            out_p.append(0.0)
+            out_r.append(0.0)
+            out_f.append(0.0)
+            continue
         kh, kr = len(h_emb[b]), len(r_emb[b])
         sim = [[cos(h_emb[b][i], r_emb[b][j]) if (h_mask[b][i] and r_mask[b][j]) else 0.0 for j in range(kr)] for i in range(kh)]
         hw = sum(h_idf[b])
         rw = sum(r_idf[b])
         p = sum(h_idf[b][i] / hw * max(sim[i]) for i in range(kh))
         r = sum(r_idf[b][j] / rw * max(sim[i][j] for i in range(kh)) for j in range(kr))
-        f = 2 * p * r / (p + r) if p + r != 0 else float("nan")
-        if sum(h_mask[b]) == 2 or sum(r_mask[b]) == 2:
-            p, r = 0.0, 0.0
         out_p.append(p)
         out_r.append(r)
-        out_f.append(0.0 if f != f else f)
+        out_f.append(2 * p * r / (p + r) if p + r != 0 else 0.0)
     return out_p, out_r, out_f
 
 
@@ -95,7 +102,15 @@ def test_returns_a_tuple_of_three_1d_tensors():
     for t in out:
         assert isinstance(t, torch.Tensor)
         assert tuple(t.shape) == (2,)
-        assert t.dtype == torch.float32
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_outputs_have_the_dtype_of_the_embeddings(dtype):
+    gen = seeded(5)
+    ref, hyp = make_side([4, 3], 4, 5, gen), make_side([3, 4], 4, 5, gen)
+    ref, hyp = ((ref[0].to(dtype), ref[1], ref[2].to(dtype)), (hyp[0].to(dtype), hyp[1], hyp[2].to(dtype)))
+    for t in call(ref, hyp):
+        assert t.dtype == dtype
 
 
 def test_identical_candidate_and_reference_score_one():
@@ -133,11 +148,8 @@ def test_idf_weights_the_tokens():
 
 def test_padded_positions_count_as_similarity_zero():
     # the only real reference token points away from the candidate token: cosine -1
+    # (without the padded column both scores would be -1)
     hyp = (torch.tensor([[[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]]]), torch.ones(1, 3, dtype=torch.bool), torch.ones(1, 3))
-    ref_unpadded = (torch.tensor([[[-1.0, 0.0], [-2.0, 0.0], [-1.0, 0.0]]]), torch.ones(1, 3, dtype=torch.bool), torch.ones(1, 3))
-    P, R, F = call(ref_unpadded, hyp)
-    assert_vec(P, [-1.0])
-    assert_vec(R, [-1.0])
     ref_padded = (torch.tensor([[[-1.0, 0.0], [-2.0, 0.0], [-1.0, 0.0], [2.0, 2.0]]]), torch.tensor([[True, True, True, False]]),
                   torch.tensor([[1.0, 1.0, 1.0, 0.0]]))
     P, R, F = call(ref_padded, hyp)
@@ -177,13 +189,23 @@ def test_swapping_candidate_and_reference_swaps_precision_and_recall():
     assert_vec(F2, F.tolist())
 
 
-def test_invariant_to_token_norms_and_idf_scale():
+def test_invariant_to_token_norms():
     gen = seeded(12)
     ref, hyp = make_side([5, 4], 5, 6, gen), make_side([4, 5], 5, 6, gen)
     base = call(ref, hyp)
     scale = torch.rand(2, 5, 1, generator=gen) * 10 + 0.1
-    ref2 = (ref[0] * scale, ref[1], ref[2] * 7.0)
-    hyp2 = (hyp[0] * scale, hyp[1], hyp[2] * 0.01)
+    ref2 = (ref[0] * scale, ref[1], ref[2])
+    hyp2 = (hyp[0] * scale.flip(1), hyp[1], hyp[2])
+    for a, b in zip(base, call(ref2, hyp2)):
+        assert_vec(a, b.tolist(), tol=1e-4)
+
+
+def test_invariant_to_the_scale_of_the_idf_weights():
+    gen = seeded(12)
+    ref, hyp = make_side([5, 4], 5, 6, gen), make_side([4, 5], 5, 6, gen)
+    base = call(ref, hyp)
+    ref2 = (ref[0], ref[1], ref[2] * 7.0)
+    hyp2 = (hyp[0], hyp[1], hyp[2] * 0.01)
     for a, b in zip(base, call(ref2, hyp2)):
         assert_vec(a, b.tolist(), tol=1e-4)
 
@@ -199,18 +221,24 @@ def test_batch_elements_are_independent():
         assert_vec(one[2], [F[b].item()])
 
 
-def test_empty_sentences_get_zero_precision_and_recall():
+def test_pairs_with_an_empty_sentence_score_zero():
     gen = seeded(14)
     ref = make_side([2, 5, 4, 6], 6, 8, gen, offset=0.3)  # element 0: [CLS] and [SEP] only
     hyp = make_side([4, 2, 3, 5], 5, 8, gen, offset=0.3)  # element 1: [CLS] and [SEP] only
     P, R, F = call(ref, hyp)
+    for name, t in (("P", P), ("R", R), ("F", F)):
+        assert [t[0].item(), t[1].item()] == [0.0, 0.0], (name, t.tolist())
+
+
+def test_three_real_tokens_are_not_empty():
+    gen = seeded(14)
+    ref = make_side([2, 5, 4, 6], 6, 8, gen, offset=0.3)
+    hyp = make_side([4, 2, 3, 5], 5, 8, gen, offset=0.3)  # element 2: three real tokens
+    P, R, F = call(ref, hyp)
     ep, er, ef = oracle(ref, hyp)
-    assert P[0].item() == 0.0 and R[0].item() == 0.0
-    assert P[1].item() == 0.0 and R[1].item() == 0.0
-    assert P[2].item() > 0.0 and R[3].item() > 0.0  # three real tokens is not empty
-    assert_vec(P, ep)
-    assert_vec(R, er)
-    assert_vec(F, ef)  # F keeps the value computed before the override
+    assert_vec(P[2:], ep[2:])
+    assert_vec(R[2:], er[2:])
+    assert_vec(F[2:], ef[2:])
 
 
 def test_orthogonal_tokens_give_zero_not_nan():
@@ -219,10 +247,17 @@ def test_orthogonal_tokens_give_zero_not_nan():
     e2 = torch.zeros(1, 3, 4)
     e2[..., 2] = 1.0
     m = torch.ones(1, 3, dtype=torch.bool)
-    P, R, F = call((e1, m, torch.ones(1, 3)), (e2, m, torch.ones(1, 3)))
-    assert_vec(P, [0.0])
-    assert_vec(R, [0.0])
+    _, _, F = call((e1, m, torch.ones(1, 3)), (e2, m, torch.ones(1, 3)))  # P = R = 0
     assert _isfinite(F.item()) and F.item() == 0.0
+
+
+@pytest.mark.parametrize("lengths,layers", [(([5, 3], [4, 6]), 3), (([6], [4]), 2), (([4, 2, 5], [3, 5, 4]), 3)])
+def test_all_layers_returns_layers_by_batch(lengths, layers):
+    gen = seeded(18)
+    ref = make_side(lengths[0], max(lengths[0]), 6, gen, layers=layers)
+    hyp = make_side(lengths[1], max(lengths[1]), 6, gen, layers=layers)
+    for t in call(ref, hyp, all_layers=True):
+        assert tuple(t.shape) == (layers, len(lengths[0]))
 
 
 def test_all_layers_matches_layer_by_layer():
@@ -231,7 +266,6 @@ def test_all_layers_matches_layer_by_layer():
     ref = make_side([5, 3], 5, 6, gen, layers=layers)
     hyp = make_side([4, 6], 6, 6, gen, layers=layers)
     P, R, F = call(ref, hyp, all_layers=True)
-    assert tuple(P.shape) == (layers, 2) and tuple(R.shape) == (layers, 2) and tuple(F.shape) == (layers, 2)
     for layer in range(layers):
         ref_l = (ref[0][:, :, layer, :], ref[1], ref[2])
         hyp_l = (hyp[0][:, :, layer, :], hyp[1], hyp[2])
@@ -258,7 +292,6 @@ def test_batch_size_one_all_layers():
     ref = make_side([6], 6, 5, gen, layers=2)
     hyp = make_side([4], 4, 5, gen, layers=2)
     P, R, F = call(ref, hyp, all_layers=True)
-    assert tuple(P.shape) == (2, 1)
     for layer in range(2):
         ep, er, ef = oracle((ref[0][:, :, layer, :], ref[1], ref[2]), (hyp[0][:, :, layer, :], hyp[1], hyp[2]))
         assert_vec(P[layer], ep)

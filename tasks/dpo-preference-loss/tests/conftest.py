@@ -1,22 +1,26 @@
 """Grader-side set-up (ours, not upstream code): stand-ins for imports the target never uses.
 
 `trainers.py` imports, at module level, the whole training stack: transformers, omegaconf,
-wandb, tensor_parallel, tqdm, FSDP from torch.distributed, and (through
+wandb, tensor_parallel, FSDP from torch.distributed, tqdm, and (through
 `preference_datasets.py`) Hugging Face datasets and BeautifulSoup. `preference_loss` needs
-only torch. Installing that stack is not an option here:
+only torch. The stack cannot be imported for real on the task's base (Debian bookworm,
+Python 3.11, Debian's torch 1.13.1):
 
-* torch.distributed.fsdp of the base interpreter's torch (Debian 1.13.1) fails at import
-  time on Python 3.11 (a dataclass with a mutable default), and the upstream also imports
-  `FullOptimStateDictConfig`, which torch 1.13 does not have at all;
+* torch.distributed.fsdp of Debian's torch fails at import time on Python 3.11 (a dataclass
+  with a mutable default), and the upstream also imports `FullOptimStateDictConfig`, which
+  torch 1.13 does not have at all;
 * `tensor-parallel==1.2.4` depends on peft and torch, so pip replaces Debian's CPU torch with
-  a CUDA build from PyPI: measured 2 min and 5.7 GB for the full requirement set, after
-  which `import trainers` still failed (peft vs transformers 4.36).
+  a CUDA build from PyPI (55 packages; measured 2 min and 5.7 GB for the upstream's
+  requirement set, after which `import trainers` still failed).
 
-So, before any test module imports `trainers`, we register small stand-in modules under
-those names. Every attribute of a stand-in is a placeholder class named after it, enough
-for `from X import Y`, base classes and type annotations at class-definition time. They are
+Since `import trainers` needs stand-ins for those two in any case, the other modules the
+target never reaches (transformers, omegaconf, wandb, datasets, bs4) are stood in for too
+rather than installed: task.json's environment.stand_ins gives each one's cost. Before any
+test module imports `trainers`, small stand-in modules are registered under those names.
+Every attribute of a stand-in is a placeholder class named after it, enough for
+`from X import Y`, base classes and type annotations at class-definition time. They are
 registered unconditionally, so the grader behaves the same whatever happens to be installed.
-The real torch (tensors, autograd, torch.nn.functional) is untouched.
+torch (tensors, autograd, torch.nn.functional), numpy and tqdm are the real Debian packages.
 """
 import importlib.machinery
 import sys
@@ -27,7 +31,6 @@ STANDS_IN_FOR = (
     "omegaconf",
     "wandb",
     "tensor_parallel",
-    "tqdm",
     "datasets",
     "bs4",
     "torch.distributed.fsdp",
