@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { LmrError } from "../core/errors.js";
@@ -96,12 +97,30 @@ export async function ensureEnv(spec: EnvSpec, opts: BuildOptions = {}): Promise
   return { base, env: await runBuild(plan, labels, why, opts) };
 }
 
+/**
+ * The CA bundle pip inside a build trusts: $LMR_BUILD_CA_BUNDLE ("" for none),
+ * else the one pip on this machine is told to use (PIP_CERT, REQUESTS_CA_BUNDLE,
+ * SSL_CERT_FILE), else the system's. Behind a TLS-inspecting proxy the image's
+ * own roots do not verify PyPI; the host's do. Not part of any tag: it changes
+ * how packages are fetched, not which.
+ */
+export function findBuildCaBundle(): string | undefined {
+  const explicit = process.env.LMR_BUILD_CA_BUNDLE;
+  if (explicit !== undefined) return explicit === "" ? undefined : explicit;
+  for (const p of [process.env.PIP_CERT, process.env.REQUESTS_CA_BUNDLE, process.env.SSL_CERT_FILE, "/etc/ssl/certs/ca-certificates.crt"]) {
+    if (p && existsSync(p)) return p;
+  }
+  return undefined;
+}
+
 async function writeContext(plan: BaseImagePlan | EnvImagePlan): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), `lmr-build-${plan.layer}-`));
   for (const [rel, content] of Object.entries(plan.files)) {
     await mkdir(dirname(join(dir, rel)), { recursive: true });
     await writeFile(join(dir, rel), content);
   }
+  const ca = findBuildCaBundle();
+  await writeFile(join(dir, "build-ca.crt"), ca ? await readFile(ca) : "");
   return dir;
 }
 

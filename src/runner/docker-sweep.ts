@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
-import { hostname } from "node:os";
+import { readdir, rm } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
 import { listContainers, removeContainers } from "../env/docker-cli.js";
 
 /** Label on every test container: who started it (`host/pid/start`), so a later run can tell a leftover. */
@@ -41,5 +43,14 @@ export function ownerIsGone(value: string): boolean {
 export async function sweepStaleContainers(): Promise<string[]> {
   const stale = (await listContainers(OWNER_LABEL)).filter((c) => ownerIsGone(c.value));
   await removeContainers(stale.map((c) => c.id));
+  await sweepSocketFolders();
   return stale.map((c) => c.name);
+}
+
+/** The results-socket folders (tmpdir/lmr-chan-<pid>-*) of dead lmr processes. */
+async function sweepSocketFolders(): Promise<void> {
+  for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
+    const pid = /^lmr-chan-(\d+)-/.exec(name)?.[1];
+    if (pid && processStart(Number(pid)) === undefined) await rm(join(tmpdir(), name), { recursive: true, force: true });
+  }
 }

@@ -16,9 +16,12 @@ RUN apt-get update \
 RUN python3 -m venv --system-site-packages --without-pip /opt/lmr/venv
 {{#requirements}}
 
-# environment.requirements (pip)
-COPY requirements.txt /opt/lmr/requirements.txt
-RUN /opt/lmr/venv/bin/python -m pip install --no-cache-dir --no-input -r /opt/lmr/requirements.txt
+# environment.requirements (pip). build-ca.crt is the building machine's CA
+# bundle (pip behind a TLS-inspecting proxy); it is not part of the tag.
+COPY requirements.txt build-ca.crt /opt/lmr/
+RUN if [ -s /opt/lmr/build-ca.crt ]; then export PIP_CERT=/opt/lmr/build-ca.crt; fi \
+ && /opt/lmr/venv/bin/python -m pip install --no-cache-dir --no-input -r /opt/lmr/requirements.txt \
+ && rm -f /opt/lmr/build-ca.crt
 {{/requirements}}
 
 # The toolkit's harness: pytest in-process, results as signed records.
