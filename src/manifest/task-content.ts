@@ -13,8 +13,8 @@ const TODO_MARKER = "TODO(author)";
 const ALTERNATIVES = "alternatives";
 const NAME = /^[a-z0-9]+([-_][a-z0-9]+)*$/;
 
-export async function checkTaskContent(data: unknown, taskDir: string): Promise<Finding[]> {
-  return [...(await checkInstructionMarkers(data, taskDir)), ...(await checkAlternativeFiles(data, taskDir))];
+export async function checkTaskContent(data: unknown, taskDir: string, opts: { finished?: boolean } = {}): Promise<Finding[]> {
+  return [...(opts.finished ? await checkInstructionMarkers(data, taskDir) : []), ...(await checkAlternativeFiles(data, taskDir))];
 }
 
 /** The scaffolded instruction marks every decision left to its author; a task is not done while one is open. */

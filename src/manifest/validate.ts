@@ -26,7 +26,7 @@ export async function validateTasks(dirs: string[]): Promise<ValidationReport> {
   const duplicates = checkUniqueIds(raws.map((r) => ({ id: asObject(r.data)?.id, file: r.displayPath })));
   const problems: Problem[] = [];
   for (const raw of raws) {
-    const findings = await checkManifest(raw);
+    const findings = await checkManifest(raw, { finished: true });
     const dup = duplicates.get(raw.displayPath);
     if (dup) findings.push(dup);
     problems.push(...sortFindings(findings).map((f) => toProblem(raw.displayPath, f)));
@@ -34,13 +34,17 @@ export async function validateTasks(dirs: string[]): Promise<ValidationReport> {
   return { ok: problems.length === 0, tasks: raws.length, problems };
 }
 
-/** Every problem of one manifest on its own, in document order (ids are not compared with other tasks). */
-export async function checkManifest(raw: RawManifest): Promise<Finding[]> {
+/**
+ * Every problem of one manifest on its own, in document order (ids are not compared with other tasks).
+ * `finished`: also what only a finished task must satisfy (no TODO(author) left in the instruction):
+ * `lmr validate` and `lmr verify` ask for it; building and recording a task still being written do not.
+ */
+export async function checkManifest(raw: RawManifest, opts: { finished?: boolean } = {}): Promise<Finding[]> {
   const schemaFindings = explainSchemaErrors(collectSchemaErrors(raw.data), readTaskSchema());
   const semantic = [
     ...checkSemantics(raw.data, basename(raw.dir), raw.duplicateKeys),
     ...(await checkTaskFiles(raw.data, raw.dir)),
-    ...(await checkTaskContent(raw.data, raw.dir)),
+    ...(await checkTaskContent(raw.data, raw.dir, opts)),
   ];
   const replaced = new Set(semantic.flatMap((f) => (f.replaces ?? []).map((k) => `${f.pointer}\u0000${k}`)));
   const kept = schemaFindings.filter((f) => !replaced.has(`${f.pointer}\u0000${f.keyword ?? ""}`));
