@@ -43,6 +43,10 @@ Examples:
     .description("list lmr's images (rootfs, bases, environments) and the tasks that use them")
     .option("--tasks-dir <DIR>", "tasks to match images against", "tasks")
     .option("--json", "print as JSON")
+    .addHelpText("after", `
+Examples:
+  $ lmr env list
+  $ lmr env list --tasks-dir examples/tasks --json`)
     .action(action(runList));
   env
     .command("prune")
@@ -51,6 +55,14 @@ Examples:
     .option("--all", "remove every lmr image, rootfs imports included")
     .option("--dry-run", "only say what would be removed")
     .option("--json", "print as JSON")
+    .addHelpText("after", `
+Also removes test containers that a killed lmr left behind. The rootfs imports of
+\`lmr env base --from-rootfs\` stay unless --all (they take minutes to make again).
+Exit codes: 0 pruned, 3 an image could not be removed (in use by a container).
+
+Examples:
+  $ lmr env prune --dry-run
+  $ lmr env prune --tasks-dir tasks --tasks-dir examples/tasks`)
     .action(action(runPrune));
   env
     .command("base")
