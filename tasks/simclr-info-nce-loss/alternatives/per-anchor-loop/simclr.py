@@ -1,0 +1,107 @@
+import logging
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.cuda.amp import GradScaler, autocast
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+from utils import save_config_file, accuracy, save_checkpoint
+
+torch.manual_seed(0)
+
+
+class SimCLR(object):
+
+    def __init__(self, *args, **kwargs):
+        self.args = kwargs['args']
+        self.model = kwargs['model'].to(self.args.device)
+        self.optimizer = kwargs['optimizer']
+        self.scheduler = kwargs['scheduler']
+        self.writer = SummaryWriter()
+        logging.basicConfig(filename=os.path.join(self.writer.log_dir, 'training.log'), level=logging.DEBUG)
+        self.criterion = torch.nn.CrossEntropyLoss().to(self.args.device)
+
+    def info_nce_loss(self, features):
+
+        # NT-Xent logits (Eq. (1) of the paper), built anchor by anchor.
+        # Layout is view-major: rows 0..B-1 are view 1, rows B..2B-1 view 2,
+        # so the positive of anchor i is row (i + B) mod 2B.
+        batch_size = self.args.batch_size
+        n = self.args.n_views * batch_size  # 2B anchors
+        tau = self.args.temperature
+
+        # unit-length rows, so that a dot product is the cosine similarity
+        # (each row is first divided by its largest magnitude, so that squaring
+        # neither overflows nor underflows for very large or very small rows)
+        scale = features.abs().amax(dim=1, keepdim=True)
+        scaled = features / scale
+        norms = torch.sqrt(torch.sum(scaled * scaled, dim=1, keepdim=True))
+        z = scaled / norms
+
+        rows = []
+        for i in range(n):
+            j = (i + batch_size) % n
+            # column 0: the positive; then the 2(B-1) negatives in increasing k
+            columns = [j] + [k for k in range(n) if k != i and k != j]
+            others = z[torch.tensor(columns, dtype=torch.long, device=features.device)]
+            rows.append(torch.mv(others, z[i]) / tau)
+        logits = torch.stack(rows, dim=0)  # (2B, 2B - 1)
+
+        labels = torch.zeros(n, dtype=torch.long, device=self.args.device)
+        return logits, labels
+
+    def train(self, train_loader):
+
+        scaler = GradScaler(enabled=self.args.fp16_precision)
+
+        # save config file
+        save_config_file(self.writer.log_dir, self.args)
+
+        n_iter = 0
+        logging.info(f"Start SimCLR training for {self.args.epochs} epochs.")
+        logging.info(f"Training with gpu: {self.args.disable_cuda}.")
+
+        for epoch_counter in range(self.args.epochs):
+            for images, _ in tqdm(train_loader):
+                images = torch.cat(images, dim=0)
+
+                images = images.to(self.args.device)
+
+                with autocast(enabled=self.args.fp16_precision):
+                    features = self.model(images)
+                    logits, labels = self.info_nce_loss(features)
+                    loss = self.criterion(logits, labels)
+
+                self.optimizer.zero_grad()
+
+                scaler.scale(loss).backward()
+
+                scaler.step(self.optimizer)
+                scaler.update()
+
+                if n_iter % self.args.log_every_n_steps == 0:
+                    top1, top5 = accuracy(logits, labels, topk=(1, 5))
+                    self.writer.add_scalar('loss', loss, global_step=n_iter)
+                    self.writer.add_scalar('acc/top1', top1[0], global_step=n_iter)
+                    self.writer.add_scalar('acc/top5', top5[0], global_step=n_iter)
+                    self.writer.add_scalar('learning_rate', self.scheduler.get_lr()[0], global_step=n_iter)
+
+                n_iter += 1
+
+            # warmup for the first 10 epochs
+            if epoch_counter >= 10:
+                self.scheduler.step()
+            logging.debug(f"Epoch: {epoch_counter}\tLoss: {loss}\tTop1 accuracy: {top1[0]}")
+
+        logging.info("Training has finished.")
+        # save model checkpoints
+        checkpoint_name = 'checkpoint_{:04d}.pth.tar'.format(self.args.epochs)
+        save_checkpoint({
+            'epoch': self.args.epochs,
+            'arch': self.args.arch,
+            'state_dict': self.model.state_dict(),
+            'optimizer': self.optimizer.state_dict(),
+        }, is_best=False, filename=os.path.join(self.writer.log_dir, checkpoint_name))
+        logging.info(f"Model checkpoint and metadata has been saved at {self.writer.log_dir}.")
