@@ -1,10 +1,15 @@
-"""`python -m lmr_record CONFIG.json`: record the calls a driver makes to the targets.
+"""`python -m lmr_record CONFIG.json`: record the calls a driver makes to the targets,
+or run a fixture generator.
 
 lmr writes CONFIG (the tree, the targets, the driver, the seed, the output folder)
 and reads back OUT/calls.json (+ OUT/calls.npz), or OUT/error.json when the recording
 failed for a reason the task author can fix. Anything else on a non-zero exit is a
-crash of ours, reported with stderr.
+crash of ours, reported with stderr. With "mode": "generator" it runs CONFIG's
+"script" the same way (seeded, after the grader's conftest.py files, from the tree
+root), with no target wrapped; the script writes its files into $LMR_FIXTURES_OUT,
+which lmr set, and lmr checks them.
 """
+import gc
 import importlib.abc
 import importlib.util
 import json
@@ -15,7 +20,7 @@ import runpy
 import sys
 import traceback
 
-from . import codec
+from . import codec, encode
 from .recorder import Recorder, RecordError
 
 
@@ -128,15 +133,15 @@ def run_driver(driver):
         exec(code, {"__name__": "__main__", "__builtins__": __builtins__})
 
 
-def driver_failure(exc):
+def driver_failure(exc, what="driver", code="record-driver-failed"):
     frames = traceback.extract_tb(exc.__traceback__)
     # Our own frames (runpy, this module) say nothing to the task author.
     frames = [f for f in frames if "lmr_record" not in f.filename and "runpy" not in f.filename] or frames
     tail = "".join(traceback.format_list(frames[-6:]))
     return RecordError(
-        "record-driver-failed",
-        "the driver raised %s: %s\n%s" % (type(exc).__name__, exc, tail.rstrip()),
-        "fix the driver (it runs against the reference, from the workspace root)",
+        code,
+        "the %s raised %s: %s\n%s" % (what, type(exc).__name__, exc, tail.rstrip()),
+        "fix the %s (it runs against the reference, from the workspace root)" % what,
     )
 
 
@@ -147,6 +152,23 @@ def versions():
         if mod is not None:
             out[name] = str(getattr(mod, "__version__", "?"))
     return out
+
+
+def check_finished(recorder):
+    """A generator call the driver neither exhausted nor closed has no end to replay."""
+    gc.collect()  # a generator the driver dropped is closed when it is collected
+    if recorder.error is not None:
+        return recorder.error
+    for entry in recorder.entries:
+        for call in entry.calls if entry.is_generator else ():
+            if not any(k in call for k in ("result", "raises", "closed")):
+                return RecordError(
+                    "record-unreplayable",
+                    "call %d of %s: the driver left the generator unfinished (neither exhausted nor closed)" % (call["index"], entry.symbol),
+                    "iterate it to the end, or close() it (a for loop that breaks does)",
+                    entry.spec["pointer"],
+                )
+    return None
 
 
 def write_outputs(cfg, recorder, seeded):
@@ -162,14 +184,14 @@ def write_outputs(cfg, recorder, seeded):
         "arrays": None,
         "targets": targets,
     }
-    used = codec.array_keys(targets)
+    used = encode.array_keys(targets)
     arrays = {k: v for k, v in recorder.encoder.arrays.items() if k in used}
     if arrays:
         doc["arrays"] = "calls.npz"
         with open(os.path.join(out_dir, "calls.npz"), "wb") as f:
-            f.write(codec.npz_bytes(arrays))
+            f.write(encode.npz_bytes(arrays))
     with open(os.path.join(out_dir, "calls.json"), "w", encoding="utf-8") as f:
-        f.write(codec.dumps(doc))
+        f.write(encode.dumps(doc))
 
 
 def fail(out_dir, err):
@@ -186,6 +208,8 @@ def main(argv):
     if sys.path[0] != tree:
         sys.path.insert(0, tree)
     seeded = seed_everything(cfg["seed"])
+    if cfg.get("mode") == "generator":
+        return run_generator(cfg)
     recorder = Recorder(inside(tree))
     try:
         run_conftests(cfg.get("conftests") or [])
@@ -205,7 +229,27 @@ def main(argv):
     if recorder.error is not None:
         # The driver caught our error and went on; the recording is still incomplete.
         fail(cfg["out"], recorder.error)
+    unfinished = check_finished(recorder)
+    if unfinished is not None:
+        fail(cfg["out"], unfinished)
     write_outputs(cfg, recorder, seeded)
+
+
+def run_generator(cfg):
+    """A fixture generator: a script run like the driver, with nothing wrapped."""
+    label = cfg["script_label"]
+    try:
+        run_conftests(cfg.get("conftests") or [])
+    except RecordError as e:
+        fail(cfg["out"], e)
+    try:
+        sys.argv = [cfg["script"]]
+        runpy.run_path(cfg["script"], run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            fail(cfg["out"], driver_failure(e, "generator %s" % label, "record-generator-failed"))
+    except Exception as e:
+        fail(cfg["out"], driver_failure(e, "generator %s" % label, "record-generator-failed"))
 
 
 if __name__ == "__main__":

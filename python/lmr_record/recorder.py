@@ -2,26 +2,16 @@
 
 A target is a module function, a class attribute (`Class.method`, including static
 methods, class methods, properties and async methods) or a whole class (every
-function defined in its body). The wrapper keeps the original's kind, calls it, and
-encodes the arguments before the call, the return value (or the exception) right
-after it, the arguments the call changed in place and the instance's attributes.
+function defined in its body). The wrapper keeps the original's kind (a generator
+function's wrapper is a generator that passes every item on), calls it, and hands
+what it sees to capture.Capture, which encodes it (see there).
 """
 import functools
 import inspect
 import sys
 
-from . import codec
-
-
-class RecordError(Exception):
-    """Stops a recording; `code`, `message` and `hint` go back to lmr as they are."""
-
-    def __init__(self, code, message, hint="", pointer=""):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.hint = hint
-        self.pointer = pointer
+from . import codec, encode
+from .capture import Capture, RecordError
 
 
 class Entry:
@@ -35,6 +25,7 @@ class Entry:
         self.kind = kind
         self.func = func
         self.is_async = inspect.iscoroutinefunction(func)
+        self.is_generator = inspect.isgeneratorfunction(func)
         self.signature = inspect.signature(func)
         self.seen = 0
         self.calls = []
@@ -45,7 +36,7 @@ class Entry:
 
     def to_json(self):
         rec = self.spec
-        return {
+        out = {
             "file": rec["file"],
             "symbol": self.symbol,
             "module": self.module,
@@ -60,11 +51,15 @@ class Entry:
             "skip_args": rec.get("skip_args") or [],
             "calls": self.calls,
         }
+        if self.is_generator:
+            out["generator"] = True  # only then, so recordings without generators keep their bytes
+        return out
 
 
 class Recorder:
     def __init__(self, allow_object):
-        self.encoder = codec.Encoder(allow_object)
+        self.encoder = encode.Encoder(allow_object)
+        self.capture = Capture(self, allow_object)
         self.entries = []
         self.error = None
         # Names other modules bound with `from m import f` before the wrapper existed.
@@ -125,11 +120,11 @@ class Recorder:
                 spec["pointer"] + "/symbol",
             )
         func = raw.fget if kind == "property" else getattr(raw, "__func__", raw)
-        if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
+        if inspect.isasyncgenfunction(func):
             raise RecordError(
                 "record-target-unsupported",
-                "%s is a generator function; its results cannot be replayed" % ".".join(p for p in (owner_path, name) if p),
-                "wrap it in a function that returns list(...) and make that the target",
+                "%s is an async generator function; lmr records functions, coroutines and generators" % ".".join(p for p in (owner_path, name) if p),
+                "wrap it in an async function that returns [x async for x in ...] and make that the target",
                 spec["pointer"] + "/symbol",
             )
         entry = Entry(spec, module_name, owner_path, name, kind, func)
@@ -157,134 +152,81 @@ class Recorder:
                     d[k] = wrapper
 
     def _make_wrapper(self, entry, func):
-        recorder = self
+        capture = self.capture
+        if entry.is_generator:
+            return self._make_generator_wrapper(entry, func)
         if entry.is_async:
 
             @functools.wraps(func)
             async def async_wrapper(*args, **kwargs):
-                call = recorder._begin(entry, args, kwargs)
+                call = capture.begin(entry, args, kwargs)
                 if call is None:
                     return await func(*args, **kwargs)
                 try:
                     result = await func(*args, **kwargs)
                 except Exception as e:
-                    recorder._end(entry, call, args, kwargs, exc=e)
+                    capture.end(entry, call, args, kwargs, exc=e)
                     raise
-                recorder._end(entry, call, args, kwargs, result=result)
+                capture.end(entry, call, args, kwargs, result=result)
                 return result
 
             return async_wrapper
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            call = recorder._begin(entry, args, kwargs)
+            call = capture.begin(entry, args, kwargs)
             if call is None:
                 return func(*args, **kwargs)
             try:
                 result = func(*args, **kwargs)
             except Exception as e:
-                recorder._end(entry, call, args, kwargs, exc=e)
+                capture.end(entry, call, args, kwargs, exc=e)
                 raise
-            recorder._end(entry, call, args, kwargs, result=result)
+            capture.end(entry, call, args, kwargs, result=result)
             return result
 
         return wrapper
 
-    # --------------------------------------------------------------------- recording
+    def _make_generator_wrapper(self, entry, func):
+        """A generator that records each item the target yields, then how it ended.
 
-    def _begin(self, entry, args, kwargs):
-        entry.seen += 1
-        has_self = entry.kind in ("method", "property", "classmethod")
-        if self.error is not None or len(entry.calls) >= entry.spec["max_calls"] or (has_self and not args):
-            # (a method called without its instance: let the original raise its TypeError)
-            return None
-        index = len(entry.calls)
-        call = {"index": index}
-        entry.calls.append(call)
-        names = positional_names(entry.signature, len(args))
-        first = 1 if has_self else 0
-        call["arg_names"] = names[first:]
-        skip = set(entry.spec.get("skip_args") or [])
-        call["args"] = [self._arg(entry, call, names[i], args[i], skip) for i in range(first, len(args))]
-        call["kwargs"] = {k: self._arg(entry, call, k, v, skip) for k, v in kwargs.items()}
-        if entry.kind in ("method", "property"):
-            call["self"] = {"before": self._self_state(entry, call, args[0], "before")}
-        return call
+        The arguments are taken when iteration starts (when the target's body first
+        sees them). Closing it early (a `break` in the driver) is recorded as such, and
+        the replay stops after as many items. A value sent in with .send() cannot be
+        replayed, so it stops the recording.
+        """
+        capture = self.capture
 
-    def _end(self, entry, call, args, kwargs, result=None, exc=None):
-        if self.error is not None:
-            return
-        try:
-            if exc is not None:
-                call["raises"] = {"type": codec.type_ref(type(exc)) or codec.type_name(exc), "message": str(exc)[:2000]}
-            else:
-                call["result"] = self._encode(entry, call, result, "return value", "")
-            first = 1 if entry.kind in ("method", "property", "classmethod") else 0
-            skip = set(entry.spec.get("skip_args") or [])
-            mutated_args, mutated_kwargs = {}, {}
-            for i, value in enumerate(args[first:]):
-                name = call["arg_names"][i]
-                if name not in skip and not isinstance(value, codec._SIMPLE):
-                    after = self._encode(entry, call, value, "argument %r after the call" % name, "")
-                    if after != call["args"][i]:
-                        mutated_args[str(i)] = after
-            for k, value in kwargs.items():
-                if k not in skip and not isinstance(value, codec._SIMPLE):
-                    after = self._encode(entry, call, value, "argument %r after the call" % k, "")
-                    if after != call["kwargs"][k]:
-                        mutated_kwargs[k] = after
-            if mutated_args or mutated_kwargs:
-                call["mutated"] = {"args": mutated_args, "kwargs": mutated_kwargs}
-            if "self" in call:
-                call["self"]["after"] = self._self_state(entry, call, args[0], "after")
-        except RecordError as e:
-            self.error = e
-            raise
+        @functools.wraps(func)
+        def generator_wrapper(*args, **kwargs):
+            call = capture.begin(entry, args, kwargs)
+            if call is None:
+                return (yield from func(*args, **kwargs))
+            inner = func(*args, **kwargs)
+            while True:
+                capture.resume(call)
+                try:
+                    item = next(inner)
+                except StopIteration as stop:
+                    capture.end(entry, call, args, kwargs, result=stop.value)
+                    return stop.value
+                except Exception as e:
+                    capture.end(entry, call, args, kwargs, exc=e)
+                    raise
+                capture.pause(entry, call, item)
+                try:
+                    sent = yield item
+                except GeneratorExit:
+                    inner.close()
+                    capture.end(entry, call, args, kwargs, closed=True)
+                    raise
+                except BaseException as thrown:  # .throw() by the driver: not replayable either
+                    capture.refuse_thrown(entry, call, thrown)
+                    raise
+                if sent is not None:
+                    capture.refuse_sent(entry, call, sent)
 
-    def _arg(self, entry, call, name, value, skip):
-        if name in skip:
-            param = entry.signature.parameters.get(name)
-            has_default = param is not None and param.default is not inspect.Parameter.empty
-            return {codec.TAG: "skipped", "type": codec.type_name(value), "has_default": has_default}
-        return self._encode(entry, call, value, "argument %r" % name, "")
-
-    def _self_state(self, entry, call, obj, when):
-        listed = entry.spec.get("self_attrs")
-        if listed is None:
-            state = getattr(obj, "__dict__", None)
-            names = sorted(state) if isinstance(state, dict) else []
-            if when == "after":
-                names = sorted(set(names) | set(call["self"]["before"]))
-        else:
-            names = listed
-        out = {}
-        for attr in names:
-            try:
-                value = getattr(obj, attr)
-            except AttributeError:
-                continue
-            out[attr] = self._encode(entry, call, value, "self.%s %s the call" % (attr, when), "")
-        return out
-
-    def _encode(self, entry, call, value, what, path):
-        try:
-            return self.encoder.encode(value, path)
-        except codec.Unsupported as e:
-            where = "%s%s" % (what, (" " + e.path) if e.path else "")
-            hint = "make the target return plain data (see python/lmr_record/README.md for what lmr stores)"
-            if what.startswith("argument"):
-                hint = "list it in %s/record/skip_args or convert it in the driver" % entry.spec["pointer"]
-            elif what.startswith("self."):
-                hint = "list the attributes the method reads in %s/record/self_attrs" % entry.spec["pointer"]
-            err = RecordError(
-                "record-unserialisable",
-                "call %d of %s: %s has type %s, which lmr cannot record%s"
-                % (call["index"], entry.symbol, where, e.type_name, " (%s)" % e.reason if e.reason else ""),
-                hint,
-                entry.spec["pointer"],
-            )
-            self.error = err
-            raise err from None
+        return generator_wrapper
 
 
 def module_of(file):
@@ -294,21 +236,6 @@ def module_of(file):
     if parts[-1] == "__init__" and len(parts) > 1:
         parts = parts[:-1]
     return ".".join(parts)
-
-
-def positional_names(sig, n):
-    """Parameter names of the first n positional arguments (`*args[i]` for extras)."""
-    names = []
-    var = None
-    for p in sig.parameters.values():
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            names.append(p.name)
-        elif p.kind == p.VAR_POSITIONAL:
-            var = p.name
-    out = names[:n]
-    for i in range(len(out), n):
-        out.append("*%s[%d]" % (var or "args", i - len(names)))
-    return out
 
 
 def _member_kind(v):

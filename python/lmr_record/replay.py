@@ -8,17 +8,28 @@ is bound here at import time: the builtins below are module globals from then on
 floats and arrays are compared with operators rather than with math.isclose or
 numpy.allclose, so a submission that patches those (or builtins) afterwards changes
 nothing. Standard library only at import time; numpy, torch and pandas are used when the
-recording holds their values.
+recording holds their values. (One file, longer than most: the grader gets exactly one.)
+
+Identity. A call's arguments and `self` are decoded as one group, so an object the
+recording shares (a Parameter in param_groups and as a key of the optimizer's state) is
+one object again. After the call, an object shared in the recording must be one object
+in the implementation's state too (dict keys that are objects are matched that way), and
+a Parameter (or leaf tensor that requires grad) marked as there before the call must be
+the very tensor the call was given, updated in place. Calls that drew random numbers
+start from the random-number states the reference started from ("rng").
 """
 from builtins import (  # noqa: A004 - bound now, so later patches of builtins change nothing
-    AssertionError, BaseException, Exception, ImportError, bool, bytearray, bytes, complex, dict,
-    divmod, enumerate, float, frozenset, getattr, hasattr, int, isinstance, issubclass, len, list,
-    max, repr, reversed, set, sorted, str, tuple, type, vars, zip,
+    AssertionError, BaseException, Exception, ImportError, StopIteration, bool, bytearray, bytes,
+    complex, dict, divmod, enumerate, float, frozenset, getattr, hasattr, id, int, isinstance,
+    issubclass, len, list, max, next, repr, reversed, set, sorted, str, tuple, type, vars, zip,
 )
 import asyncio
+import base64
 import dataclasses
 import enum
 import inspect
+import random
+import struct
 import sys
 
 import pytest
@@ -30,6 +41,7 @@ _fields, _is_dataclass = dataclasses.fields, dataclasses.is_dataclass
 _getattr_static, _signature, _EMPTY = inspect.getattr_static, inspect.signature, inspect.Parameter.empty
 _raises, _fail = pytest.raises, pytest.fail
 _Enum = enum.Enum
+_b64decode, _unpack, _random_setstate = base64.b64decode, struct.unpack, random.setstate
 try:
     import numpy as _np
 
@@ -58,6 +70,17 @@ def parameter_default(target, name, skipped, function, test_file=None):
     )
 
 
+class _Identity:
+    """What one side of a replayed call shares: expected objects bound to the actual ones met
+    at the same place. `enforce`: an object met again must be the same actual object."""
+
+    def __init__(self, enforce, given=None, was=None):
+        self.enforce = enforce
+        self.bound = {}  # id(expected) -> (expected, actual, where it was first met)
+        self.given = given or {}  # label -> object the call was given
+        self.was = was or {}  # id(expected) -> label of the object it must be
+
+
 class Replayer:
     """`replay(target, call, implementation)` calls the implementation as the recorded call
     did and checks it; `assert_matches(expected, actual, where)` is the comparison it uses.
@@ -71,33 +94,42 @@ class Replayer:
 
     def __init__(self, codec, recording, rtol, atol, supply_skipped_argument=None):
         self._codec, self._recording = codec, recording
-        self._decode, self._skipped = recording.decode, codec.Skipped
+        self._skipped = codec.Skipped
         self._restore_instance, self._resolve_type = codec.restore_instance, codec.resolve_type
         self.rtol, self.atol = float(rtol), float(atol)
         self._supply = supply_skipped_argument or parameter_default
+
+    def _decode_group(self, trees):
+        decoder = self._codec.Decoder(self._recording.arrays)
+        return decoder, decoder.decode_all(trees)
 
     # ---------------------------------------------------------------------- replay
 
     def __call__(self, target, call, implementation, check_mutations=True):
         """Calls `implementation` (the function, or the class that owns the method) as the
-        recorded call did, then checks the result, in-place changes of arguments (unless
-        check_mutations is False) and `self` attributes."""
+        recorded call did, then checks the result (for a generator, every item), in-place
+        changes of arguments (unless check_mutations is False) and `self` attributes."""
         __tracebackhide__ = True
-        decode = self._decode
         where = "call %d" % call["index"]
         kind, name = target["kind"], target["name"]
         function = implementation if kind == "function" else _getattr_static(implementation, name)
         function = getattr(function, "fget", None) or getattr(function, "__func__", function)
+        kw_names = list(call["kwargs"])
+        attrs = list(call["self"]["before"]) if kind in ("method", "property") else []
+        trees = list(call["args"]) + [call["kwargs"][k] for k in kw_names] + [call["self"]["before"][a] for a in attrs]
+        before, values = self._decode_group(trees)
 
-        def argument(param, tree):
-            value = decode(tree)
+        def argument(param, value):
             return self._supply(target, param, value, function) if isinstance(value, self._skipped) else value
 
-        args = [argument(param, tree) for param, tree in zip(call["arg_names"], call["args"])]
-        kwargs = {param: argument(param, tree) for param, tree in call["kwargs"].items()}
+        n = len(call["args"])
+        args = [argument(param, v) for param, v in zip(call["arg_names"], values[:n])]
+        kwargs = {param: argument(param, v) for param, v in zip(kw_names, values[n:n + len(kw_names)])}
         instance = None
         if kind in ("method", "property"):
-            instance = self._restore_instance(implementation, decode(call["self"]["before"]))
+            instance = self._restore_instance(implementation, dict(zip(attrs, values[n + len(kw_names):])))
+        if "rng" in call:
+            self._set_rng(call["rng"])
 
         def run():
             if kind == "function":
@@ -110,21 +142,83 @@ class Replayer:
                 out = getattr(implementation, name)(*args, **kwargs)
             return _run_async(out) if target["async"] else out
 
-        if "raises" in call:
+        if target.get("generator"):
+            if not self._replay_items(call, run(), where):
+                return
+        elif "raises" in call:
             with _raises(self._exception_type(call["raises"]["type"])):
                 run()
             return
-        result = run()
-        self.assert_matches(decode(call["result"]), result, where + ", return value")
+        else:
+            result = run()
+            self._match(self._decode_group([call["result"]])[1][0], result, where + ", return value", "", _Identity(False))
+        self._check_after(call, args, kwargs, instance, before, where, check_mutations)
+
+    def _replay_items(self, call, out, where):
+        """Checks what a generator call yields, item by item, then how it ends. False when it
+        ends in the recorded exception (nothing more to check then, as for other calls)."""
+        __tracebackhide__ = True
+        if not hasattr(out, "__next__"):
+            raise AssertionError("%s: expected an iterator (the target yields its items), got %s" % (where, _show(out)))
+        items = call.get("yields", [])
+        for k, tree in enumerate(items):
+            try:
+                item = next(out)
+            except StopIteration:
+                raise AssertionError("%s: the iterator stopped after %d items, expected %d" % (where, k, len(items))) from None
+            self._match(self._decode_group([tree])[1][0], item, "%s, item %d" % (where, k), "", _Identity(False))
+        if "raises" in call:
+            with _raises(self._exception_type(call["raises"]["type"])):
+                next(out)
+            return False
+        if call.get("closed"):
+            close = getattr(out, "close", None)
+            if close is not None:
+                close()
+            return True
+        try:
+            extra = next(out)
+        except StopIteration as stop:
+            self._match(self._decode_group([call["result"]])[1][0], stop.value, where + ", return value", "", _Identity(False))
+            return True
+        raise AssertionError("%s: expected the iterator to stop after %d items, it yielded another: %s" % (where, len(items), _show(extra)))
+
+    def _check_after(self, call, args, kwargs, instance, before, where, check_mutations):
+        __tracebackhide__ = True
         mutated = call.get("mutated", {}) if check_mutations else {}
-        for i, after in mutated.get("args", {}).items():
-            param = call["arg_names"][int(i)]
-            self.assert_matches(decode(after), args[int(i)], "%s, argument %r after the call" % (where, param))
-        for param, after in mutated.get("kwargs", {}).items():
-            self.assert_matches(decode(after), kwargs[param], "%s, argument %r after the call" % (where, param))
-        if instance is not None:
-            for attr, after in call["self"]["after"].items():
-                self.assert_matches(decode(after), getattr(instance, attr, _MISSING), "%s, self.%s after the call" % (where, attr))
+        arg_keys = list(mutated.get("args", {}))
+        kw_keys = list(mutated.get("kwargs", {}))
+        self_keys = list(call["self"]["after"]) if instance is not None else []
+        trees = [mutated["args"][k] for k in arg_keys] + [mutated["kwargs"][k] for k in kw_keys] + [call["self"]["after"][a] for a in self_keys]
+        after, expected = self._decode_group(trees)
+        ident = _Identity(True, before.objects, after.was)
+        checks = [(args[int(i)], "%s, argument %r after the call" % (where, call["arg_names"][int(i)])) for i in arg_keys]
+        checks += [(kwargs[k], "%s, argument %r after the call" % (where, k)) for k in kw_keys]
+        checks += [(getattr(instance, a, _MISSING), "%s, self.%s after the call" % (where, a)) for a in self_keys]
+        for e, (actual, at) in zip(expected, checks):
+            self._match(e, actual, at, "", ident)
+
+    def _set_rng(self, states):
+        """Puts random, numpy.random and torch in the states the recorded call started from."""
+        for lib, state in sorted(states.items()):
+            if lib == "random":
+                raw = _b64decode(state["words"])
+                _random_setstate((state["version"], _unpack("<%dI" % (len(raw) // 4), raw), state["gauss_next"]))
+                continue
+            value = self._decode_group([state])[1][0]
+            if lib == "numpy":
+                import numpy
+
+                numpy.random.set_state(value)
+            elif lib == "torch":
+                import torch
+
+                torch.set_rng_state(value)
+            elif lib == "torch_cuda":
+                import torch
+
+                if torch.cuda.is_available():
+                    torch.cuda.set_rng_state_all(value)
 
     def _exception_type(self, ref):
         try:
@@ -138,6 +232,10 @@ class Replayer:
     def assert_matches(self, expected, actual, where, path=""):
         """Fails with `WHERE PATH: expected X, got Y` at the first difference."""
         __tracebackhide__ = True
+        self._match(expected, actual, where, path, None)
+
+    def _match(self, expected, actual, where, path, ident):
+        __tracebackhide__ = True
         at = "%s %s" % (where, path) if path else where
 
         def fail(message):
@@ -148,6 +246,18 @@ class Replayer:
             __tracebackhide__ = True
             fail("expected %s, got %s" % (_show(expected), _show(actual)))
 
+        if ident is not None and _tracked(expected):
+            seen = ident.bound.get(id(expected))
+            if seen is not None and (seen[1] is actual or ident.enforce):
+                if seen[1] is not actual:
+                    fail("expected the same object as at %s (they are one object in the recording), got a different one" % seen[2])
+                return
+            if seen is None:
+                ident.bound[id(expected)] = (expected, actual, at)
+                label = ident.was.get(id(expected))
+                if label is not None and label in ident.given and actual is not ident.given[label]:
+                    shape = tuple(getattr(actual, "shape", ()))
+                    fail("expected the tensor the call was given, updated in place; got another %s of shape %s" % (type(actual).__name__, shape))
         if _is_number(expected):
             self._check_number(expected, actual, differ)
         elif expected is None or isinstance(expected, (str, bytes, bytearray, set, frozenset, _Enum)):
@@ -157,8 +267,12 @@ class Replayer:
             if not isinstance(actual, _ndarray):
                 fail("expected a numpy array of shape %s, got %s" % (expected.shape, _show(actual)))
             self._check_array(expected, actual, where, path)
-        elif _top_module(expected) == "torch":
-            self._check_tensor(expected, actual, where, path, fail)
+        elif _torch_kind(expected) == "tensor":
+            self._check_tensor(expected, actual, where, path, fail, ident)
+        elif _torch_kind(expected) == "generator":
+            torch = sys.modules["torch"]
+            if not isinstance(actual, torch.Generator) or not torch.equal(expected.get_state(), actual.get_state()):
+                fail("expected a torch.Generator in the recorded state, got %s" % _show(actual))
         elif _top_module(expected) == "pandas":
             self._check_pandas(expected, actual, where, path, fail)
         elif isinstance(expected, (list, tuple)):
@@ -167,24 +281,51 @@ class Replayer:
             if len(actual) != len(expected):
                 fail("expected %d items, got %d: %s" % (len(expected), len(actual), _show(actual)))
             for i, (e, a) in enumerate(zip(expected, actual)):
-                self.assert_matches(e, a, where, "%s[%d]" % (path, i))
+                self._match(e, a, where, "%s[%d]" % (path, i), ident)
         elif isinstance(expected, dict):
-            if not isinstance(actual, dict):
-                fail("expected a dict, got %s" % _show(actual))
-            missing = [k for k in expected if k not in actual]
-            extra = [k for k in actual if k not in expected]
-            if missing or extra:
-                fail("keys differ: missing %r, unexpected %r" % (missing, extra))
-            for k, e in expected.items():
-                self.assert_matches(e, actual[k], where, "%s[%r]" % (path, k))
+            self._check_dict(expected, actual, where, path, fail, ident)
         elif hasattr(expected, "__dict__") or _is_dataclass(expected):
             if type(actual) is not type(expected):
                 fail("expected a %s, got %s" % (type(expected).__qualname__, _show(actual)))
             names = [f.name for f in _fields(expected)] if _is_dataclass(expected) else sorted(vars(expected))
             for name in names:
-                self.assert_matches(getattr(expected, name), getattr(actual, name, _MISSING), where, "%s.%s" % (path, name))
+                self._match(getattr(expected, name), getattr(actual, name, _MISSING), where, "%s.%s" % (path, name), ident)
         elif actual != expected:
             differ()
+
+    def _check_dict(self, expected, actual, where, path, fail, ident):
+        """Keys by value; keys that are objects (tensors) by identity: the actual object bound to
+        the expected one elsewhere (a Parameter in param_groups), else the key at the same position."""
+        __tracebackhide__ = True
+        if not isinstance(actual, dict):
+            fail("expected a dict, got %s" % _show(actual))
+        actual_keys = list(actual)
+        pairs = []
+        for i, k in enumerate(expected):
+            if _tracked(k):
+                seen = ident.bound.get(id(k)) if ident is not None else None
+                if seen is not None:
+                    pairs.append((k, seen[1], "<key %d>" % i))
+                    continue
+                same_place = i < len(actual_keys) and len(actual_keys) == len(expected)
+                ak = actual_keys[i] if same_place else _MISSING
+                if ak is not _MISSING:
+                    self._match(k, ak, where, "%s key %d" % (path, i), ident)
+                pairs.append((k, ak, "<key %d>" % i))
+            else:
+                pairs.append((k, k, repr(k)))
+        matched = set()
+        missing = []
+        for k, ak, _ in pairs:
+            if ak is _MISSING or ak not in actual:
+                missing.append(k)
+            else:
+                matched.add(id(ak))
+        extra = [a for a in actual_keys if id(a) not in matched and (_tracked(a) or a not in expected)]
+        if missing or extra:
+            fail("keys differ: missing %s, unexpected %s" % (_show_keys(missing), _show_keys(extra)))
+        for k, ak, shown in pairs:
+            self._match(expected[k], actual[ak], where, "%s[%s]" % (path, shown), ident)
 
     def _check_number(self, expected, actual, differ):
         __tracebackhide__ = True
@@ -225,7 +366,7 @@ class Replayer:
         if check_dtype and expected.dtype != actual.dtype:
             raise AssertionError("%s: expected dtype %s, got dtype %s" % (at, expected.dtype, actual.dtype))
         if expected.dtype.kind == "O" or actual.dtype.kind == "O":
-            return self.assert_matches(expected.tolist(), actual.tolist(), where, path)
+            return self._match(expected.tolist(), actual.tolist(), where, path, None)
         if expected.dtype.kind in "fc":
             with _errstate(invalid="ignore", over="ignore"):
                 finite = ~_isinf(expected) & ~_isinf(actual)
@@ -242,7 +383,9 @@ class Replayer:
                    actual.reshape(-1)[first].item(), len(bad), expected.size, self.rtol, self.atol)
             )
 
-    def _check_tensor(self, expected, actual, where, path, fail):
+    def _check_tensor(self, expected, actual, where, path, fail, ident):
+        """Shape, dtype, values, then what a training step relies on: Parameter or not,
+        requires_grad, and .grad (compared like a tensor)."""
         __tracebackhide__ = True
         torch = sys.modules["torch"]
         if not isinstance(actual, torch.Tensor):
@@ -252,22 +395,35 @@ class Replayer:
         if actual.dtype != expected.dtype:
             fail("expected dtype %s, got dtype %s" % (expected.dtype, actual.dtype))
         self._check_array(_tensor_values(expected), _tensor_values(actual), where, path, check_dtype=False)
+        if isinstance(expected, torch.nn.Parameter) and not isinstance(actual, torch.nn.Parameter):
+            fail("expected a torch.nn.Parameter, got a %s" % type(actual).__name__)
+        if bool(actual.requires_grad) != bool(expected.requires_grad):
+            fail("expected requires_grad=%s, got requires_grad=%s" % (expected.requires_grad, actual.requires_grad))
+        e_grad = expected.grad if expected.is_leaf else None
+        a_grad = actual.grad if actual.is_leaf else None
+        if e_grad is None and a_grad is not None:
+            fail("expected .grad None, got a tensor of shape %s" % (tuple(a_grad.shape),))
+        if e_grad is not None:
+            if a_grad is None:
+                fail("expected .grad of shape %s, got None" % (tuple(e_grad.shape),))
+            self._match(e_grad, a_grad, where, path + ".grad", ident)
 
     def _check_pandas(self, expected, actual, where, path, fail):
         __tracebackhide__ = True
         if type(actual) is not type(expected):
             fail("expected a %s, got %s" % (type(expected).__name__, _show(actual)))
         if hasattr(expected, "columns"):
-            self.assert_matches(list(expected.columns), list(actual.columns), where, path + ".columns")
+            self._match(list(expected.columns), list(actual.columns), where, path + ".columns", None)
             columns = [(expected.iloc[:, i], actual.iloc[:, i], "%s[%r]" % (path, c)) for i, c in enumerate(expected.columns)]
         else:
-            self.assert_matches(expected.name, actual.name, where, path + ".name")
+            self._match(expected.name, actual.name, where, path + ".name", None)
             columns = [(expected, actual, path)]
-        self.assert_matches(expected.index.to_numpy(), actual.index.to_numpy(), where, path + ".index")
+        self._match(expected.index.to_numpy(), actual.index.to_numpy(), where, path + ".index", None)
         for e, a, p in columns:
             if str(e.dtype) != str(a.dtype):
                 raise AssertionError("%s: expected dtype %s, got dtype %s" % (("%s %s" % (where, p)).rstrip(), e.dtype, a.dtype))
-            self.assert_matches(e.to_numpy(), a.to_numpy(), where, p)
+            self._match(e.to_numpy(), a.to_numpy(), where, p, None)
+
 
 
 def _is_number(x):
@@ -293,6 +449,33 @@ def _tensor_values(t):
 
 def _top_module(x):
     return type(x).__module__.split(".")[0]
+
+
+def _torch_kind(x):
+    torch = sys.modules.get("torch") if _top_module(x) == "torch" else None
+    if torch is None:
+        return None
+    return "tensor" if isinstance(x, torch.Tensor) else "generator" if isinstance(x, torch.Generator) else None
+
+
+def _tracked(x):
+    """Objects whose identity the recording keeps (codec.is_tracked, on decoded values)."""
+    if isinstance(x, (list, dict, set, bytearray)):
+        return True
+    if x is None or isinstance(x, (str, bytes, int, float, complex, tuple, frozenset, _Enum, type)):
+        return False
+    if _np_generic is not None and isinstance(x, _np_generic):
+        return False
+    if _ndarray is not None and isinstance(x, _ndarray):
+        return True
+    if _top_module(x) == "torch":
+        torch = sys.modules["torch"]
+        return isinstance(x, (torch.Tensor, torch.Generator, torch.nn.Module, torch.optim.Optimizer))
+    return hasattr(x, "__dict__") or _is_dataclass(x)
+
+
+def _show_keys(keys):
+    return "[%s]" % ", ".join(_show(k) for k in keys)
 
 
 def _show(x):

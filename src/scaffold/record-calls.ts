@@ -1,7 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { LmrError } from "../core/errors.js";
+import { ARRAYS_FILE, CALLS_FILE } from "../manifest/fixture-claims.js";
 import type { ResolvedTask } from "../manifest/types.js";
+
+export { ARRAYS_FILE, CALLS_FILE };
 
 /**
  * fixtures/calls.json as written by python/lmr_record (the codec's FORMAT). The
@@ -9,8 +12,6 @@ import type { ResolvedTask } from "../manifest/types.js";
  * trees that only the Python codec interprets.
  */
 export const CALLS_FORMAT = "lmr-calls/1";
-export const CALLS_FILE = "fixtures/calls.json";
-export const ARRAYS_FILE = "fixtures/calls.npz";
 
 export type RecordedKind = "function" | "method" | "staticmethod" | "classmethod" | "property";
 
@@ -23,6 +24,12 @@ export interface RecordedCall {
   raises?: { type: string; message: string };
   mutated?: { args: Record<string, unknown>; kwargs: Record<string, unknown> };
   self?: { before: Record<string, unknown>; after?: Record<string, unknown> };
+  /** A generator target: the items it yielded, in order. */
+  yields?: unknown[];
+  /** A generator the driver closed before it ended (the replay closes it after as many items). */
+  closed?: boolean;
+  /** Random-number states the call started from, for calls that drew random numbers. */
+  rng?: Record<string, unknown>;
 }
 
 export interface RecordedTarget {
@@ -35,6 +42,8 @@ export interface RecordedTarget {
   name: string;
   kind: RecordedKind;
   async: boolean;
+  /** Present (true) for a target that yields. */
+  generator?: boolean;
   max_calls: number;
   calls_seen: number;
   calls_recorded: number;

@@ -1,5 +1,5 @@
 import { execa } from "execa";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { listFiles } from "../../src/core/hash.js";
@@ -7,9 +7,25 @@ import { resolvePython, runTests } from "../../src/runner/index.js";
 import type { RunOutcome } from "../../src/runner/types.js";
 import { EXAMPLE_TASKS, REPO_ROOT, makeTempDir } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
-import { copyTask } from "../helpers/task-copy.js";
+import { copyTask, type EditManifest } from "../helpers/task-copy.js";
 
 export const RECORD_FIXTURES = join(REPO_ROOT, "test", "fixtures", "record");
+
+/**
+ * copyTask without the example's `record` section and alternatives/: these tests record
+ * with drivers of their own (often over another upstream, with other targets), so the
+ * example's driver or fixture generators must not run, the fixture-claims checks (which
+ * apply to tasks with a record section) stay out of the way, and no alternative solution
+ * of the example's targets is left to be checked against targets it was not written for.
+ */
+export async function copyTaskWithoutRecord(root: string, id: string, edit: EditManifest = () => {}): Promise<string> {
+  const taskDir = await copyTask(root, id, async (m) => {
+    delete m.record;
+    await edit(m);
+  });
+  await rm(join(taskDir, "alternatives"), { recursive: true, force: true });
+  return taskDir;
+}
 
 /**
  * copyTask, then task.json rewritten in the example's own layout (inline arrays,
@@ -17,6 +33,7 @@ export const RECORD_FIXTURES = join(REPO_ROOT, "test", "fixtures", "record");
  */
 export async function copyTaskKeepingLayout(root: string, id: string, edit?: (text: string) => string): Promise<string> {
   const taskDir = await copyTask(root, id);
+  // (the copy's layout is the example's: the text below is the example's own, with the upstream path fixed)
   const original = await readFile(join(EXAMPLE_TASKS, id, "task.json"), "utf8");
   const upstream = JSON.parse(original).upstream.path as string;
   const text = original.replace(JSON.stringify(upstream), JSON.stringify(JSON.parse(await readFile(join(taskDir, "task.json"), "utf8")).upstream.path));

@@ -4,8 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { CallsFile } from "../../src/scaffold/record-calls.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
-import { copyTask } from "../helpers/task-copy.js";
-import { RECORD_FIXTURES, buildTask, runReplay } from "./helpers.js";
+import { buildTask, copyTaskWithoutRecord, RECORD_FIXTURES, runReplay } from "./helpers.js";
 
 afterAll(removeTempDirs);
 
@@ -15,13 +14,14 @@ afterAll(removeTempDirs);
  */
 async function standinTask(label: string, conftest: string | null): Promise<string> {
   const root = await makeTempDir(label);
-  const taskDir = await copyTask(root, "pref-loss", async (m) => {
+  const taskDir = await copyTaskWithoutRecord(root, "pref-loss", async (m) => {
     await cp(join(RECORD_FIXTURES, "standin-upstream"), join(root, "upstreams", "standin"), { recursive: true });
     m.upstream.path = "../../upstreams/standin";
     m.targets = [{ file: "scoring.py", symbol: "weighted_mean", mode: "body" }];
     m.context_files = [];
     m.tests.files = conftest === null ? ["tests/test_weighted_mean.py"] : ["tests/conftest.py", "tests/test_weighted_mean.py"];
     delete m.verification;
+    delete m.workspace; // it names files of the example's own upstream
   });
   await mkdir(join(taskDir, "tests"), { recursive: true });
   await cp(join(RECORD_FIXTURES, "standin-task", "test_weighted_mean.py"), join(taskDir, "tests", "test_weighted_mean.py"));

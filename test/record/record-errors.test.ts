@@ -4,8 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallsFile } from "../../src/scaffold/record-calls.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
-import { copyTask } from "../helpers/task-copy.js";
-import { buildTask, runReplay } from "./helpers.js";
+import { buildTask, copyTaskWithoutRecord, runReplay } from "./helpers.js";
 
 afterAll(removeTempDirs);
 
@@ -17,7 +16,7 @@ describe("lmr record: what stops a recording", () => {
 
   beforeAll(async () => {
     root = await makeTempDir("record-errors");
-    taskDir = await copyTask(root, "pref-loss");
+    taskDir = await copyTaskWithoutRecord(root, "pref-loss");
   });
 
   const exists = (p: string) => stat(p).then(() => true, () => false);
@@ -87,7 +86,7 @@ describe("lmr record: what stops a recording", () => {
   });
 
   it("scaffold without a recording: exit 2 with a hint to record first", async () => {
-    const fresh = await copyTask(await makeTempDir("record-none"), "pref-loss");
+    const fresh = await copyTaskWithoutRecord(await makeTempDir("record-none"), "pref-loss");
     const r = await runCli(["scaffold", "tests", fresh]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain("no recorded calls");
@@ -106,7 +105,7 @@ describe("lmr record: what stops a recording", () => {
 
 describe("record.skip_args", () => {
   it("leaves the argument out of the recording and replays with the parameter's default", async () => {
-    const taskDir = await copyTask(await makeTempDir("record-skip"), "pref-loss", (m) => {
+    const taskDir = await copyTaskWithoutRecord(await makeTempDir("record-skip"), "pref-loss", (m) => {
       m.targets[0].record = { skip_args: ["label_smoothing"] };
     });
     const driver = `${IMPORT}f([-1.0, -3.0], [-2.0, -1.0], [-1.5, -2.0], [-1.0, -1.0], 0.2, label_smoothing=0.0)\n`;

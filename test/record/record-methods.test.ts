@@ -1,22 +1,24 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { CallsFile } from "../../src/scaffold/record-calls.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
-import { buildTask, copyTaskKeepingLayout, runReplay } from "./helpers.js";
+import { copyTask } from "../helpers/task-copy.js";
+import { buildTask, copyTaskWithoutRecord, runReplay } from "./helpers.js";
 
 afterAll(removeTempDirs);
 
 describe("recording methods", () => {
   it("OpenLoopMCTS.find_best_action: self_attrs before and after, tuple-keyed dicts, replayed on a rebuilt self", async () => {
     const root = await makeTempDir("record-mcts");
-    const taskDir = await copyTaskKeepingLayout(root, "mcts-best-action", (text) =>
-      text.replace(
-        `{ "file": "core/mcts.py", "symbol": "OpenLoopMCTS.find_best_action", "mode": "body" }`,
-        `{ "file": "core/mcts.py", "symbol": "OpenLoopMCTS.find_best_action", "mode": "body", "record": { "self_attrs": ["Q", "N", "Ns", "c_puct"] } }`,
-      ).replace(`"context_files"`, `"record": { "driver": "driver.py", "max_calls": 30 },\n  "context_files"`),
-    );
+    const taskDir = await copyTask(root, "mcts-best-action", (m) => {
+      m.targets[0].record = { self_attrs: ["Q", "N", "Ns", "c_puct"] };
+      m.record = { driver: "driver.py", max_calls: 30 };
+      // with a record section every file under fixtures/ needs a maker; the example's own goes
+      m.tests.fixtures = [];
+    });
+    await rm(join(taskDir, "fixtures", "search_runs.json"));
     await writeFile(
       join(taskDir, "driver.py"),
       [
@@ -65,7 +67,7 @@ describe("recording methods", () => {
 
   it("a whole class: __init__, property, static method, async method, plain objects of the code base", async () => {
     const root = await makeTempDir("record-class");
-    const taskDir = await copyTaskKeepingLayout(root, "trainer-class");
+    const taskDir = await copyTaskWithoutRecord(root, "trainer-class");
     await writeFile(join(taskDir, "driver.py"), 'import train\ntrain.main(["--steps", "3", "--batch-size", "3"])\n');
     const rec = await runCli(["record", taskDir, "--driver-file", "driver.py", "--max-calls", "3", "--json"]);
     expect(rec.exitCode, rec.stderr).toBe(0);

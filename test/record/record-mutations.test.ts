@@ -4,20 +4,20 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { CallsFile } from "../../src/scaffold/record-calls.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
-import { copyTask } from "../helpers/task-copy.js";
-import { RECORD_FIXTURES, buildTask, pythonWith, runReplay } from "./helpers.js";
+import { buildTask, copyTaskWithoutRecord, pythonWith, RECORD_FIXTURES, runReplay } from "./helpers.js";
 
 afterAll(removeTempDirs);
 
 /** A task over test/fixtures/record/inplace-upstream (built on pref-loss's manifest). */
 async function inplaceTask(label: string, targets: { file: string; symbol: string }[]): Promise<string> {
   const root = await makeTempDir(label);
-  return copyTask(root, "pref-loss", async (m) => {
+  return copyTaskWithoutRecord(root, "pref-loss", async (m) => {
     await cp(join(RECORD_FIXTURES, "inplace-upstream"), join(root, "upstreams", "inplace"), { recursive: true });
     m.upstream.path = "../../upstreams/inplace";
     m.targets = targets.map((t) => ({ ...t, mode: "body" }));
     m.context_files = [];
     delete m.verification;
+    delete m.workspace; // it names files of the example's own upstream
   });
 }
 
@@ -69,7 +69,7 @@ describe("in-place changes of arguments", () => {
 describe("record.check_mutations: false", () => {
   it("writes replay tests that skip that target's in-place checks, and only that target's", async () => {
     const root = await makeTempDir("record-no-mutations");
-    const taskDir = await copyTask(root, "pref-loss", async (m) => {
+    const taskDir = await copyTaskWithoutRecord(root, "pref-loss", async (m) => {
       await cp(join(RECORD_FIXTURES, "inplace-upstream"), join(root, "upstreams", "inplace"), { recursive: true });
       m.upstream.path = "../../upstreams/inplace";
       m.targets = [
@@ -78,6 +78,7 @@ describe("record.check_mutations: false", () => {
       ];
       m.context_files = [];
       delete m.verification;
+      delete m.workspace; // it names files of the example's own upstream
     });
     expect((await runCli(["validate", taskDir])).exitCode).toBe(0);
     const driver = 'from ops import normalize_, add_counts\nw = [1.0, 3.0]\nnormalize_(w)\nadd_counts({}, ["a"])\n';

@@ -31,7 +31,9 @@ describe("lmr record + lmr scaffold tests on a copy of pref-loss", () => {
 
   beforeAll(async () => {
     const root = await makeTempDir("record");
-    taskDir = await copyTaskKeepingLayout(root, "pref-loss");
+    // the driver is the task's own: when the example has a record section (fixture generators),
+    // record.driver joins it, so that calls.json is claimed like every other fixture
+    taskDir = await copyTaskKeepingLayout(root, "pref-loss", (text) => text.replace(/"record": \{/, `"record": { "driver": "driver.py",`));
     originalManifest = await readFile(join(taskDir, "task.json"), "utf8");
     await writeFile(join(taskDir, "driver.py"), DRIVER);
   });
@@ -40,7 +42,8 @@ describe("lmr record + lmr scaffold tests on a copy of pref-loss", () => {
     const first = await runCli(["record", taskDir, "--driver-file", join(taskDir, "driver.py"), "--json"]);
     expect(first.exitCode, first.stderr).toBe(0);
     const summary = JSON.parse(first.stdout);
-    expect(summary).toMatchObject({ ok: true, task_id: "pref-loss", files: ["fixtures/calls.json"] });
+    const generated = ((JSON.parse(originalManifest).record?.generators ?? []) as { outputs: string[] }[]).flatMap((g) => g.outputs);
+    expect(summary).toMatchObject({ ok: true, task_id: "pref-loss", files: ["fixtures/calls.json", ...generated] });
     expect(summary.targets).toEqual([{ file: "trainers.py", symbol: "preference_loss", kind: "function", calls_seen: 11, calls_recorded: 11 }]);
     const bytes1 = await readFile(join(taskDir, "fixtures/calls.json"));
 
@@ -135,6 +138,6 @@ describe("lmr record + lmr scaffold tests on a copy of pref-loss", () => {
     if (!py) return ctx.skip("no interpreter here imports numpy, torch and pandas");
     const results = await runPyChecks(py, "compare_checks.py", [join(built.grader, TEST_FILE), built.workspace]);
     expect(results.filter((r) => r.status !== "ok")).toEqual([]);
-    expect(results.length).toBe(88);
+    expect(results.length).toBe(102);
   });
 });
