@@ -121,6 +121,25 @@ describe.concurrent("the task standard in lmr verify", () => {
     expect(human.stdout).toContain("rerun the reference's tests by hand:");
   });
 
+  it("fixtures: a hand-edited fixture fails the fixtures step, naming the file and the first difference", async () => {
+    const taskDir = await copyTask(await makeTempDir("verify-fixture"), "pref-loss");
+    const fixture = join(taskDir, "fixtures", "preference_cases.json");
+    const text = await readFile(fixture, "utf8");
+    const edited = text.replace(/(\d)(\d)(,|\n)/, (_m, a: string, b: string, end: string) => `${a}${b === "9" ? "0" : String(Number(b) + 1)}${end}`);
+    expect(edited).not.toBe(text);
+    await writeFile(fixture, edited);
+    const { exitCode, out } = await verify([taskDir, ...FAST]);
+    const rec = out.tasks[0]!;
+    expect(exitCode).toBe(1);
+    expect(rec.failure).toMatchObject({ step: "fixtures", kind: "check" });
+    expect(rec.steps.fixtures.difference).toContain("fixtures/preference_cases.json");
+    // the untouched copy regenerates byte for byte
+    const clean = await copyTask(await makeTempDir("verify-fixture-clean"), "pref-loss");
+    const ok = await verify([clean, ...FAST]);
+    expect(ok.out.tasks[0]!.steps.fixtures).toMatchObject({ ok: true });
+    expect(ok.out.tasks[0]!.steps.fixtures.files).toContain("fixtures/preference_cases.json");
+  });
+
   it("validate and verify reject an instruction that still holds TODO(author) markers", async () => {
     const taskDir = await copyTask(await makeTempDir("verify-todo"), "pref-loss");
     const instruction = join(taskDir, "instruction.md");
