@@ -18,7 +18,7 @@ export interface ValidationReport {
  * Validates task folders: schema, field semantics, files, and ids unique across
  * them all. Problems are values; only an unreadable folder, file or JSON throws.
  */
-export async function validateTasks(dirs: string[]): Promise<ValidationReport> {
+export async function validateTasks(dirs: string[], opts: { finished?: boolean } = {}): Promise<ValidationReport> {
   const unique = [...new Set(dirs.map(resolveTaskDir))];
   const raws: RawManifest[] = [];
   for (const dir of unique) raws.push(await readManifest(dir));
@@ -26,7 +26,7 @@ export async function validateTasks(dirs: string[]): Promise<ValidationReport> {
   const duplicates = checkUniqueIds(raws.map((r) => ({ id: asObject(r.data)?.id, file: r.displayPath })));
   const problems: Problem[] = [];
   for (const raw of raws) {
-    const findings = await checkManifest(raw, { finished: true });
+    const findings = await checkManifest(raw, { finished: opts.finished ?? true });
     const dup = duplicates.get(raw.displayPath);
     if (dup) findings.push(dup);
     problems.push(...sortFindings(findings).map((f) => toProblem(raw.displayPath, f)));

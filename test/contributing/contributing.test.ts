@@ -26,7 +26,7 @@ describe("CONTRIBUTING.md worked example", () => {
     const script = extractE2eScript(await readFile(join(REPO_ROOT, "CONTRIBUTING.md"), "utf8"));
     // the walk-through must cover the whole path, in order
     const commands = [...script.matchAll(/^lmr ([a-z]+(?: (?:tests|instruction))?)/gm)].map((m) => m[1]);
-    expect(commands).toEqual(["new", "record", "scaffold tests", "scaffold instruction", "verify", "validate"]);
+    expect(commands).toEqual(["new", "record", "scaffold tests", "scaffold instruction", "build", "verify", "validate", "list"]);
 
     // a copy of what the example reads from a checkout: the fixture upstream and the example paper text
     const root = await makeTempDir("contributing");
@@ -45,11 +45,11 @@ describe("CONTRIBUTING.md worked example", () => {
       env: { PATH: `${bin}:${process.env.PATH ?? ""}`, NO_COLOR: "1" },
       reject: false,
       all: true,
-      timeout: 240_000,
+      timeout: 420_000,
     });
     expect(r.exitCode, String(r.all)).toBe(0);
     const out = String(r.all);
-    expect(out).toMatch(/✓ dpo-preference-loss — reference 3\/3 pass, stub 3\/3 fail in-test/);
+    expect(out).toMatch(/✓ dpo-preference-loss — fixtures identical \(\d+\), reference 3\/3 pass, stub 3\/3 fail in-test, alternatives 2\/2 pass/);
     expect(out).toContain("1/1 tasks verified");
 
     const taskDir = join(root, "tasks", "dpo-preference-loss");
@@ -61,11 +61,14 @@ describe("CONTRIBUTING.md worked example", () => {
     expect(record.steps.reference.runs.map((x) => x.status)).toEqual(["passed", "passed", "passed"]);
     expect(record.steps.stub.runs.map((x) => x.status)).toEqual(["failed", "failed", "failed"]);
     expect(record.steps.mutants.kill_ratio).toBeGreaterThanOrEqual(record.steps.mutants.threshold);
+    // the flow ends with what CI checks: the manifest valid, tasks/README.md current
+    const check = await execa("node", [CLI, "list", "--format", "md", "--check", join(root, "tasks", "README.md")], { cwd: root, reject: false });
+    expect(check.exitCode, String(check.stderr)).toBe(0);
 
     // the placeholder test was replaced, and the instruction cites the paper text
     const manifest = JSON.parse(await readFile(join(taskDir, "task.json"), "utf8")) as { tests: { files: string[] } };
     expect(manifest.tests.files).toContain("tests/test_preference_loss.py");
     expect(await readFile(join(taskDir, "tests", "test_preference_loss.py"), "utf8")).not.toContain("placeholder written by `lmr new`");
     expect(await readFile(join(taskDir, "instruction.md"), "utf8")).toMatch(/- page 2[^\n]*label smoothing/);
-  });
+  }, 480_000);
 });

@@ -21,7 +21,7 @@ async function errorOf(p: Promise<unknown>): Promise<{ code: string; pointer?: s
 }
 
 describe("scaffold instruction (library) on copies of the example tasks", () => {
-  it("writes a missing instruction from the paper text, and the task validates again", async () => {
+  it("writes a missing instruction from the paper text; validate then asks only for the TODO(author) decisions", async () => {
     const root = await makeTempDir("instr");
     const dir = await copyTask(root, "pref-loss");
     await rm(join(dir, "instruction.md"));
@@ -35,8 +35,15 @@ describe("scaffold instruction (library) on copies of the example tasks", () => 
     expect(text).toMatch(/- page 2[^\n]*label smoothing|- page 1:/);
     expect(text).toContain("- `utils.py`\n- `models.py`\n- `train.py`");
     expect(text).toContain("the\n  parameters with defaults are `label_smoothing` and `ipo`");
-    const v = await runCli(["validate", dir], { cwd: root });
-    expect(v.exitCode).toBe(0);
+    // a draft is not a finished task: the only problem left is the author's to resolve
+    const v = await runCli(["validate", dir, "--json"], { cwd: root });
+    expect(v.exitCode).toBe(1);
+    const problems = (JSON.parse(v.stdout) as { problems: { pointer: string; message: string }[] }).problems;
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ pointer: "/instruction" });
+    expect(problems[0]!.message).toContain(`${r.todos} TODO(author) marker(s)`);
+    await writeFile(r.file, text.replace(/TODO\(author\)/g, "Decided"));
+    expect((await runCli(["validate", dir], { cwd: root })).exitCode).toBe(0);
   });
 
   it("refuses to replace an instruction unless forced", async () => {
