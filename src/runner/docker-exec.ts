@@ -7,6 +7,7 @@ import { dockerBin, removeContainers } from "../env/docker-cli.js";
 import { LmrError } from "../core/errors.js";
 import type { PythonEnv } from "./types.js";
 import { chownTree, containerEnv, containerUser, dockerRunArgs, isRoot } from "./docker-run.js";
+import { trackContainer } from "./docker-sweep.js";
 
 /** What one command in a task image did (the shape of lmr record's HarnessRun). */
 export interface ContainerRun {
@@ -58,6 +59,7 @@ export async function runPythonInImage(o: {
   }).filter((a) => a !== "--interactive");
   const t0 = performance.now();
   let timedOut = false;
+  const untrack = trackContainer(name);
   const result = await new Promise<ContainerRun>((resolveRun) => {
     let output = "";
     const keep = (d: Buffer): void => {
@@ -82,5 +84,6 @@ export async function runPythonInImage(o: {
     });
   });
   if (timedOut || result.exitCode === null || result.exitCode === 125) await removeContainers([name]);
+  untrack();
   return result;
 }

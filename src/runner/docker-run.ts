@@ -8,7 +8,7 @@ import { dockerBin, removeContainers } from "../env/docker-cli.js";
 import { IMAGE_TOOLKIT_PYTHON, IMAGE_UID, describeSpec } from "../env/spec.js";
 import type { ChannelState } from "./channel.js";
 import type { DockerTarget } from "./docker-image.js";
-import { OWNER_LABEL, ownerLabel } from "./docker-sweep.js";
+import { OWNER_LABEL, ownerLabel, trackContainer } from "./docker-sweep.js";
 import { harnessArgs } from "./harness-args.js";
 import { buildChildEnv } from "./limits.js";
 import { openResultsSocket } from "./results-socket.js";
@@ -119,6 +119,7 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
   if (scratch.removed.length > 0) log.add(`lmr: removed from the tree copy: ${scratch.removed.join(", ")}\n`);
   const chan = await openResultsSocket(join(chanDir, "results.sock"));
   let stopped = false;
+  const untrack = trackContainer(name);
   try {
     if (isRoot()) {
       await chownTree(scratch.dir, user.uid, user.gid);
@@ -168,6 +169,7 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
     await chan.close();
     // --rm removed a container that exited by itself; one we stopped or that failed to start may linger.
     if (stopped) await removeContainers([name]);
+    untrack();
     await rm(chanDir, { recursive: true, force: true });
   }
 }

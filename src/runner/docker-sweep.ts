@@ -1,8 +1,9 @@
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { listContainers, removeContainers } from "../env/docker-cli.js";
+import { dockerBin, listContainers, removeContainers } from "../env/docker-cli.js";
 
 /** Label on every test container: who started it (`host/pid/start`), so a later run can tell a leftover. */
 export const OWNER_LABEL = "lmr.owner";
@@ -53,4 +54,27 @@ async function sweepSocketFolders(): Promise<void> {
     const pid = /^lmr-chan-(\d+)-/.exec(name)?.[1];
     if (pid && processStart(Number(pid)) === undefined) await rm(join(tmpdir(), name), { recursive: true, force: true });
   }
+}
+
+const active = new Set<string>();
+let hooked = false;
+
+/**
+ * Tracks a running container so that SIGINT/SIGTERM/SIGHUP of lmr (Ctrl-C, a CI
+ * cancel) removes it before lmr exits; the signal is then raised again with its
+ * default action. kill -9 cannot be caught: the owner label and the sweep
+ * cover that. Returns the function that stops tracking it.
+ */
+export function trackContainer(name: string): () => void {
+  active.add(name);
+  if (!hooked) {
+    hooked = true;
+    for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+      process.once(sig, () => {
+        if (active.size > 0) spawnSync(dockerBin(), ["rm", "--force", ...active], { stdio: "ignore", timeout: 20_000 });
+        process.kill(process.pid, sig);
+      });
+    }
+  }
+  return () => active.delete(name);
 }

@@ -148,3 +148,23 @@ describe.skipIf(!ok)("kill -9 during lmr eval --sandbox docker, then the same co
     await rm(work, { recursive: true, force: true });
   }, 300_000);
 });
+
+describe.skipIf(!ok)("SIGTERM of lmr eval --sandbox docker", () => {
+  it("removes the running containers before lmr exits", async () => {
+    const bundles = await buildExampleBundles();
+    const work = await makeTempDir("term-docker");
+    const t = TASK_IDS[0]!;
+    const files = await referenceFiles(bundles, t);
+    const [f] = Object.keys(files);
+    const rows = [0, 1].map(() => ({ task_id: t, model: "m", files: { [f!]: `import time as _t\n_t.sleep(30)\n${files[f!]}` } }));
+    const jsonl = join(work, "subs.jsonl");
+    await writeJsonl(jsonl, rows);
+    const child = spawn("node", [CLI, "eval", "--tasks-dir", "examples/tasks", "--submissions", jsonl, "--out", join(work, "run"), "-j", "2", "--sandbox", "docker"], { cwd: REPO_ROOT, stdio: "ignore", env: { ...process.env, NO_COLOR: "1" } });
+    const exited = new Promise<void>((r) => child.on("exit", () => r()));
+    const mine = async (): Promise<string[]> => (await lmrContainers()).filter((n) => n.startsWith(`lmr-run-${child.pid}-`));
+    await waitFor("its containers", async () => ((await mine()).length > 0 ? true : undefined), 60_000);
+    child.kill("SIGTERM");
+    await exited;
+    expect(await mine()).toEqual([]);
+  }, 120_000);
+});
