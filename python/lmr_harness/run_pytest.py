@@ -66,6 +66,10 @@ def parse_args(argv):
     p.add_argument("--as-bytes", type=int, default=0)
     p.add_argument("--allow-plugin", action="append", default=[])
     p.add_argument("--report-imports", action="store_true")
+    # trusted runs only (verify): which lines of these tree files each test executes
+    p.add_argument("--trace-lines", action="append", default=[])
+    # run these test ids first, in this order (the rest keep pytest's order)
+    p.add_argument("--first", action="append", default=[])
     p.add_argument("pytest_args", nargs=argparse.REMAINDER)
     ns = p.parse_args(argv)
     if (ns.results_fd is None) == (ns.results_socket is None):
@@ -134,6 +138,55 @@ def watched_targets(pytest_modules, plugin_cls):
     return t
 
 
+class LineTracer:
+    """Lines of the given tree files that one test executes (sys.settrace, this thread and new ones).
+
+    Used by verify on the reference: a mutant of a line no test reaches cannot be killed,
+    and a mutant need only run the tests that reach its line. Frames of other files
+    return no local tracer, so library code runs untraced apart from call events.
+    """
+
+    def __init__(self, root, files):
+        self.wanted = {os.path.realpath(os.path.join(root, f)): f for f in files}
+        self.names = {}
+        self.lines = {}
+
+    def _rel(self, filename):
+        rel = self.names.get(filename, False)
+        if rel is False:
+            rel = self.wanted.get(os.path.realpath(filename))
+            self.names[filename] = rel
+        return rel
+
+    def _global(self, frame, event, arg):
+        rel = self._rel(frame.f_code.co_filename)
+        if rel is None:
+            return None
+        seen = self.lines.setdefault(rel, set())
+        seen.add(frame.f_lineno)
+
+        def local(frame, event, arg):
+            if event == "line":
+                seen.add(frame.f_lineno)
+            return local
+
+        return local
+
+    def start(self):
+        import threading
+
+        self.lines = {}
+        threading.settrace(self._global)
+        sys.settrace(self._global)
+
+    def stop(self):
+        import threading
+
+        sys.settrace(None)
+        threading.settrace(None)
+        return {f: sorted(v) for f, v in sorted(self.lines.items())}
+
+
 def make_plugin(pytest, chan, args, err_fd):
     per_test = args.per_test_s
     mount = os.path.realpath(os.path.join(args.root, args.mount)) + os.sep
@@ -164,6 +217,9 @@ def make_plugin(pytest, chan, args, err_fd):
         mod = module_name(plugin)
         return any(mod == a or mod.startswith(a + ".") or name == a for a in args.allow_plugin)
 
+    tracer = LineTracer(args.root, args.trace_lines) if args.trace_lines else None
+    first = list(args.first)
+
     def on_alarm(signum, frame):
         pytest.fail("lmr: test exceeded the per-test limit of %g s" % per_test, pytrace=False)
 
@@ -178,6 +234,13 @@ def make_plugin(pytest, chan, args, err_fd):
             if report.failed:
                 chan.send({"t": "collect_error", "id": report.nodeid, "message": short(report.longreprtext)})
 
+        def pytest_collection_modifyitems(self, session, config, items):
+            if not first:
+                return
+            rank = {nodeid: i for i, nodeid in enumerate(first)}
+            head = sorted((i for i in items if i.nodeid in rank), key=lambda i: rank[i.nodeid])
+            items[:] = head + [i for i in items if i.nodeid not in rank]
+
         def pytest_collection_finish(self, session):
             items = session.items
             self.xfail_marked = {i.nodeid for i in items if i.get_closest_marker("xfail") is not None}
@@ -187,6 +250,8 @@ def make_plugin(pytest, chan, args, err_fd):
         def pytest_runtest_logstart(self, nodeid, location):
             self.results[nodeid] = {"status": "passed", "time_s": 0.0, "message": None, "raw_failed": False}
             chan.send({"t": "start", "id": nodeid})
+            if tracer is not None:
+                tracer.start()
             if per_test > 0:
                 signal.signal(signal.SIGALRM, on_alarm)
                 signal.setitimer(signal.ITIMER_REAL, per_test)
@@ -225,6 +290,8 @@ def make_plugin(pytest, chan, args, err_fd):
             if per_test > 0:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 faulthandler.cancel_dump_traceback_later()
+            if tracer is not None:
+                chan.send({"t": "lines", "id": nodeid, "files": tracer.stop()})
             r = self.results.get(nodeid) or {"status": "error", "time_s": 0.0, "message": "no report", "raw_failed": True}
             chan.send(dict(r, t="result", id=nodeid, time_s=round(r["time_s"], 6)))
 

@@ -23,6 +23,8 @@ export interface ChannelState {
   junit?: string;
   /** Third-party modules the tree's and grader's code imported (only with reportImports). */
   imports?: ImportedModule[];
+  /** Per test, the traced files' executed lines (only with traceLines). */
+  lines: Record<string, Record<string, number[]>>;
   done?: { exit: number; n_results: number; tampered: string[] };
   /** Why the channel cannot be trusted (bad MAC, gaps, duplicates, garbage). Empty when clean. */
   problems: string[];
@@ -38,7 +40,7 @@ const STATUSES: readonly string[] = ["passed", "failed", "error", "skipped"];
  * test trying to speak for it.
  */
 export class RecordReader {
-  readonly state: ChannelState = { collectErrors: [], results: [], problems: [] };
+  readonly state: ChannelState = { collectErrors: [], results: [], problems: [], lines: {} };
   private buf = "";
   private readonly decoder = new StringDecoder("utf8");
   private bytes = 0;
@@ -139,6 +141,9 @@ export class RecordReader {
       case "junit":
         s.junit = str(rec.xml);
         break;
+      case "lines":
+        s.lines[str(rec.id)] = readLines(rec.files);
+        break;
       case "imports":
         s.imports = Array.isArray(rec.modules) ? rec.modules.flatMap(readImport) : [];
         break;
@@ -153,6 +158,15 @@ export class RecordReader {
         this.problem(`unknown record kind ${JSON.stringify(rec.t)}`);
     }
   }
+}
+
+function readLines(v: unknown): Record<string, number[]> {
+  const out: Record<string, number[]> = {};
+  if (typeof v !== "object" || v === null) return out;
+  for (const [file, lines] of Object.entries(v as Record<string, unknown>)) {
+    if (Array.isArray(lines)) out[file] = lines.filter((n): n is number => Number.isInteger(n));
+  }
+  return out;
 }
 
 const ORIGINS: readonly string[] = ["installed", "stand-in", "tree", "grader", "missing"];

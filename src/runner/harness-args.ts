@@ -18,7 +18,7 @@ export function harnessArgs(o: {
   const pytestArgs = [
     "-c", o.ini, `--rootdir=${o.root}`, `--confcutdir=${o.mountDir}`,
     "-p", "no:cacheprovider", "-o", "addopts=", "--color=no", "-rfE", "--tb=short",
-    ...(req.pytestArgs ?? []), ...paths,
+    ...(req.pytestArgs ?? []), ...(req.stopAtFirstFailure ? ["--maxfail=1"] : []), ...paths,
   ];
   return [
     "-s", "-B", o.harness,
@@ -26,6 +26,8 @@ export function harnessArgs(o: {
     ...(o.asBytes ? ["--as-bytes", String(o.asBytes)] : []),
     ...(req.allowPlugins ?? []).flatMap((p) => ["--allow-plugin", p]),
     ...(req.reportImports ? ["--report-imports"] : []),
+    ...(req.traceLines ?? []).flatMap((f) => ["--trace-lines", f]),
+    ...(req.firstTests ?? []).flatMap((id) => ["--first", id]),
     "--", ...pytestArgs,
   ];
 }

@@ -110,7 +110,7 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
     const { facts, reader, log, isolation } = run;
     const after = await hashTree(scratch.mountDir).catch(() => ({ files: {} as Record<string, string> }));
     facts.graderModified = changedFiles(before.files, after.files);
-    let verdict = decideVerdict(reader.state, facts);
+    let verdict = decideVerdict(reader.state, { ...facts, ...(req.stopAtFirstFailure ? { stopAtFirstFailure: true } : {}) });
     if (docker) {
       // The version the image really has, as the harness saw it.
       if (reader.state.hello?.python) python = { path: docker.python, version: reader.state.hello.python };
@@ -125,6 +125,7 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
       log,
       ...(reader.state.junit !== undefined ? { junit_xml: reader.state.junit } : {}),
       ...(reader.state.imports ? { imports: reader.state.imports } : {}),
+      ...(req.traceLines ? { lines: reader.state.lines } : {}),
       isolation,
       ...(docker ? { image: { tag: docker.tag, id: docker.id, digest: docker.digest } } : {}),
       ...(req.keepDir ? { scratch_dir: scratch.dir } : {}),

@@ -66,6 +66,8 @@ export interface RunOutcome {
   scratch_dir?: string;
   /** With `reportImports`: what the tree's and grader's code imported. */
   imports?: ImportedModule[];
+  /** With `traceLines`: test id → file → the 1-based lines it executed. */
+  lines?: Record<string, Record<string, number[]>>;
   /** Docker runs: the image the tests ran in. */
   image?: ImageRecord;
   /** Modules the tests could not import that the tree does not provide (docker runs: the image lacks them). */
@@ -133,6 +135,12 @@ export interface RunRequest {
   keepDir?: boolean;
   /** Report the third-party modules the tree and grader import (trusted runs: verify's reference). */
   reportImports?: boolean;
+  /** Tree files (relative) whose executed lines are reported per test (trusted runs: verify's reference). */
+  traceLines?: string[];
+  /** Test ids (as reported, `<mount>/…::name`) to run first, in this order. */
+  firstTests?: string[];
+  /** Stop at the first failing test (pytest --maxfail=1): the verdict is failed, the rest unreported. */
+  stopAtFirstFailure?: boolean;
   /** The task's environment: names the image a docker run uses (default: debian:bookworm, nothing added). */
   environment?: Readonly<Environment>;
   /** Docker: CPUs the container may use (default: `threads`). */

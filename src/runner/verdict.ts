@@ -16,6 +16,8 @@ export interface ProcessFacts {
   graderModified: string[];
   /** Tail of stderr, to explain a process that never reached the harness. */
   stderrTail: string;
+  /** The run asked pytest to stop at the first failure: the tests after it are not reported. */
+  stopAtFirstFailure?: boolean;
 }
 
 export interface Verdict {
@@ -104,7 +106,8 @@ export function decideVerdict(ch: ChannelState, p: ProcessFacts): Verdict {
   if (!ch.collected) return v("error", exitProblem ?? "pytest ended before announcing what it collected");
   if (ch.collected.length === 0) return v("error", "no tests were collected");
   const got = new Set(ch.results.map((r) => r.id));
-  const missing = ch.collected.filter((id) => !got.has(id));
+  const stoppedEarly = p.stopAtFirstFailure === true && ch.results.some((r) => r.raw_failed) && ch.done.exit === 1;
+  const missing = stoppedEarly ? [] : ch.collected.filter((id) => !got.has(id));
   const extra = [...got].filter((id) => !ch.collected!.includes(id));
   if (missing.length > 0 || extra.length > 0 || ch.done.n_results !== ch.results.length) {
     const what = missing.length > 0 ? `no result for ${missing.slice(0, 3).join(", ")}` : `unexpected results ${extra.slice(0, 3).join(", ")}`;

@@ -26,6 +26,8 @@ export interface Mutant {
   operator: MutantOperator;
   symbol: string;
   line: number;
+  /** First and last line (1-based, of the unmutated source) that the mutation touches. */
+  lines: [number, number];
   /** e.g. "line 42: '-' → '+'" */
   description: string;
   /** The whole mutated file. */
@@ -57,7 +59,7 @@ export async function generateMutants(source: string, targets: MutantTarget[], o
     seen.add(mutated);
     if (!(await parsesCleanly(mutated))) continue;
     const id = `m${c.index + 1}-${c.operator}-L${c.line}`;
-    accepted.push({ index: c.index, mutant: { id, operator: c.operator, symbol: c.symbol, line: c.line, description: c.description, source: mutated } });
+    accepted.push({ index: c.index, mutant: { id, operator: c.operator, symbol: c.symbol, line: c.line, lines: editedLines(source, c.edits), description: c.description, source: mutated } });
   }
   return accepted.sort((a, b) => a.index - b.index).map((a) => a.mutant);
 }
@@ -135,6 +137,14 @@ function shuffle<T>(items: T[], random: () => number): T[] {
 }
 
 /** Apply non-overlapping edits (JS string indices), back to front so earlier indices stay valid. */
+/** The 1-based lines of `source` that the edits replace. */
+function editedLines(source: string, edits: Edit[]): [number, number] {
+  const lineAt = (offset: number): number => source.slice(0, offset).split("\n").length;
+  const first = Math.min(...edits.map((e) => lineAt(e.start)));
+  const last = Math.max(...edits.map((e) => lineAt(Math.max(e.start, e.end - 1))));
+  return [first, last];
+}
+
 export function applyEdits(source: string, edits: Edit[]): string {
   let out = source;
   for (const e of [...edits].sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);

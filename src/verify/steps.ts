@@ -5,7 +5,8 @@ import { BUNDLE_FILES, scanWorkspace, type BundleInfo, type LeakReference } from
 import type { ResolvedTask } from "../manifest/types.js";
 import { validateTasks } from "../manifest/validate.js";
 import { maskerFor } from "../mask/registry.js";
-import type { RunOutcome } from "../runner/types.js";
+import type { RunOutcome, RunRequest } from "../runner/types.js";
+import { runMutant, type MutantPlan } from "./mutant-runs.js";
 import { judgeReference, judgeStub, type RunsJudgement } from "./judge-runs.js";
 import { generateMutants, type Mutant } from "./mutants.js";
 import { findSameNamedDefinitions } from "./review-names.js";
@@ -97,8 +98,9 @@ export async function mutantsStep(
   references: Record<string, string>,
   settings: VerificationRecord["settings"],
   jobs: number,
-  runOverlay: (overlay: Record<string, string>) => Promise<RunOutcome>,
+  runOverlay: (overlay: Record<string, string>, extra: Partial<RunRequest>) => Promise<RunOutcome>,
   tick: Tick,
+  plan: MutantPlan = { killers: [], mount: "lmr_tests" },
 ): Promise<MutantsStep> {
   const t = performance.now();
   const base = { total: 0, killed: 0, kill_ratio: 0, threshold: settings.min_kill_ratio, survivors: [] };
@@ -113,26 +115,32 @@ export async function mutantsStep(
   }
   const limit = pLimit(Math.max(1, jobs));
   let done = 0;
-  const outcomes = await Promise.all(
+  // shared by the runs in flight, and left in `plan` for the caller to remember
+  const killers = plan.killers;
+  const results = await Promise.all(
     mutants.map(({ file, mutant }) =>
       limit(async () => {
-        const o = await runOverlay({ ...references, [file]: mutant.source });
-        tick(++done, mutants.length, `mutant ${done}/${mutants.length} ${o.status === "passed" ? "survived" : "killed"}`);
-        return o;
+        const r = await runMutant(file, mutant, { ...references, [file]: mutant.source }, plan, runOverlay);
+        if (r.killer && !killers.includes(r.killer)) killers.push(r.killer);
+        tick(++done, mutants.length, `mutant ${done}/${mutants.length} ${r.fate}`);
+        return r;
       }),
     ),
   );
-  const infra = outcomes.find((o) => o.status === "infra");
-  const survivors = mutants.filter((_, i) => outcomes[i]!.status === "passed").map(({ mutant }) => ({ id: mutant.id, description: mutant.description }));
+  const infra = results.find((r) => r.outcome.status === "infra")?.outcome;
+  const listed = (fate: string) => mutants.filter((_, i) => results[i]!.fate === fate).map(({ mutant }) => ({ id: mutant.id, description: mutant.description }));
+  const survivors = listed("survived");
+  const uncovered = listed("uncovered");
   const total = mutants.length;
-  const killed = total - survivors.length;
+  const killed = total - survivors.length - uncovered.length;
   const ratio = total === 0 ? 0 : round(killed / total);
-  const result = { ...base, total, killed, kill_ratio: ratio, survivors, duration_s: since(t) };
+  const runs = results.reduce((n, r) => n + r.runs, 0);
+  const result = { ...base, total, killed, kill_ratio: ratio, survivors, ...(plan.coverage ? { uncovered, runs } : {}), duration_s: since(t) };
   if (infra) return { ...result, ok: false, infra: true, reason: `infra: a mutant run could not run (${infra.reason ?? "unknown"})` };
   if (total === 0) return { ...result, ok: false, reason: "no mutant could be made of the reference body (is it empty?)" };
   if (ratio < settings.min_kill_ratio) {
-    const shown = survivors.slice(0, 3).map((s) => s.description).join("; ");
-    return { ...result, ok: false, reason: `the tests kill ${killed}/${total} mutants (ratio ${ratio}), below the threshold ${settings.min_kill_ratio}; survivors: ${shown}${survivors.length > 3 ? "; …" : ""}` };
+    const shown = [...survivors, ...uncovered.map((u) => ({ ...u, description: `${u.description} (no test reaches it)` }))].slice(0, 3).map((s) => s.description).join("; ");
+    return { ...result, ok: false, reason: `the tests kill ${killed}/${total} mutants (ratio ${ratio}), below the threshold ${settings.min_kill_ratio}; survivors: ${shown}${survivors.length + uncovered.length > 3 ? "; …" : ""}` };
   }
   return { ...result, ok: true };
 }

@@ -12,7 +12,9 @@ import { isUrlUpstream, type ResolvedTask } from "../manifest/types.js";
 import { dockerImageOf, resolveRunPython, runTests } from "../runner/index.js";
 import type { PythonEnv, RunOutcome, RunRequest, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
+import { defaultCacheDir } from "../source/cache.js";
 import { alternativesStep } from "./alternatives-step.js";
+import { readKillers, writeKillers, type MutantPlan } from "./mutant-runs.js";
 import { environmentStep, findMissingModule, missingModuleReason } from "./environment-step.js";
 import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSION, type FixturesStep, type StepName, type VerificationRecord } from "./record.js";
 import type { SiblingReferences } from "./siblings.js";
@@ -39,6 +41,12 @@ export interface VerifyOptions extends SourceOptions {
   force?: boolean;
   /** Write verification.json into the task folder (default true). */
   write?: boolean;
+  /**
+   * Mutants the fast way (default): each runs only the tests that reach its lines, known killers
+   * first, stopping at the first failure, and a survivor is confirmed on the whole suite. The kill
+   * count and survivors are those of the old way (false: every mutant runs the whole suite).
+   */
+  fastMutants?: boolean;
   /** Keep the bundle and a tree to rerun the reference's tests by hand; the result says where and how. */
   keep?: boolean;
   /** Other tasks' references for the dataset-wide leak scan (built once per invocation). */
@@ -172,7 +180,11 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     const runWith = (overlay: Record<string, string>, extra: Partial<RunRequest> = {}): Promise<RunOutcome> => runTests({ ...base, overlay, ...extra });
 
     emit("reference", `reference × ${settings.runs}`);
-    const ref = await repeatRuns("reference", settings.runs, jobs, () => runWith(references, { reportImports: true }), tick("reference"));
+    const fast = opts.fastMutants !== false;
+    let refRun = 0;
+    // the first reference run also traces which target lines each test executes: the fast mutant path runs a mutant only where it can be killed
+    const traced = (): Partial<RunRequest> => (fast && refRun++ === 0 ? { traceLines: Object.keys(references) } : {});
+    const ref = await repeatRuns("reference", settings.runs, jobs, () => runWith(references, { reportImports: true, ...traced() }), tick("reference"));
     record.steps.reference = ref.step;
     record.environment.backend = ref.backend ?? null;
     if (ref.backend === "docker") record.environment.image = await dockerImageOf(m.environment);
@@ -197,7 +209,11 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       // a mutant that loops forever is killed by its timeout: a few reference durations, not the task's whole budget
       const refTime = Math.max(...record.steps.reference.runs.map((r) => r.duration_s), 1);
       const timeout = Math.min(m.tests.timeout_total_s, Math.max(10, Math.ceil(refTime * 5)));
-      record.steps.mutants = await mutantsStep(task, references, settings, jobs, (overlay) => runWith(overlay, { timeoutTotalS: timeout }), tick("mutants"));
+      const coverage = fast ? ref.outcomes.find((o) => o.status === "passed" && o.lines)?.lines : undefined;
+      const cacheDir = opts.cacheDir ?? defaultCacheDir();
+      const plan: MutantPlan = { killers: fast ? await readKillers(cacheDir, bundle.hashes.grader) : [], mount: m.tests.mount ?? "lmr_tests", ...(coverage ? { coverage } : {}) };
+      record.steps.mutants = await mutantsStep(task, references, settings, jobs, (overlay, extra) => runWith(overlay, { timeoutTotalS: timeout, ...extra }), tick("mutants"), plan);
+      if (fast) await writeKillers(cacheDir, bundle.hashes.grader, plan.killers).catch(() => undefined);
     } else {
       record.steps.alternatives = { ...record.steps.alternatives, reason: "not run: the reference does not pass" };
       record.steps.mutants = { ...record.steps.mutants, reason: "not run: the reference does not pass" };

@@ -140,6 +140,26 @@ describe.concurrent("the task standard in lmr verify", () => {
     expect(ok.out.tasks[0]!.steps.fixtures.files).toContain("fixtures/preference_cases.json");
   });
 
+  it("a mutant of a line no test executes is reported as uncovered, with its line, apart from survivors", async () => {
+    const { exitCode, out } = await verify([join(BROKEN, "untested-line"), "--runs", "1", "--no-write", "--sandbox", "none"]);
+    const m = out.tasks[0]!.steps.mutants;
+    expect(exitCode).toBe(0);
+    expect(m.uncovered?.length).toBeGreaterThan(0);
+    expect(m.uncovered!.every((u) => u.description.startsWith("line 23:"))).toBe(true);
+    expect(m.killed + m.survivors.length + m.uncovered!.length).toBe(m.total);
+  });
+
+  it("the fast mutant path gives the kill count and survivors of the whole-suite path", async () => {
+    const args = [join("examples", "tasks", "rouge-notebook"), "--runs", "1", "--mutants", "12", "--no-write", "--sandbox", "none", "--no-dataset-scan"];
+    const [fast, full] = await Promise.all([verify(args), verify([...args, "--no-fast-mutants"])]);
+    const a = fast.out.tasks[0]!.steps.mutants;
+    const b = full.out.tasks[0]!.steps.mutants;
+    expect(a.total).toBe(b.total);
+    expect(a.killed).toBe(b.killed);
+    expect([...a.survivors, ...(a.uncovered ?? [])].map((s) => s.id).sort()).toEqual(b.survivors.map((s) => s.id).sort());
+    expect(b.survivors.length).toBeGreaterThan(0); // the comparison covers survivors, not only kills
+  });
+
   it("validate and verify reject an instruction that still holds TODO(author) markers", async () => {
     const taskDir = await copyTask(await makeTempDir("verify-todo"), "pref-loss");
     const instruction = join(taskDir, "instruction.md");

@@ -30,6 +30,7 @@ interface VerifyFlags {
   write: boolean;
   keep?: boolean;
   datasetScan: boolean;
+  fastMutants: boolean;
   json?: boolean;
 }
 
@@ -50,6 +51,7 @@ export function registerVerify(program: Command): void {
     .option("--force", "verify even when verification.json records the same inputs")
     .option("--no-write", "do not write verification.json")
     .option("--keep", "keep the bundle and print the command that reruns the reference's tests by hand")
+    .option("--no-fast-mutants", "run every mutant on the whole suite (the slow path the fast one must agree with)")
     .option("--no-dataset-scan", "scan each workspace only against its own reference, not those of sibling tasks")
     .option("--json", "print the verification records as JSON")
     .addHelpText(
@@ -123,6 +125,7 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
     force: flags.force ?? false,
     write: flags.write,
     keep: flags.keep ?? false,
+    fastMutants: flags.fastMutants,
   };
   const siblingWork = await mkdtemp(join(tmpdir(), "lmr-siblings-"));
   if (flags.datasetScan) opts.siblings = new SiblingReferences(siblingWork, opts);
@@ -187,11 +190,11 @@ function describe(r: VerificationRecord, unchanged: boolean, where: string, writ
   const altPassed = alts.alternatives.filter((a) => a.status === "passed").length;
   const fx = r.steps.fixtures;
   const figures = [
-    fx.skipped ? "fixtures not checked" : fx.ok ? `fixtures identical${fx.files ? ` (${fx.files.length})` : ""}` : "fixtures differ",
+    fx.skipped ? "fixtures not checked" : fx.ok ? (fx.files?.length ? `fixtures identical (${fx.files.length})` : "no fixtures") : "fixtures differ",
     r.steps.reference.skipped ? "reference not run" : `reference ${ref}/${r.steps.reference.runs.length} pass`,
     r.steps.stub.skipped ? "stub not run" : `stub ${stub}/${r.steps.stub.runs.length} fail in-test`,
     alts.skipped ? "alternatives not run" : `alternatives ${altPassed}/${alts.alternatives.length} pass`,
-    mut.skipped ? "mutants not run" : `mutants ${mut.killed}/${mut.total} killed`,
+    mut.skipped ? "mutants not run" : `mutants ${mut.killed}/${mut.total} killed${mut.uncovered?.length ? ` (${mut.uncovered.length} reached by no test)` : ""}`,
     r.steps.leaks.skipped ? "leaks not scanned" : `leaks ${leaks.length - allowed}${allowed > 0 ? ` (+${allowed} allowed)` : ""}`,
   ].join(", ");
   const notes = reviewNotes(r);
@@ -210,6 +213,7 @@ function describe(r: VerificationRecord, unchanged: boolean, where: string, writ
 function reviewNotes(r: VerificationRecord): string[] {
   const out: string[] = [];
   for (const e of r.steps.leaks.removed ?? []) if (e.reason === "manifest") out.push(`  removed ${e.path}: ${e.why ?? ""}`);
+  for (const u of r.steps.mutants.uncovered ?? []) out.push(`  uncovered: ${u.description} — no test executes this line on the reference`);
   const review = r.steps.leaks.review ?? [];
   if (review.length > 0) {
     const shown = review.slice(0, 5).map((x) => `${x.file}:${x.line} ${x.name}`).join(", ");
