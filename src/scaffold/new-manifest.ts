@@ -1,4 +1,5 @@
-import { posix, relative } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, join, posix, relative } from "node:path";
 import { toolkitPath } from "../core/paths.js";
 import { SCHEMA_VERSION, type Category, type Paper, type Target, type TaskManifest, type Upstream } from "../manifest/types.js";
 
@@ -31,9 +32,22 @@ export function placeholderTestPath(symbol: string): string {
   return `tests/test_${stem || "target"}.py`;
 }
 
+/**
+ * The schema an editor should use: the project's own copy when the task lives in a
+ * checkout of lmr (tasks/ beside schema/), so the path stays right for everyone who
+ * clones it; else the installed toolkit's.
+ */
+function schemaFor(taskDir: string): string {
+  for (let dir = dirname(taskDir); dir !== dirname(dir); dir = dirname(dir)) {
+    const candidate = join(dir, "schema", "task.schema.json");
+    if (existsSync(candidate)) return candidate;
+  }
+  return toolkitPath("schema", "task.schema.json");
+}
+
 /** The manifest of a new task in `taskDir` (used for the relative `$schema` path). */
 export function buildManifest(plan: NewTaskPlan, taskDir: string): TaskManifest {
-  const schema = relative(taskDir, toolkitPath("schema", "task.schema.json")).split("\\").join("/");
+  const schema = relative(taskDir, schemaFor(taskDir)).split("\\").join("/");
   return {
     $schema: schema,
     schema_version: SCHEMA_VERSION,
