@@ -22,7 +22,7 @@ describe("dockerRunArgs", () => {
   const s = args.join(" ");
 
   it("isolates: no network, read-only root, private /tmp, no capabilities, non-root, cgroup limits", () => {
-    expect(args.slice(0, 3)).toEqual(["run", "--rm", "--interactive"]);
+    expect(args.slice(0, 5)).toEqual(["run", "--rm", "--interactive", "--log-driver", "none"]);
     expect(s).toMatch(/--network none/);
     expect(s).toMatch(/--read-only --tmpfs \/tmp:rw,exec,nosuid,nodev,size=\d+m/);
     expect(s).toMatch(/--cap-drop ALL --security-opt no-new-privileges/);

@@ -78,7 +78,8 @@ export interface DockerRunArgs {
 export function dockerRunArgs(a: DockerRunArgs): string[] {
   const bind = (src: string, dst: string, ro = false): string[] => ["--mount", `type=bind,source=${src},target=${dst}${ro ? ",readonly" : ""}`];
   return [
-    "run", "--rm", "--interactive", "--name", a.name,
+    // --log-driver none: output comes over the attached pipes; no json log written to disk per run.
+    "run", "--rm", "--interactive", "--log-driver", "none", "--name", a.name,
     "--label", `${OWNER_LABEL}=${ownerLabel()}`,
     "--network", a.network ? "bridge" : "none",
     "--read-only", "--tmpfs", `/tmp:rw,exec,nosuid,nodev,size=${TMPFS_MB}m`,
