@@ -67,6 +67,8 @@ export function isTrivialLine(norm: string): boolean {
     /^(pass|return|else:|try:|finally:|except:|continue|break|return None)$/.test(norm) ||
     /^return [A-Za-z_]\w*$/.test(norm) ||
     /^[()[\]{},:;]+$/.test(norm) ||
+    // a keyword argument passed through under its own name (`include_mlps=include_mlps,`): every caller writes it
+    /^([A-Za-z_]\w*)=\1,?\)?[,:]?$/.test(norm) ||
     /^raise NotImplementedError\b/.test(norm)
   );
 }

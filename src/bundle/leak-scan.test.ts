@@ -180,10 +180,10 @@ describe("distinctive lines and copies", () => {
   });
 
   it("treats brackets, bare returns, short lines and the stub as trivial", () => {
-    for (const line of ["", ")", "]),", "pass", "else:", "return x", "# a comment", '"""', "raise NotImplementedError", "raise NotImplementedError('todo')"]) {
+    for (const line of ["", ")", "]),", "pass", "else:", "return x", "# a comment", '"""', "raise NotImplementedError", "raise NotImplementedError('todo')", "    include_mlps=include_mlps,", "n_layers=n_layers)"]) {
       expect(isTrivialLine(normaliseLine(line)), line).toBe(true);
     }
-    for (const line of ["return total / n", "for i in range(n):", "raise ValueError('bad')"]) {
+    for (const line of ["return total / n", "for i in range(n):", "raise ValueError('bad')", "include_mlps=not include_mlps,", "n_layers=n_layers + 1,"]) {
       expect(isTrivialLine(normaliseLine(line)), line).toBe(false);
     }
   });
