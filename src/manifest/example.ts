@@ -35,6 +35,7 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
       params: ["logits", "labels"],
       returns: ["loss"],
       as_method: true,
+      main_guard: true,
     },
   ],
   workspace: {

@@ -77,6 +77,8 @@ export interface ExtractFunctionStep {
   params: string[];
   returns: string[];
   as_method?: boolean;
+  /** Put the module's top-level script code under `if __name__ == "__main__":`, so importing the file runs only imports and definitions. */
+  main_guard?: boolean;
 }
 
 export type PrepareStep = NotebookToModuleStep | ExtractFunctionStep;

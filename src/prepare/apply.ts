@@ -37,7 +37,7 @@ async function applyStep(treeDir: string, step: PrepareStep, index: number): Pro
     const path = await insideTree(treeDir, step.file, "/file", true);
     const r = await extractFunction(await readFile(path, "utf8"), step);
     await writeFileAtomic(path, r.source);
-    return { index, kind: step.kind, file: step.file, start_line: r.start_line, end_line: r.end_line, def_line: r.def_line, call: r.call };
+    return { index, kind: step.kind, file: step.file, start_line: r.start_line, end_line: r.end_line, def_line: r.def_line, call: r.call, ...(r.guarded ? { guarded: r.guarded } : {}) };
   }
   const kind = (step as { kind?: unknown }).kind;
   throw new LmrError({ code: "prepare-kind-unknown", message: `unknown step kind ${JSON.stringify(kind)}`, pointer: "/kind", hint: "use notebook-to-module or extract-function" });

@@ -1,6 +1,7 @@
 import type { ExtractFunctionStep } from "../manifest/types.js";
 import { findSyntaxError, parsePython, type Node, type Tree } from "../lang/python-parser.js";
 import { checkNoEscapes, fail, locateBlock, resolveLineRef, resolveWithin, type Block } from "./block.js";
+import { guardScriptCode } from "./main-guard.js";
 import { collectNameEvents, collectScopeEvents } from "./names.js";
 import { detectIndentUnit, dominantEol, indentOf, isIdentifier, splitLines, topLevelStatement, type Definition } from "./python-scope.js";
 
@@ -16,6 +17,8 @@ export interface ExtractResult {
   def_line: number;
   /** The call that replaced the block, without indentation. */
   call: string;
+  /** main_guard: 1-based line ranges of the result that went under `if __name__ == "__main__":`. */
+  guarded?: Array<[number, number]>;
 }
 
 /**
@@ -58,29 +61,43 @@ export async function extractFunction(source: string, spec: ExtractSpec): Promis
   const callLine = `${block.indent}${call}${/\r?\n$/.exec(lastLine)?.[0] ?? ""}`;
 
   const out = [...lines];
+  // origin[i]: the row of the input that line i of the result comes from (new lines: the block's first row).
+  const origin = lines.map((_, i) => i);
+  const defOrigin = [...header.map(() => block.startRow), ...body.map((_, j) => block.startRow + j), ...ret.map(() => block.startRow)];
   let defRow: number;
   if (method) {
     const after = method.def.node.endPosition.row;
     if (!out[after]!.endsWith("\n")) out[after] += eol;
     out.splice(after + 1, 0, eol, ...newDef);
+    origin.splice(after + 1, 0, after, ...defOrigin);
     out.splice(block.startRow, block.endRow - block.startRow + 1, callLine);
+    origin.splice(block.startRow, block.endRow - block.startRow + 1, block.startRow);
     defRow = after + 2 + header.length - 1 - (block.endRow - block.startRow);
   } else {
     const anchorNode = topLevelStatement(def ? def.outer : block.statements[0]!);
     // A block that is itself at top level gets its function right above the call.
     const at = anchorNode.startPosition.row >= block.startRow ? block.startRow : insertionRow(lines, anchorNode);
     out.splice(block.startRow, block.endRow - block.startRow + 1, callLine);
+    origin.splice(block.startRow, block.endRow - block.startRow + 1, block.startRow);
     const before = at > 0 && !isBlankLine(out[at - 1]) ? [eol, eol] : [];
     out.splice(at, 0, ...before, ...newDef, eol, eol);
+    origin.splice(at, 0, ...before.map(() => at), ...defOrigin, at, at);
     defRow = at + before.length + header.length - 1;
   }
-  const result = out.join("");
+  let result = out.join("");
   const check = await parsePython(result);
   const err = findSyntaxError(check.rootNode);
   if (err) {
     fail("prepare-result-invalid", `the extracted code does not parse (line ${err.startPosition.row + 1} of the result)`, undefined, "check `params`/`returns`, and that the block is plain statements");
   }
-  return { source: result, start_line: block.startRow + 1, end_line: block.endRow + 1, def_line: defRow + 1, call };
+  let guarded: Array<[number, number]> | undefined;
+  if (spec.main_guard === true) {
+    const g = await guardScriptCode(result, { name: spec.name, row: defRow }, (row) => (origin[row] ?? row) + 1);
+    defRow += g.inserted_before.filter((r) => r <= defRow).length;
+    result = g.source;
+    guarded = g.guarded;
+  }
+  return { source: result, start_line: block.startRow + 1, end_line: block.endRow + 1, def_line: defRow + 1, call, ...(guarded ? { guarded } : {}) };
 }
 
 function checkNames(spec: ExtractSpec): void {

@@ -1,6 +1,7 @@
 import type { LineRef } from "../manifest/types.js";
 import { findSyntaxError, parsePython, type Node } from "../lang/python-parser.js";
 import { fail, locateBlock, resolveLineRef, resolveWithin } from "./block.js";
+import { codeRunOnImport } from "./main-guard.js";
 import { collectNameEvents, collectScopeEvents, type NameEvent } from "./names.js";
 import { splitLines } from "./python-scope.js";
 
@@ -10,6 +11,13 @@ export interface Signature {
   /** 1-based lines of the block (blank edge lines trimmed). */
   start_line: number;
   end_line: number;
+  /**
+   * Present when importing the file runs top-level code that calls something
+   * (1-based line ranges; a module-level block is among them, and so is the call
+   * that replaces it): the step wants `main_guard`, or importing the module runs the script.
+   */
+  main_guard?: true;
+  runs_on_import?: Array<[number, number]>;
 }
 
 /**
@@ -68,7 +76,8 @@ export async function suggestSignature(source: string, within: string | undefine
     else if (loop && e.index >= loop.startIndex && e.index < from && !covered(e, loop.startIndex)) live.add(e.name);
   }
   const returns = assigned.filter((n) => live.has(n));
-  return { params, returns, start_line: block.startRow + 1, end_line: block.endRow + 1 };
+  const runs = await codeRunOnImport(source);
+  return { params, returns, start_line: block.startRow + 1, end_line: block.endRow + 1, ...(runs.length > 0 ? { main_guard: true as const, runs_on_import: runs } : {}) };
 }
 
 function firstParam(fn: Node): string | undefined {

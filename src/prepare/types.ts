@@ -15,6 +15,8 @@ export interface PrepareStepReport {
   end_line?: number;
   def_line?: number;
   call?: string;
+  /** extract-function with main_guard: 1-based line ranges of the result put under `if __name__ == "__main__":`. */
+  guarded?: Array<[number, number]>;
 }
 
 export interface PrepareReport {

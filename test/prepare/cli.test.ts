@@ -32,6 +32,23 @@ describe("lmr prepare extract", () => {
     expect(await readFile(join(dir, "mcts.py"), "utf8")).toBe(await readFile(join(fixtures, "mcts.py"), "utf8"));
   });
 
+  it("--suggest proposes main_guard for a script whose top-level code runs on import; --no-main-guard leaves it out", async () => {
+    const dir = await tempDir("cli");
+    await copyFile(join(fixtures, "layer_scores.py"), join(dir, "layer_scores.py"));
+    const args = ["prepare", "extract", "layer_scores.py", "--start", "# one score per layer", "--end", "scores.append(", "--name", "layer_scores", "--suggest", "--json"];
+    const r = await lmr(args, dir);
+    expect(r.exitCode).toBe(0);
+    const out = JSON.parse(String(r.stdout));
+    expect(out.runs_on_import).toEqual([[5, 13], [23, 38]]);
+    expect(out.step).toMatchObject({ kind: "extract-function", file: "layer_scores.py", name: "layer_scores", main_guard: true });
+    const off = JSON.parse(String((await lmr([...args, "--no-main-guard"], dir)).stdout));
+    expect(off.step).not.toHaveProperty("main_guard");
+    const written = await lmr(["prepare", "extract", "layer_scores.py", "--start", "# one score per layer", "--end", "scores.append(", "--name", "layer_scores", "--return", "scores", "--out", "out.py"], dir);
+    expect(written.exitCode).toBe(0);
+    expect(String(written.stderr)).toContain("main_guard is on (pass --no-main-guard to leave it)");
+    expect(await readFile(join(dir, "out.py"), "utf8")).toBe(await readFile(join(fixtures, "layer_scores.guarded.expected.py"), "utf8"));
+  });
+
   it("writes the transformed file with --out, using line numbers and explicit params", async () => {
     const dir = await tempDir("cli");
     const r = await lmr(["prepare", "extract", join(fixtures, "train.py"), "--within", "main", "--start", "19", "--end", "summary = ", "--name", "ema_by_label", "--param", "rows,alpha", "--return", "counts", "--return", "summary", "--out", "out.py"], dir);

@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LmrError } from "../../src/core/errors.js";
+import { applyPrepareSteps } from "../../src/prepare/apply.js";
 import { extractFunction, type ExtractSpec } from "../../src/prepare/extract-function.js";
 import { removeTempDirs, tempDir } from "../source/git-fixture.js";
 import { compileError, runPython } from "./python.js";
@@ -187,5 +188,178 @@ describe("extract-function errors", () => {
     expect((await failure(train, { ...spec, name: "load" })).message).toBe("'load' is already bound at module level (line 6)");
     expect((await failure(train, { ...spec, name: "parser" })).message).toBe("'parser' is already a local name of main, so the call would not reach the new function (line 12)");
     expect((await failure(train, { ...spec, name: "class" })).message).toBe('name "class" is not a Python identifier');
+  });
+});
+
+describe("extract-function from a block nested in control flow inside main()", () => {
+  const src = [
+    "import json",
+    "import os",
+    "",
+    "",
+    "def main(items, method, demo):",
+    "    out = []",
+    '    with open(os.devnull, "w") as wp:',
+    "        for x in items:",
+    "            tries = 0",
+    "            while tries < 2:",
+    "                tries += 1",
+    '                if method == "zero":',
+    '                    k = x + " A:"',
+    '                elif method == "few":',
+    "                    k = demo + x",
+    "                else:",
+    '                    raise ValueError("bad method: " + method)',
+    "                out.append(k * tries)",
+    "            wp.write(json.dumps(k))",
+    "    return out",
+    "",
+  ].join("\n");
+  const step: ExtractSpec = { within: "main", start: { anchor: 'if method == "zero"' }, end: { anchor: "raise ValueError" }, name: "build_prompt", params: ["method", "x", "demo"], returns: ["k"] };
+
+  it("moves the if/elif/else chain (raise included) into a function above main", async () => {
+    const r = await extractFunction(src, step);
+    expect(r).toMatchObject({ start_line: 12, end_line: 17, def_line: 5, call: "k = build_prompt(method, x, demo)" });
+    const lines = r.source.split("\n");
+    expect(lines.slice(4, 13)).toEqual([
+      "def build_prompt(method, x, demo):",
+      '    if method == "zero":',
+      '        k = x + " A:"',
+      '    elif method == "few":',
+      "        k = demo + x",
+      "    else:",
+      '        raise ValueError("bad method: " + method)',
+      "    return k",
+      "",
+    ]);
+    expect(lines).toContain("                k = build_prompt(method, x, demo)");
+    expect(await compileError(r.source)).toBeUndefined();
+  });
+
+  it("keeps main()'s results and its error", async () => {
+    const dir = await tempDir("nested");
+    await mkdir(join(dir, "a"));
+    await mkdir(join(dir, "b"));
+    await writeFile(join(dir, "a", "mod.py"), src);
+    await writeFile(join(dir, "b", "mod.py"), (await extractFunction(src, step)).source);
+    const script = [
+      "import sys, json",
+      "sys.path.insert(0, sys.argv[1])",
+      "import mod",
+      "out = [mod.main(['Q1', 'Q2'], m, 'D: ') for m in ('zero', 'few')]",
+      "try:",
+      "    mod.main(['Q'], 'other', '')",
+      "except ValueError as e:",
+      "    out.append(str(e))",
+      "print(json.dumps(out))",
+    ].join("\n");
+    const before = await runPython(script, dir, [join(dir, "a")]);
+    expect(JSON.parse(before)).toHaveLength(3);
+    expect(await runPython(script, dir, [join(dir, "b")])).toBe(before);
+  });
+});
+
+describe("extract-function with main_guard (script code at module level)", () => {
+  const scoresStep: ExtractSpec = {
+    start: { anchor: "# one score per layer" },
+    end: { anchor: "scores.append(" },
+    name: "layer_scores",
+    params: ["n_layers", "rows", "args", "scores"],
+    returns: ["scores"],
+    main_guard: true,
+  };
+  const exp1Step: ExtractSpec = {
+    start: { anchor: "layer_id = args.layer - 1" },
+    end: { anchor: 'print(json.dumps({"layer"' },
+    name: "run_exp1",
+    params: ["args", "layers", "SCALE"],
+    returns: ["feat"],
+    main_guard: true,
+  };
+  const rows = { pos: [[[0, 0], [1, 1]], [[0.5, 0], [1, 2]], [[0, 1], [3, 0]]], neg: [[[4, 4], [1, 1.5]], [[5, 3], [2, 1]]] };
+
+  it("extracts a module-level loop and guards every top-level statement but imports and definitions", async () => {
+    const r = await extractFunction(await fixture("layer_scores.py"), scoresStep);
+    expect(r.source).toBe(await fixture("layer_scores.guarded.expected.py"));
+    expect(r).toMatchObject({ start_line: 24, end_line: 34, def_line: 28, call: "scores = layer_scores(n_layers, rows, args, scores)", guarded: [[6, 14], [25, 25], [44, 48]] });
+    expect(await compileError(r.source)).toBeUndefined();
+  });
+
+  it("imports without running the script, and runs as a script as before", async () => {
+    const dir = await tempDir("guard");
+    await writeFile(join(dir, "rows.json"), JSON.stringify(rows));
+    await mkdir(join(dir, "a"));
+    await mkdir(join(dir, "b"));
+    await writeFile(join(dir, "a", "layer_scores.py"), await fixture("layer_scores.py"));
+    await writeFile(join(dir, "b", "layer_scores.py"), (await extractFunction(await fixture("layer_scores.py"), scoresStep)).source);
+    const run = (sub: string): Promise<string> =>
+      runPython(`import runpy, sys\nsys.argv = ['layer_scores.py', 'rows.json']\nrunpy.run_path(${JSON.stringify(join(dir, sub, "layer_scores.py"))}, run_name='__main__')`, dir);
+    const before = await run("a");
+    expect(before).toContain('"scores": [');
+    expect(await run("b")).toBe(before);
+    // Imported with no arguments at all: argparse would exit if the script ran.
+    const imported = await runPython(
+      `import sys, json, argparse\nsys.argv = ['x']\nsys.path.insert(0, ${JSON.stringify(join(dir, "b"))})\nimport layer_scores as m\nprint(json.dumps(m.layer_scores(2, json.load(open('rows.json')), argparse.Namespace(rule='centroid'), [])))`,
+      dir,
+    );
+    const expected = JSON.parse(before.split("\n").pop()!).scores;
+    expect(JSON.parse(imported)).toEqual(expected);
+  });
+
+  it("extracts a branch of an `if` inside `if __name__ == \"__main__\":`, leaving that block as it is", async () => {
+    const r = await extractFunction(await fixture("experiments.py"), exp1Step);
+    expect(r.source).toBe(await fixture("experiments.exp1.expected.py"));
+    expect(r).toMatchObject({ start_line: 17, end_line: 20, def_line: 9, call: "feat = run_exp1(args, layers, SCALE)", guarded: [[6, 7]] });
+    const dir = await tempDir("guard");
+    await writeFile(join(dir, "experiments.py"), r.source);
+    await writeFile(join(dir, "original.py"), await fixture("experiments.py"));
+    const imported = await runPython("import sys, argparse, json\nsys.argv = ['x', '--bad-flag']\nimport experiments as m\nprint(json.dumps(m.run_exp1(argparse.Namespace(layer=2), [[1.0, -2.0], [3.0, -4.5]], 2.0)))", dir);
+    expect(imported.split("\n")).toEqual(['{"layer": 1, "feat": [6.0, 9.0]}', "[6.0, 9.0]"]);
+    for (const args of [["--exp1", "--layer", "3"], ["--exp2"]]) {
+      const run = (file: string): Promise<string> => runPython(`import runpy, sys\nsys.argv = ['p'] + ${JSON.stringify(args)}\nrunpy.run_path(${JSON.stringify(file)}, run_name='__main__')`, dir);
+      expect(await run("experiments.py")).toBe(await run("original.py"));
+    }
+  });
+});
+
+describe("extract-function main_guard errors", () => {
+  it("refuses main_guard when there is no script code to guard", async () => {
+    const err = await failure(await fixture("train.py"), { within: "main", start: { anchor: "# exponential" }, end: { anchor: "summary = " }, name: "ema_by_label", params: ["rows", "alpha"], returns: ["counts", "summary"], main_guard: true });
+    expect(err.code).toBe("prepare-main-guard-empty");
+    expect(err.pointer).toBe("/main_guard");
+  });
+
+  it("refuses a new function that reads a name only the script code binds, naming the upstream lines", async () => {
+    const err = await failure(await fixture("experiments.py"), { start: { anchor: "layer_id = args.layer - 1" }, end: { anchor: 'print(json.dumps({"layer"' }, name: "run_exp1", params: ["args", "layers"], returns: ["feat"], main_guard: true });
+    expect(err.code).toBe("prepare-main-guard-unsafe");
+    expect(err.message).toBe("line 18: the new function run_exp1 reads 'SCALE', which only the script code binds (line 6): after importing the module it is undefined");
+    expect(err.pointer).toBe("/params");
+    expect(err.hint).toBe("add 'SCALE' to params");
+  });
+
+  it("refuses when a definition that stays reads guarded names as it is defined", async () => {
+    const src = ["import sys", "LIMIT = int(sys.argv[1])", "", "", "def clip(v, hi=LIMIT):", "    return min(v, hi)", "", "", "total = 0", "for i in range(5):", "    total += clip(i)", "print(total)", ""].join("\n");
+    const err = await failure(src, { start: { line: 9 }, end: { line: 11 }, name: "clipped_sum", params: [], returns: ["total"], main_guard: true });
+    expect(err.code).toBe("prepare-main-guard-unsafe");
+    expect(err.message).toBe("line 5: 'LIMIT' is read when the definition at line 5 runs (a decorator, default, base class or class body), but only the script code binds it (line 2): importing the module would fail");
+    expect(err.pointer).toBe("/main_guard");
+  });
+
+  it("refuses an import and script code on one line", async () => {
+    const src = "import os; home = os.getcwd()\nn = len(home)\nprint(n)\n";
+    const err = await failure(src, { start: { line: 2 }, end: { line: 2 }, name: "size", params: ["home"], returns: ["n"], main_guard: true });
+    expect(err.code).toBe("prepare-main-guard-unsafe");
+    expect(err.message).toBe("line 1 holds top-level code to guard and a statement that stays (import) on one line");
+  });
+
+  it("names the step when applied from a manifest", async () => {
+    const tree = await tempDir("guard-tree");
+    await writeFile(join(tree, "train.py"), await fixture("train.py"));
+    const err = await applyPrepareSteps(tree, [{ kind: "extract-function", file: "train.py", within: "main", start: { anchor: "# exponential" }, end: { anchor: "summary = " }, name: "ema", params: ["rows", "alpha"], returns: ["counts", "summary"], main_guard: true }], { file: "task.json" }).then(
+      () => undefined,
+      (e: unknown) => e as LmrError,
+    );
+    expect(err?.pointer).toBe("/prepare/0/main_guard");
+    expect(err?.message).toMatch(/^prepare step 0 \(extract-function\): main_guard is true but the module has no top-level code to guard/);
   });
 });

@@ -32,7 +32,27 @@ describe("suggestSignature", () => {
 
   it("passes earlier module variables at module level, but not imports or functions", async () => {
     const src = ["import os", "", "def helper(v):", "    return v", "", "base = os.sep", "items = [1, 2]", "total = 0", "for it in items:", "    total += helper(it)", "print(base, total)", ""].join("\n");
-    expect(await suggestSignature(src, undefined, { anchor: "total = 0" }, { anchor: "total += " })).toEqual({ params: ["items"], returns: ["total"], start_line: 8, end_line: 10 });
+    // the block and the print after it run on import: main_guard is proposed
+    expect(await suggestSignature(src, undefined, { anchor: "total = 0" }, { anchor: "total += " })).toEqual({ params: ["items"], returns: ["total"], start_line: 8, end_line: 10, main_guard: true, runs_on_import: [[6, 11]] });
+  });
+
+  it("proposes main_guard for a script whose top-level code runs on import, naming those lines", async () => {
+    const script = await fixture("layer_scores.py");
+    expect(await suggestSignature(script, undefined, { anchor: "# one score per layer" }, { anchor: "scores.append(" })).toEqual({
+      params: ["n_layers", "rows", "args", "scores"],
+      returns: [],
+      start_line: 24,
+      end_line: 34,
+      main_guard: true,
+      runs_on_import: [[5, 13], [23, 38]],
+    });
+    // code that runs on import outside `if __name__`, even when the block is inside it
+    const exp = await suggestSignature(await fixture("experiments.py"), undefined, { anchor: "layer_id = args.layer - 1" }, { anchor: 'print(json.dumps({"layer"' });
+    expect(exp).toMatchObject({ params: ["args", "SCALE", "layers"], returns: [], main_guard: true, runs_on_import: [[5, 6]] });
+  });
+
+  it("proposes no main_guard for a module that only defines things", async () => {
+    expect(await suggestSignature(await fixture("train.py"), "main", { anchor: "# exponential" }, { anchor: "summary = " })).not.toHaveProperty("main_guard");
   });
 
   it("counts a name read on the right of its own assignment as an input", async () => {

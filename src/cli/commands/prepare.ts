@@ -21,6 +21,7 @@ interface ExtractOptions {
   param?: string[];
   return?: string[];
   asMethod?: boolean;
+  mainGuard?: boolean;
   suggest?: boolean;
   root?: string;
   out?: string;
@@ -51,6 +52,8 @@ export function registerPrepare(program: Command): void {
     .option("--param <NAME...>", "parameter of the new function (repeat, or comma-separate); default: the suggested ones")
     .option("--return <NAME...>", "name the new function returns (repeat, or comma-separate); default: the suggested ones")
     .option("--as-method", "make a method of the same class, called as self.NAME(...)")
+    .option("--main-guard", "then put the file's top-level script code under `if __name__ == \"__main__\":` (default: when importing the file runs code)")
+    .option("--no-main-guard", "leave the top-level code as it is")
     .option("--suggest", "only propose params/returns and print a ready-to-paste manifest step")
     .option("--root <DIR>", "upstream tree root, to write the step's `file` relative to it", ".")
     .option("--out <PATH>", "write the transformed file here instead of printing it")
@@ -60,12 +63,17 @@ export function registerPrepare(program: Command): void {
       `
 A --start/--end that is all digits is a line number; anything else is an anchor,
 matched as a substring inside --within (anchors survive upstream line shifts).
+A script whose top-level code runs when it is imported (argparse, loading a model,
+the extracted block itself) gets main_guard: imports and definitions stay, the
+rest goes under \`if __name__ == "__main__":\`, so a test can import the function.
 
 Examples:
   $ lmr prepare extract core/mcts.py --within MCTS.search --start "# selection" \\
       --end "path.append(node)" --name select --as-method --suggest
   $ lmr prepare extract main.py --within main --start 40 --end 58 --name probing \\
-      --param model --param data --return accs --out /tmp/main.py`,
+      --param model --param data --return accs --out /tmp/main.py
+  $ lmr prepare extract main.py --start "labels = np.zeros" --end "aucs.append(" \\
+      --name probing --suggest`,
     )
     .action(action(runExtract));
 
@@ -97,21 +105,27 @@ async function runExtract(file: string, opts: ExtractOptions): Promise<number> {
   const params = opts.param ? splitList(opts.param) : sig.params;
   const returns = opts.return ? splitList(opts.return) : sig.returns;
   const name = opts.name ?? "extracted_block";
-  const spec = { ...(opts.within !== undefined ? { within: opts.within } : {}), start, end, name, params, returns, ...(asMethod ? { as_method: true } : {}) };
+  const mainGuard = opts.mainGuard ?? sig.main_guard === true;
+  const spec = { ...(opts.within !== undefined ? { within: opts.within } : {}), start, end, name, params, returns, ...(asMethod ? { as_method: true } : {}), ...(mainGuard ? { main_guard: true } : {}) };
   // A suggestion is only useful if it extracts: try it.
   const result = await located(file, () => extractFunction(source, spec));
 
   if (opts.suggest) {
     const step: ExtractFunctionStep = { kind: "extract-function", file: toPosix(relative(resolve(opts.root ?? "."), resolve(file))), ...spec };
-    if (opts.json) printJson({ ok: true, params, returns, start_line: result.start_line, end_line: result.end_line, step });
+    const onImport = sig.runs_on_import ? { runs_on_import: sig.runs_on_import } : {};
+    if (opts.json) printJson({ ok: true, params, returns, start_line: result.start_line, end_line: result.end_line, ...onImport, step });
     else {
-      process.stdout.write(`lines:   ${result.start_line}-${result.end_line}\nparams:  ${params.join(", ") || "(none)"}\nreturns: ${returns.join(", ") || "(none)"}\ncall:    ${result.call}\nstep:\n${JSON.stringify(step, null, 2)}\n`);
+      const guard = sig.runs_on_import
+        ? `import:  runs lines ${sig.runs_on_import.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ")}${mainGuard ? " (main_guard puts them under `if __name__ == \"__main__\":`)" : " (main_guard off)"}\n`
+        : "";
+      process.stdout.write(`lines:   ${result.start_line}-${result.end_line}\nparams:  ${params.join(", ") || "(none)"}\nreturns: ${returns.join(", ") || "(none)"}\ncall:    ${result.call}\n${guard}step:\n${JSON.stringify(step, null, 2)}\n`);
     }
     return EXIT.ok;
   }
   if (!given) process.stderr.write(`lmr: using the suggested signature: ${result.call} (pass --param/--return to choose)\n`);
+  if (opts.mainGuard === undefined && mainGuard) process.stderr.write(`lmr: importing ${file} runs top-level code: main_guard is on (pass --no-main-guard to leave it)\n`);
   if (opts.out) await writeFileAtomic(opts.out, result.source);
-  const summary = { ok: true, file, out: opts.out ?? null, start_line: result.start_line, end_line: result.end_line, def_line: result.def_line, call: result.call, params, returns };
+  const summary = { ok: true, file, out: opts.out ?? null, start_line: result.start_line, end_line: result.end_line, def_line: result.def_line, call: result.call, params, returns, ...(result.guarded ? { main_guard: true, guarded: result.guarded } : {}) };
   if (opts.json) printJson(opts.out ? summary : { ...summary, source: result.source });
   else if (opts.out) process.stdout.write(`extracted lines ${result.start_line}-${result.end_line} into ${name} (line ${result.def_line} of ${opts.out}): ${result.call}\n`);
   else process.stdout.write(result.source);
