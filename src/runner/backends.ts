@@ -148,6 +148,11 @@ function tell(line: string): void {
   notice(line);
 }
 
+/** A line for the same sink (an image being built for --sandbox docker); nothing without one. */
+export function noteBackend(line: string): void {
+  tell(line);
+}
+
 /**
  * `auto` takes docker when a daemon answers and the task's environment image
  * is built, else bwrap when it works, else the local backend, and says which

@@ -30,7 +30,7 @@ let swept: Promise<void> | undefined;
  * inspected once per process. The first docker run of a process also removes
  * containers that runs of dead lmr processes left behind.
  */
-export async function findDockerTarget(environment: Readonly<Environment> | undefined): Promise<{ target: DockerTarget; why: string } | { reason: string; short: string }> {
+export async function findDockerTarget(environment: Readonly<Environment> | undefined): Promise<{ target: DockerTarget; why: string } | { reason: string; short: string; buildable?: boolean }> {
   const daemon = await probeDocker();
   if (!daemon.ok) return { reason: daemon.reason, short: daemon.reason };
   let spec: EnvSpec;
@@ -53,6 +53,7 @@ export async function findDockerTarget(environment: Readonly<Environment> | unde
     return {
       reason: `the environment image ${tag} (${describeSpec(spec)}) is not built; run \`lmr env build TASK_DIR\``,
       short: `no image ${tag} for this environment (lmr env build)`,
+      buildable: true,
     };
   }
   swept ??= sweepStaleContainers().then(() => undefined, () => undefined);
