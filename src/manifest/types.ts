@@ -57,11 +57,26 @@ export interface NotebookToModuleStep {
   kind: "notebook-to-module";
   /** Notebook path inside the upstream tree. */
   notebook: string;
-  /** 0-based indices among *code* cells; omitted = all code cells. */
-  cells?: number[];
+  /** What to take, in order: 0-based indices among *code* cells, or parts of them; omitted = all code cells. */
+  cells?: NotebookCellSpec[];
   /** Module path to write inside the upstream tree. */
   out: string;
 }
+
+/**
+ * Part of one code cell: lines `start`..`end` of the cell (1-based, as the notebook stores
+ * it; default the first and last line), and with `main` placed under
+ * `if __name__ == "__main__":` so that importing the module does not run it.
+ */
+export interface NotebookCellPart {
+  /** 0-based index among code cells. */
+  cell: number;
+  start?: LineRef;
+  end?: LineRef;
+  main?: boolean;
+}
+
+export type NotebookCellSpec = number | NotebookCellPart;
 
 export interface ExtractFunctionStep {
   kind: "extract-function";

@@ -1,16 +1,19 @@
 import { LmrError } from "../core/errors.js";
-import { findSyntaxError, parsePython } from "../lang/python-parser.js";
-import { fail } from "./block.js";
+import { findSyntaxError, parsePython, type Node } from "../lang/python-parser.js";
+import type { LineRef, NotebookCellSpec } from "../manifest/types.js";
+import { fail, resolveLineRef } from "./block.js";
 import { splitLogicalLines } from "./logical-lines.js";
 
 export interface NotebookModule {
   source: string;
-  /** Code-cell indices (0-based among code cells) that were taken. */
+  /** Code-cell indices (0-based among code cells) that were taken, in order (a cell taken in parts appears once per part). */
   cells: number[];
   /** Lines removed as IPython-only (magics, shell escapes, get_ipython(), help). */
   dropped_lines: number;
   /** Code cells dropped whole (cell magics). */
   dropped_cells: number[];
+  /** When any cell was given as a part: every entry's cell, 1-based lines taken and whether it went under __main__. */
+  parts?: { cell: number; first_line: number; last_line: number; main: boolean }[];
 }
 
 interface CodeCell {
@@ -20,54 +23,193 @@ interface CodeCell {
   source: string;
 }
 
-/**
- * Turn a notebook (nbformat 4 JSON) into a Python module: the chosen code
- * cells in order, IPython-only lines removed, each cell under a comment naming
- * it. Pure: JSON text in, module text out.
- */
-export async function convertNotebook(json: string, notebookName: string, cells?: number[]): Promise<NotebookModule> {
-  const all = readCodeCells(json);
-  const wanted = cells ?? all.map((c) => c.code);
-  wanted.forEach((i, k) => {
-    if (!Number.isInteger(i) || i < 0 || i >= all.length) {
-      fail("prepare-cell-out-of-range", `cells[${k}] = ${i}, but the notebook has ${all.length} code cell(s) (0-${all.length - 1})`, `/cells/${k}`, "cells are 0-based indices among code cells only; markdown cells do not count");
-    }
-  });
+/** One entry of `cells`, resolved: 0-based rows of the cell taken. */
+interface Part {
+  cell: CodeCell;
+  first: number;
+  last: number;
+  /** Given as lines of the cell (not the whole cell), so the comment and header name them. */
+  ranged: boolean;
+  main: boolean;
+}
 
-  const parts: string[] = [];
-  const spans: { cell: CodeCell; first: number; last: number }[] = [];
+/** A module line and where it came from (for syntax errors): the code cell and its 1-based line. */
+interface Line {
+  text: string;
+  from?: { cell: CodeCell; line: number };
+}
+
+const GUARD = 'if __name__ == "__main__":';
+
+/**
+ * Turn a notebook (nbformat 4 JSON) into a Python module: the chosen code cells
+ * or parts of cells in order, IPython-only lines removed, each under a comment
+ * naming it; parts marked `main` go under `if __name__ == "__main__":`, so that
+ * importing the module does not run them. Pure: JSON text in, module text out.
+ * Errors carry pointers relative to the step (`/cells/1/start/anchor`).
+ */
+export async function convertNotebook(json: string, notebookName: string, cells?: NotebookCellSpec[]): Promise<NotebookModule> {
+  const all = readCodeCells(json);
+  const specs = cells ?? all.map((c) => c.code);
+  const parts = specs.map((spec, k) => resolvePart(all, spec, k));
+
+  const out: Line[] = [];
   const droppedCells: number[] = [];
   let dropped = 0;
-  let row = 2; // after the header line and a blank line
-  for (const i of wanted) {
-    const cell = all[i]!;
-    const kept = stripIpython(cell.source);
-    dropped += kept.dropped;
-    if (kept.cellMagic !== undefined) {
-      droppedCells.push(i);
-      parts.push(`# code cell ${i}: dropped (cell magic ${kept.cellMagic})`);
-      row += 2;
+  for (let k = 0; k < parts.length; ) {
+    if (k > 0) out.push({ text: "" });
+    if (!parts[k]!.main) {
+      const r = await renderPart(parts[k]!);
+      dropped += r.dropped;
+      if (r.cellMagic) droppedCells.push(parts[k]!.cell.code);
+      out.push(...r.lines);
+      k++;
       continue;
     }
-    const text = kept.lines.join("\n").replace(/\s+$/, "");
-    const block = text === "" ? `# code cell ${i} (empty)` : `# code cell ${i}\n${text}`;
-    const height = block.split("\n").length;
-    spans.push({ cell, first: row + 1, last: row + height - 1 });
-    parts.push(block);
-    row += height + 1;
+    // consecutive main parts share one guard
+    const inner: Line[] = [];
+    for (; k < parts.length && parts[k]!.main; k++) {
+      if (inner.length > 0) inner.push({ text: "" });
+      const r = await renderPart(parts[k]!);
+      dropped += r.dropped;
+      if (r.cellMagic) droppedCells.push(parts[k]!.cell.code);
+      inner.push(...(await indentLines(r.lines)));
+    }
+    const indent = inner.some((l) => l.text.startsWith("\t")) ? "\t" : "    ";
+    if (!inner.some((l) => l.text.trim() !== "" && !l.text.trim().startsWith("#"))) inner.push({ text: `${indent}pass` });
+    out.push({ text: GUARD }, ...inner);
   }
-  const header = `# Generated by lmr from ${notebookName}, code cells ${wanted.join(", ")}; IPython magics and shell lines removed.`;
-  const source = `${header}\n\n${parts.join("\n\n")}\n`;
+
+  const simple = specs.every((s) => typeof s === "number");
+  const taken = parts.map((p) => (simple ? `${p.cell.code}` : `${p.cell.code}${describePart(p)}`));
+  const header = `# Generated by lmr from ${notebookName}, code cells ${taken.join(", ")}; IPython magics and shell lines removed.`;
+  const source = `${header}\n\n${out.map((l) => l.text).join("\n")}\n`;
 
   const tree = await parsePython(source);
   const err = findSyntaxError(tree.rootNode);
   if (err) {
-    const r = err.startPosition.row;
-    const span = spans.find((s) => r >= s.first && r <= s.last) ?? spans.find((s) => r <= s.last);
-    const where = span ? `code cell ${span.cell.code} (notebook cell ${span.cell.cell}), its line ${r - span.first + 1}` : `line ${r + 1}`;
-    fail("prepare-notebook-syntax", `${where} does not parse as Python: ${JSON.stringify(source.split("\n")[r]?.trim() ?? "")}`, "/notebook", "leave the cell out with `cells`, or fix it upstream");
+    const r = err.startPosition.row - 2; // header and blank line
+    const from = out[r]?.from ?? out.slice(Math.max(0, r)).find((l) => l.from)?.from;
+    const where = from ? `code cell ${from.cell.code} (notebook cell ${from.cell.cell}), its line ${from.line}` : `line ${r + 3}`;
+    fail("prepare-notebook-syntax", `${where} does not parse as Python: ${JSON.stringify(source.split("\n")[err.startPosition.row]?.trim() ?? "")}`, "/notebook", "leave the cell out with `cells`, take other lines of it, or fix it upstream");
   }
-  return { source, cells: wanted, dropped_lines: dropped, dropped_cells: droppedCells };
+  return {
+    source,
+    cells: parts.map((p) => p.cell.code),
+    dropped_lines: dropped,
+    dropped_cells: [...new Set(droppedCells)],
+    ...(simple ? {} : { parts: parts.map((p) => ({ cell: p.cell.code, first_line: p.first + 1, last_line: p.last + 1, main: p.main })) }),
+  };
+}
+
+function describePart(p: Part): string {
+  const bits = [...(p.ranged ? [`lines ${p.first + 1}-${p.last + 1}`] : []), ...(p.main ? ["under __main__"] : [])];
+  return bits.length > 0 ? ` (${bits.join(", ")})` : "";
+}
+
+/** The cell's lines as the notebook stores them (a final newline ends the last line, it does not start another). */
+function cellLines(cell: CodeCell): string[] {
+  const lines = cell.source.split("\n");
+  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
+  return lines;
+}
+
+function resolvePart(all: CodeCell[], spec: NotebookCellSpec, k: number): Part {
+  const index = typeof spec === "number" ? spec : spec.cell;
+  if (!Number.isInteger(index) || index < 0 || index >= all.length) {
+    const name = typeof spec === "number" ? `cells[${k}]` : `cells[${k}].cell`;
+    fail("prepare-cell-out-of-range", `${name} = ${index}, but the notebook has ${all.length} code cell(s) (0-${all.length - 1})`, typeof spec === "number" ? `/cells/${k}` : `/cells/${k}/cell`, "cells are 0-based indices among code cells only; markdown cells do not count");
+  }
+  const cell = all[index]!;
+  const lines = cellLines(cell);
+  if (typeof spec === "number") return { cell, first: 0, last: lines.length - 1, ranged: false, main: false };
+  const range = { first: 0, last: lines.length - 1, label: `code cell ${cell.code} (notebook cell ${cell.cell}; lines 1-${lines.length})` };
+  const ref = (r: LineRef | undefined, field: "start" | "end", dflt: number): number => {
+    if (r === undefined) return dflt;
+    try {
+      return resolveLineRef(lines, r, range, field);
+    } catch (err) {
+      if (err instanceof LmrError) throw new LmrError({ code: err.code, message: err.message, pointer: `/cells/${k}${err.pointer ?? ""}`, ...(err.hint ? { hint: err.hint } : {}) });
+      throw err;
+    }
+  };
+  const first = ref(spec.start, "start", 0);
+  const last = ref(spec.end, "end", lines.length - 1);
+  if (last < first) fail("prepare-cell-lines-empty", `code cell ${cell.code}: the end (line ${last + 1}) comes before the start (line ${first + 1})`, `/cells/${k}/end`);
+  checkWholeStatements(lines, first, last, cell, k);
+  return { cell, first, last, ranged: spec.start !== undefined || spec.end !== undefined, main: spec.main === true };
+}
+
+/**
+ * A part must hold whole top-level statements of its cell: lifted out of a block or cut
+ * through a statement, its lines would change meaning or not parse (an indented first
+ * line even parses for tree-sitter, not for Python).
+ */
+function checkWholeStatements(lines: string[], first: number, last: number, cell: CodeCell, k: number): void {
+  const spans = topLevelStatements(lines);
+  const isCode = (row: number): boolean => lines[row]!.trim() !== "" && !lines[row]!.trimStart().startsWith("#");
+  let c = first;
+  while (c <= last && !isCode(c)) c++;
+  if (c > last) return; // blank lines and comments only
+  let e = last;
+  while (!isCode(e)) e--;
+  const at = (row: number) => spans.find((s) => s.first <= row && row <= s.last)!;
+  const s = at(c);
+  if (s.first < c) {
+    fail("prepare-cell-part-invalid", `code cell ${cell.code}: the part starts at line ${c + 1}, inside the statement at lines ${s.first + 1}-${s.last + 1}`, `/cells/${k}/start`, `a part holds whole top-level statements of the cell: start it at line ${s.first + 1} or after line ${s.last + 1}`);
+  }
+  const t = at(e);
+  if (t.last > e) {
+    fail("prepare-cell-part-invalid", `code cell ${cell.code}: the part ends at line ${e + 1}, inside the statement at lines ${t.first + 1}-${t.last + 1}`, `/cells/${k}/end`, `a part holds whole top-level statements of the cell: end it at line ${t.last + 1} or before line ${t.first + 1}`);
+  }
+}
+
+/** 0-based row spans of a cell's top-level statements: a logical line at column 0 with the indented lines and `else:`-like clauses after it (trailing blank and comment lines left out). */
+function topLevelStatements(lines: string[]): { first: number; last: number }[] {
+  const spans: { first: number; last: number }[] = [];
+  for (const l of splitLogicalLines(lines)) {
+    const head = lines[l.first]!;
+    const t = head.trimStart();
+    if (t === "" || t.startsWith("#")) continue;
+    const opens = head === t && !/^(else|elif|except|finally)\b/.test(t);
+    if (opens || spans.length === 0) spans.push({ first: l.first, last: l.last });
+    else spans[spans.length - 1]!.last = l.last;
+  }
+  return spans;
+}
+
+/** A part as module lines: its comment, then its code without IPython-only lines. */
+async function renderPart(p: Part): Promise<{ lines: Line[]; dropped: number; cellMagic: boolean }> {
+  const name = `# code cell ${p.cell.code}${p.ranged ? `, lines ${p.first + 1}-${p.last + 1}` : ""}`;
+  const whole = stripIpython(p.cell.source);
+  if (whole.cellMagic !== undefined) return { lines: [{ text: `# code cell ${p.cell.code}: dropped (cell magic ${whole.cellMagic})` }], dropped: 0, cellMagic: true };
+  const kept = p.ranged ? stripIpython(cellLines(p.cell).slice(p.first, p.last + 1).join("\n")) : whole;
+  const text = kept.lines.join("\n").replace(/\s+$/, "");
+  if (text === "") return { lines: [{ text: `${name} (empty)` }], dropped: kept.dropped, cellMagic: false };
+  const lines: Line[] = [{ text: name }];
+  text.split("\n").forEach((t, i) => lines.push({ text: t, from: { cell: p.cell, line: p.first + kept.rows[i]! + 1 } }));
+  return { lines, dropped: kept.dropped, cellMagic: false };
+}
+
+/** Lines moved one level in for the guard; blank lines stay empty and continuation lines of multi-line strings stay byte for byte. */
+async function indentLines(lines: Line[]): Promise<Line[]> {
+  const verbatim = stringContinuationRows((await parsePython(lines.map((l) => l.text).join("\n"))).rootNode);
+  const indent = lines.some((l) => l.text.startsWith("\t")) ? "\t" : "    ";
+  return lines.map((l, row) => (verbatim.has(row) || l.text.trim() === "" ? { ...l, text: verbatim.has(row) ? l.text : "" } : { ...l, text: indent + l.text }));
+}
+
+function stringContinuationRows(root: Node): Set<number> {
+  const rows = new Set<number>();
+  const stack: Node[] = [root];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (n.type === "string" && n.endPosition.row > n.startPosition.row) {
+      for (let r = n.startPosition.row + 1; r <= n.endPosition.row; r++) rows.add(r);
+      continue;
+    }
+    for (const c of n.namedChildren) if (c) stack.push(c);
+  }
+  return rows;
 }
 
 function readCodeCells(json: string): CodeCell[] {
@@ -98,15 +240,17 @@ function readCodeCells(json: string): CodeCell[] {
  * Remove what only IPython understands, at the start of logical lines: `%magic`,
  * `!shell`, `x = !cmd` / `x = %magic`, `obj?`, and statements calling
  * get_ipython(). An indented removed line becomes `pass` so its block survives.
+ * `rows` gives, for each line kept, its 0-based row in `source`.
  */
-export function stripIpython(source: string): { lines: string[]; dropped: number; cellMagic?: string } {
+export function stripIpython(source: string): { lines: string[]; rows: number[]; dropped: number; cellMagic?: string } {
   const lines = source.split("\n");
   const logical = splitLogicalLines(lines);
   const firstCode = logical.find((l) => lines[l.first]!.trim() !== "");
   if (firstCode && lines[firstCode.first]!.trimStart().startsWith("%%")) {
-    return { lines: [], dropped: 0, cellMagic: lines[firstCode.first]!.trim().split(/\s+/)[0]! };
+    return { lines: [], rows: [], dropped: 0, cellMagic: lines[firstCode.first]!.trim().split(/\s+/)[0]! };
   }
   const out: string[] = [];
+  const rows: number[] = [];
   let dropped = 0;
   for (const l of logical) {
     const phys = lines.slice(l.first, l.last + 1);
@@ -120,11 +264,15 @@ export function stripIpython(source: string): { lines: string[]; dropped: number
       phys.some((p) => p.includes("get_ipython("));
     if (!ipython) {
       out.push(...phys);
+      phys.forEach((_, i) => rows.push(l.first + i));
       continue;
     }
     dropped += phys.length;
     const indent = /^[ \t]*/.exec(head)![0];
-    if (indent !== "") out.push(`${indent}pass`);
+    if (indent !== "") {
+      out.push(`${indent}pass`);
+      rows.push(l.first);
+    }
   }
-  return { lines: out, dropped };
+  return { lines: out, rows, dropped };
 }
