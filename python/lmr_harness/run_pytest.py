@@ -372,11 +372,14 @@ class ImportLog:
         return out
 
 
-def main():
-    args = parse_args(sys.argv[1:])
-    key = sys.stdin.buffer.readline(512).strip()
-    os.close(0)
-    os.open(os.devnull, os.O_RDONLY)
+def main(argv=None, key=None):
+    """One run. `argv`/`key` are given by the fork server (python/lmr_harness/fork_server.py),
+    which has already put /dev/null on stdin; a plain run reads the key from stdin."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if key is None:
+        key = sys.stdin.buffer.readline(512).strip()
+        os.close(0)
+        os.open(os.devnull, os.O_RDONLY)
     if len(key) < 32:
         sys.stderr.write("lmr harness: no results key on stdin\n")
         _exit(97)

@@ -67,6 +67,6 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
   },
   context_files: ["README.md"],
   record: { driver: "driver.py", max_calls: 20, generators: [{ script: "generators/cases.py", outputs: ["fixtures/cases.json"] }] },
-  verification: { runs: 3, mutants: 20, min_kill_ratio: 0.8, min_alternatives: 2, allowed_leaks: [{ file: "docs/loss.md", reason: "the README quotes the loss" }, { file: "toy/train.py", reason: "calls the loss of toy-margin", task: "toy-margin" }] },
+  verification: { runs: 3, mutants: 20, min_kill_ratio: 0.8, equivalent_mutants: [{ id: "m3-swap-args-L21", reason: "the helper is symmetric in its arguments" }], min_alternatives: 2, allowed_leaks: [{ file: "docs/loss.md", reason: "the README quotes the loss" }, { file: "toy/train.py", reason: "calls the loss of toy-margin", task: "toy-margin" }] },
   provenance: { author: "lmr", created: "2025-01-15", notes: "Covers every field of the manifest format." },
 };

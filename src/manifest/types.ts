@@ -180,6 +180,8 @@ export interface VerificationPolicy {
   runs?: number;
   mutants?: number;
   min_kill_ratio?: number;
+  /** Mutants that cannot change a result, by id, with why: a survivor among them is left out of the kill ratio. */
+  equivalent_mutants?: { id: string; reason: string }[];
   /** Independently written solutions under alternatives/ that must pass (default 2). */
   min_alternatives?: number;
   /** Reference lines that legitimately appear elsewhere upstream, with why. */

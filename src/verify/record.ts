@@ -50,6 +50,8 @@ export interface MutantsStep extends StepRecord {
   kill_ratio: number;
   threshold: number;
   survivors: { id: string; description: string }[];
+  /** Survivors the manifest declares equivalent (verification.equivalent_mutants), left out of the kill ratio. */
+  equivalent?: { id: string; description: string; reason: string }[];
   /** Mutants that survived because no test executes their lines on the reference: test-adequacy gaps. */
   uncovered?: { id: string; description: string }[];
   /** Test runs the step took (the fast path runs a mutant once, or twice to confirm a survivor). */

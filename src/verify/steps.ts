@@ -129,18 +129,22 @@ export async function mutantsStep(
   );
   const infra = results.find((r) => r.outcome.status === "infra")?.outcome;
   const listed = (fate: string) => mutants.filter((_, i) => results[i]!.fate === fate).map(({ mutant }) => ({ id: mutant.id, description: mutant.description }));
-  const survivors = listed("survived");
-  const uncovered = listed("uncovered");
+  const declared = new Map((task.manifest.verification?.equivalent_mutants ?? []).map((e) => [e.id, e.reason]));
+  const equivalent = [...listed("survived"), ...listed("uncovered")].filter((s) => declared.has(s.id)).map((s) => ({ ...s, reason: declared.get(s.id)! }));
+  const survivors = listed("survived").filter((s) => !declared.has(s.id));
+  const uncovered = listed("uncovered").filter((s) => !declared.has(s.id));
   const total = mutants.length;
-  const killed = total - survivors.length - uncovered.length;
-  const ratio = total === 0 ? 0 : round(killed / total);
+  const killed = total - survivors.length - uncovered.length - equivalent.length;
+  // a mutant that cannot change a result is no test's fault: it leaves the denominator, in plain sight
+  const counted = total - equivalent.length;
+  const ratio = counted === 0 ? 0 : round(killed / counted);
   const runs = results.reduce((n, r) => n + r.runs, 0);
-  const result = { ...base, total, killed, kill_ratio: ratio, survivors, ...(plan.coverage ? { uncovered, runs } : {}), duration_s: since(t) };
+  const result = { ...base, total, killed, kill_ratio: ratio, survivors, ...(equivalent.length > 0 ? { equivalent } : {}), ...(plan.coverage ? { uncovered, runs } : {}), duration_s: since(t) };
   if (infra) return { ...result, ok: false, infra: true, reason: `infra: a mutant run could not run (${infra.reason ?? "unknown"})` };
   if (total === 0) return { ...result, ok: false, reason: "no mutant could be made of the reference body (is it empty?)" };
   if (ratio < settings.min_kill_ratio) {
     const shown = [...survivors, ...uncovered.map((u) => ({ ...u, description: `${u.description} (no test reaches it)` }))].slice(0, 3).map((s) => s.description).join("; ");
-    return { ...result, ok: false, reason: `the tests kill ${killed}/${total} mutants (ratio ${ratio}), below the threshold ${settings.min_kill_ratio}; survivors: ${shown}${survivors.length + uncovered.length > 3 ? "; …" : ""}` };
+    return { ...result, ok: false, reason: `the tests kill ${killed}/${counted} mutants${equivalent.length ? ` (${equivalent.length} declared equivalent left out)` : ""} (ratio ${ratio}), below the threshold ${settings.min_kill_ratio}; survivors: ${shown}${survivors.length + uncovered.length > 3 ? "; …" : ""}` };
   }
   return { ...result, ok: true };
 }

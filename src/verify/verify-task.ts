@@ -12,6 +12,7 @@ import { isUrlUpstream, type ResolvedTask } from "../manifest/types.js";
 import { dockerImageOf, resolveRunPython, runTests } from "../runner/index.js";
 import type { PythonEnv, RunOutcome, RunRequest, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
+import { ForkServer } from "../runner/fork-server.js";
 import { defaultCacheDir } from "../source/cache.js";
 import { alternativesStep } from "./alternatives-step.js";
 import { readKillers, writeKillers, type MutantPlan } from "./mutant-runs.js";
@@ -47,6 +48,11 @@ export interface VerifyOptions extends SourceOptions {
    * count and survivors are those of the old way (false: every mutant runs the whole suite).
    */
   fastMutants?: boolean;
+  /**
+   * Run the stub and the mutants in a fork server that imported the task's heavy modules once
+   * (default true with fastMutants, never under docker). Alternatives always run as submissions do.
+   */
+  forkServer?: boolean;
   /** Keep the bundle and a tree to rerun the reference's tests by hand; the result says where and how. */
   keep?: boolean;
   /** Other tasks' references for the dataset-wide leak scan (built once per invocation). */
@@ -137,6 +143,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
 
   const work = await mkdtemp(join(tmpdir(), "lmr-verify-"));
   let kept: KeptBundle | undefined;
+  let server: ForkServer | undefined;
   try {
     emit("manifest", "checking the manifest");
     record.steps.manifest = await checkManifestStep(task);
@@ -195,8 +202,16 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     }
     record.steps.environment = environmentStep(m.environment, ref.outcomes.find((o) => o.status === "passed") ?? ref.outcomes[0]);
 
+    // the stub and the mutants are our code: a fork server that has imported the heavy modules once runs them
+    if (fast && ref.backend !== "docker" && opts.forkServer !== false) {
+      const preload = [...new Set((ref.outcomes[0]?.imports ?? []).filter((i) => i.origin === "installed").map((i) => i.module))];
+      server = await ForkServer.start({ python, sandbox: opts.sandbox ?? "auto", preload, network: m.environment.network, hidePaths: base.hidePaths ?? [] });
+    }
+    const runTrusted = (overlay: Record<string, string>, extra: Partial<RunRequest> = {}): Promise<RunOutcome> =>
+      server ? server.run({ ...base, overlay, ...extra }) : runWith(overlay, extra);
+
     emit("stub", `stub × ${settings.runs}`);
-    const stub = await repeatRuns("stub", settings.runs, jobs, () => runWith({}), tick("stub"));
+    const stub = await repeatRuns("stub", settings.runs, jobs, () => runTrusted({}), tick("stub"));
     record.steps.stub = stub.step;
     const stubMissing = !stub.step.ok && record.steps.reference.infra ? findMissingModule(stub.outcomes) : undefined;
     if (stubMissing) record.steps.stub = { ...stub.step, infra: true, reason: missingModuleReason(stubMissing, python.path) };
@@ -212,7 +227,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       const coverage = fast ? ref.outcomes.find((o) => o.status === "passed" && o.lines)?.lines : undefined;
       const cacheDir = opts.cacheDir ?? defaultCacheDir();
       const plan: MutantPlan = { killers: fast ? await readKillers(cacheDir, bundle.hashes.grader) : [], mount: m.tests.mount ?? "lmr_tests", ...(coverage ? { coverage } : {}) };
-      record.steps.mutants = await mutantsStep(task, references, settings, jobs, (overlay, extra) => runWith(overlay, { timeoutTotalS: timeout, ...extra }), tick("mutants"), plan);
+      record.steps.mutants = await mutantsStep(task, references, settings, jobs, (overlay, extra) => runTrusted(overlay, { timeoutTotalS: timeout, ...extra }), tick("mutants"), plan);
       if (fast) await writeKillers(cacheDir, bundle.hashes.grader, plan.killers).catch(() => undefined);
     } else {
       record.steps.alternatives = { ...record.steps.alternatives, reason: "not run: the reference does not pass" };
@@ -229,6 +244,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     const done = await finish(record, task, opts, t0);
     return kept ? { ...done, kept } : done;
   } finally {
+    await server?.close();
     if (!kept) await rm(work, { recursive: true, force: true });
   }
 }

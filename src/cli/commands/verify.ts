@@ -31,6 +31,7 @@ interface VerifyFlags {
   keep?: boolean;
   datasetScan: boolean;
   fastMutants: boolean;
+  forkServer: boolean;
   json?: boolean;
 }
 
@@ -51,7 +52,8 @@ export function registerVerify(program: Command): void {
     .option("--force", "verify even when verification.json records the same inputs")
     .option("--no-write", "do not write verification.json")
     .option("--keep", "keep the bundle and print the command that reruns the reference's tests by hand")
-    .option("--no-fast-mutants", "run every mutant on the whole suite (the slow path the fast one must agree with)")
+    .option("--no-fast-mutants", "the old path: every stub and mutant run is a fresh process running the whole suite")
+    .option("--no-fork-server", "keep the fast mutant path but start a fresh process for every stub and mutant run")
     .option("--no-dataset-scan", "scan each workspace only against its own reference, not those of sibling tasks")
     .option("--json", "print the verification records as JSON")
     .addHelpText(
@@ -126,6 +128,7 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
     write: flags.write,
     keep: flags.keep ?? false,
     fastMutants: flags.fastMutants,
+    forkServer: flags.forkServer,
   };
   const siblingWork = await mkdtemp(join(tmpdir(), "lmr-siblings-"));
   if (flags.datasetScan) opts.siblings = new SiblingReferences(siblingWork, opts);
@@ -213,6 +216,7 @@ function describe(r: VerificationRecord, unchanged: boolean, where: string, writ
 function reviewNotes(r: VerificationRecord): string[] {
   const out: string[] = [];
   for (const e of r.steps.leaks.removed ?? []) if (e.reason === "manifest") out.push(`  removed ${e.path}: ${e.why ?? ""}`);
+  for (const e of r.steps.mutants.equivalent ?? []) out.push(`  equivalent: ${e.description} — ${e.reason}`);
   for (const u of r.steps.mutants.uncovered ?? []) out.push(`  uncovered: ${u.description} — no test executes this line on the reference`);
   const review = r.steps.leaks.review ?? [];
   if (review.length > 0) {
