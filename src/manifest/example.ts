@@ -24,7 +24,7 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
   set: "core",
   upstream: { repo: "https://github.com/example/toy-preference", commit: "0123456789abcdef0123456789abcdef01234567", license: "MIT", subdir: "src" },
   prepare: [
-    { kind: "notebook-to-module", notebook: "notebooks/demo.ipynb", cells: [0, 2], out: "toy/demo.py" },
+    { kind: "notebook-to-module", notebook: "notebooks/demo.ipynb", cells: [0, 2, { cell: 3, start: { line: 2 }, end: { anchor: "plot(" }, main: true }], out: "toy/demo.py" },
     {
       kind: "extract-function",
       file: "toy/train.py",
