@@ -17,6 +17,7 @@ import { registerRecord } from "./commands/record.js";
 import { registerScaffold } from "./commands/scaffold.js";
 import { registerNew } from "./commands/new.js";
 import { registerEnv } from "./commands/env.js";
+import { registerWorker } from "./commands/worker.js";
 
 const require = createRequire(import.meta.url);
 const { version } = require("../../package.json") as { version: string };
@@ -38,6 +39,7 @@ export function createProgram(): Command {
   registerVerify(program);
   registerList(program);
   registerEval(program);
+  registerWorker(program);
   registerEnv(program);
   registerReport(program);
   registerPaper(program);

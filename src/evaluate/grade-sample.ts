@@ -33,6 +33,13 @@ export interface GradeContext {
 
 const NO_COUNTS = { passed: 0, failed: 0, errors: 0, skipped: 0 };
 
+/** One graded sample: its result.json and the two files beside it. What a queue worker sends back. */
+export interface GradedSample {
+  result: SampleResult;
+  log: string;
+  junit: string;
+}
+
 /**
  * Grades one sample and writes its folder (locateSampleDir): log.txt and
  * junit.xml first, result.json last and atomically, so a sample has a result
@@ -41,6 +48,13 @@ const NO_COUNTS = { passed: 0, failed: 0, errors: 0, skipped: 0 };
  * sample cannot stop the run.
  */
 export async function gradeSample(job: GradeJob, ctx: GradeContext, dir: string): Promise<SampleResult> {
+  const graded = await computeSample(job, ctx);
+  await writeSampleFiles(dir, graded);
+  return graded.result;
+}
+
+/** Grades one sample without touching the run folder (a queue worker has none): the files, as values. */
+export async function computeSample(job: GradeJob, ctx: GradeContext): Promise<GradedSample> {
   const m = job.task.manifest;
   const t0 = performance.now();
   let outcome: RunOutcome | undefined;
@@ -72,12 +86,16 @@ export async function gradeSample(job: GradeJob, ctx: GradeContext, dir: string)
     ...(outcome?.isolation ? { isolation: outcome.isolation } : {}),
     finished_at: new Date().toISOString(),
   };
+  return { result, log, junit: outcome?.junit_xml ?? "" };
+}
+
+/** A sample's folder: the old result.json goes first and the new one comes last, renamed into place. */
+export async function writeSampleFiles(dir: string, graded: GradedSample): Promise<void> {
   await rm(join(dir, RESULT_FILE), { force: true });
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, LOG_FILE), log);
-  await writeFile(join(dir, JUNIT_FILE), outcome?.junit_xml ?? "");
-  await writeFileAtomic(join(dir, RESULT_FILE), JSON.stringify(result, null, 2) + "\n");
-  return result;
+  await writeFile(join(dir, LOG_FILE), graded.log);
+  await writeFile(join(dir, JUNIT_FILE), graded.junit);
+  await writeFileAtomic(join(dir, RESULT_FILE), JSON.stringify(graded.result, null, 2) + "\n");
 }
 
 async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdict; reason?: string; outcome?: RunOutcome; log: string }> {

@@ -20,14 +20,15 @@ import {
 import { resolveRunPython } from "../runner/index.js";
 import type { PythonEnv, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
-import { gradeSample, type GradeContext, type GradeJob } from "./grade-sample.js";
+import { computeSample, writeSampleFiles, type GradeContext, type GradeJob, type GradedSample } from "./grade-sample.js";
 import { lockRunDir, type RunDirLock } from "./run-dir.js";
 import { checkRunFolderLayout, removeStaleResults, writeRunConfig } from "./run-state.js";
 import { selectSubmissions, type SelectedSubmissions } from "./select-submissions.js";
+import { hashPlan, pickShard, type ShardRecord, type ShardSpec } from "./shard.js";
 import { hashSubmission, loadSubmissions } from "./submissions.js";
 
 const require = createRequire(import.meta.url);
-const TOOLKIT_VERSION = (require("../../package.json") as { version: string }).version;
+export const TOOLKIT_VERSION = (require("../../package.json") as { version: string }).version;
 
 export interface EvalOptions extends SourceOptions {
   submissions: string;
@@ -43,7 +44,33 @@ export interface EvalOptions extends SourceOptions {
   samples?: number;
   sandbox?: SandboxChoice;
   python?: string;
+  /** Grade only this part of the (task, model, sample) triples (`--shard I/N`). */
+  shard?: ShardSpec;
+  /** Who grades the samples that need grading: this process (default) or, e.g., workers behind a queue. */
+  dispatcher?: SampleDispatcher;
   onProgress?: (p: { done: number; total: number; skipped: number; last?: SampleResult }) => void;
+}
+
+/**
+ * The seam between planning a run and grading its samples. runEval plans,
+ * reuses what is on disk and writes every file; a dispatcher only gets the
+ * samples graded and hands each back through `record`, once per job, in any
+ * order. `record` ignores a second result for a job and one whose grading
+ * key is not the job's, so a dispatcher that may see a result twice (a
+ * queue retrying a job) needs no bookkeeping of its own.
+ */
+export interface SampleDispatcher {
+  dispatch(input: DispatchInput): Promise<void>;
+}
+
+export interface DispatchInput {
+  runId: string;
+  outDir: string;
+  jobs: GradeJob[];
+  /** How this process would grade a job (the local dispatcher uses it; a queue's workers have their own). */
+  ctx: GradeContext;
+  /** Writes the sample's folder; false when the job already has its result or the result is not for it. */
+  record: (job: GradeJob, graded: GradedSample) => Promise<boolean>;
 }
 
 export interface EvalOutcome {
@@ -58,6 +85,8 @@ export interface EvalOutcome {
   problems: Problem[];
   /** What a previous, killed run on this folder left and this one cleaned up. */
   recovered: RunDirLock["recovered"];
+  /** The part of the run this folder holds, with `--shard`. */
+  shard?: ShardRecord;
 }
 
 /**
@@ -80,39 +109,44 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
   const lock = await lockRunDir(outDir);
   try {
     const bundles = await prepareBundles(opts, outDir);
-    const jobs = await planJobs(opts, selected, bundles);
-    await writeRunConfig(outDir, { submissions: opts.submissions, tasks: opts.tasks, set: opts.set ?? "all", models: selected.models, jobs: opts.jobs, sandbox: opts.sandbox ?? "auto", toolkitVersion: TOOLKIT_VERSION });
+    const planned = await planJobs(opts, selected, bundles);
+    const shard = opts.shard ? { ...opts.shard, plan: hashPlan(planned) } : undefined;
+    const jobs = shard ? planned.filter((j) => pickShard(j.key, shard.count) === shard.index) : planned;
+    const config = await writeRunConfig(outDir, { submissions: opts.submissions, tasks: opts.tasks, set: opts.set ?? "all", models: selected.models, jobs: opts.jobs, sandbox: opts.sandbox ?? "auto", toolkitVersion: TOOLKIT_VERSION, ...(shard ? { shard } : {}) });
     problems.push(...(await removeStaleResults(outDir, jobs)));
     const ctx: GradeContext = {
-      pythonFor: pythonResolver(opts),
+      pythonFor: createPythonResolver(opts),
       sandbox: opts.sandbox ?? "auto",
       scratchParent: lock.scratch,
       outDir,
       toolkitVersion: TOOLKIT_VERSION,
     };
     await mkdir(lock.scratch, { recursive: true });
-    let done = 0;
-    let reused = 0;
-    const limit = pLimit(Math.max(1, opts.jobs));
-    const results = await Promise.all(
-      jobs.map((job) =>
-        limit(async () => {
-          const dir = locateSampleDir(outDir, job.key);
-          const previous = await readPrevious(outDir, job);
-          if (previous && previous.grading_key === job.gradingKey && previous.verdict !== "infra") {
-            reused++;
-            done++;
-            opts.onProgress?.({ done, total: jobs.length, skipped: reused });
-            return previous;
-          }
-          const result = await gradeSample(job, ctx, dir);
-          done++;
-          opts.onProgress?.({ done, total: jobs.length, skipped: reused, last: result });
-          return result;
-        }),
-      ),
-    );
-    return { results, models: selected.models, graded: jobs.length - reused, reused, problems, recovered: lock.recovered };
+    const results = new Map<GradeJob, SampleResult>();
+    const todo: GradeJob[] = [];
+    for (const job of jobs) {
+      const previous = await readPrevious(outDir, job);
+      if (previous && previous.grading_key === job.gradingKey && previous.verdict !== "infra") results.set(job, previous);
+      else todo.push(job);
+    }
+    const reused = results.size;
+    if (reused > 0) opts.onProgress?.({ done: reused, total: jobs.length, skipped: reused });
+    const pending = new Set(todo);
+    const record = async (job: GradeJob, graded: GradedSample): Promise<boolean> => {
+      const r = graded.result;
+      if (!pending.has(job) || r.grading_key !== job.gradingKey || r.task_id !== job.key.task_id || r.model !== job.key.model || r.sample !== job.key.sample) return false;
+      pending.delete(job); // before the await: a second result arriving meanwhile is refused
+      await writeSampleFiles(locateSampleDir(outDir, job.key), graded);
+      results.set(job, r);
+      opts.onProgress?.({ done: results.size, total: jobs.length, skipped: reused, last: r });
+      return true;
+    };
+    const dispatcher = opts.dispatcher ?? createLocalDispatcher(opts.jobs);
+    if (todo.length > 0) await dispatcher.dispatch({ runId: config.run_id, outDir, jobs: todo, ctx, record });
+    if (pending.size > 0) {
+      throw new LmrError({ code: "eval/samples-not-graded", kind: "infra", file: outDir, message: `${pending.size} sample(s) got no result from the dispatcher`, hint: "run the same command again: graded samples are kept" });
+    }
+    return { results: jobs.map((j) => results.get(j)!), models: selected.models, graded: todo.length, reused, problems, recovered: lock.recovered, ...(shard ? { shard } : {}) };
   } finally {
     await lock.release();
   }
@@ -159,7 +193,18 @@ async function planJobs(opts: EvalOptions, selected: SelectedSubmissions, bundle
   return jobs;
 }
 
-function pythonResolver(opts: EvalOptions): (task: ResolvedTask) => Promise<PythonEnv> {
+/** Grades in this process, `jobs` at a time. */
+export function createLocalDispatcher(jobs: number): SampleDispatcher {
+  return {
+    async dispatch({ jobs: todo, ctx, record }) {
+      const limit = pLimit(Math.max(1, jobs));
+      await Promise.all(todo.map((job) => limit(async () => record(job, await computeSample(job, ctx)))));
+    },
+  };
+}
+
+/** One interpreter per distinct environment, resolved once (a venv build is slow); shared by a queue worker. */
+export function createPythonResolver(opts: Pick<EvalOptions, "sandbox" | "python" | "cacheDir">): (task: ResolvedTask) => Promise<PythonEnv> {
   const pythons = new Map<string, Promise<PythonEnv>>();
   return (task) => {
     const reqs = task.manifest.environment.requirements;

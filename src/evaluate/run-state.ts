@@ -3,7 +3,7 @@ import { readFile, readdir, rm, rmdir } from "node:fs/promises";
 import { join } from "node:path";
 import { LmrError, type Problem } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
-import { RESULTS_DIR, RUN_FILE, RUN_LAYOUT, listSampleFolders, locateSample, readTaskSet, type RunConfig, type RunModel, type TaskSetChoice } from "../run-folder/index.js";
+import { RESULTS_DIR, RUN_FILE, RUN_LAYOUT, listSampleFolders, locateSample, readTaskSet, type RunConfig, type RunModel, type RunShard, type TaskSetChoice } from "../run-folder/index.js";
 import type { GradeJob } from "./grade-sample.js";
 import type { ResolvedTask } from "../manifest/types.js";
 
@@ -41,10 +41,11 @@ export interface RunConfigInput {
   jobs: number;
   sandbox: string;
   toolkitVersion: string;
+  shard?: RunShard;
 }
 
 /** RUN_DIR/run.json; a rerun keeps the run's id and creation time. */
-export async function writeRunConfig(outDir: string, input: RunConfigInput): Promise<void> {
+export async function writeRunConfig(outDir: string, input: RunConfigInput): Promise<RunConfig> {
   const file = join(outDir, RUN_FILE);
   let runId = randomBytes(6).toString("hex");
   let createdAt = new Date().toISOString();
@@ -68,8 +69,10 @@ export async function writeRunConfig(outDir: string, input: RunConfigInput): Pro
     samples: Math.max(1, ...input.models.map((m) => m.samples)),
     jobs: input.jobs,
     sandbox: input.sandbox,
+    ...(input.shard ? { shard: input.shard } : {}),
   };
   await writeJsonAtomic(file, config);
+  return config;
 }
 
 /**

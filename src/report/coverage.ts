@@ -11,6 +11,11 @@ const RERUN = "re-run `lmr eval` on this run folder";
  * models sharing a run is never itself a gap: each is held to its own count.
  */
 export function checkCoverage(run: LoadedRun, models: ModelSummary[], problems: SummaryProblem[]): void {
+  if (run.shard) {
+    // One part of a run lacks the other parts' samples by design: coverage is a question for the merge.
+    problems.push({ file: "run.json", pointer: "/shard", message: `this folder holds shard ${run.shard.index}/${run.shard.count} of a run; what it lacks is checked when the shards are reported together`, hint: "lmr report RUN_1 … RUN_N merges the shards' folders" });
+    return;
+  }
   const folder = (m: ModelSummary | undefined, task: string): string => (m?.dir === undefined ? `results/${task}` : `results/${m.dir}/${task}`);
   const requested = new Set(run.requested_tasks);
   for (const id of run.requested_tasks) {

@@ -2,7 +2,7 @@ import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { LmrError } from "../core/errors.js";
 import type { TaskSet } from "../manifest/types.js";
-import { RESULTS_DIR, RUN_FILE, RUN_LAYOUT, TASK_SETS, TASK_SET_CHOICES, isRecord, listSampleFolders, readSampleResult, type SampleResult, type TaskSetChoice } from "../run-folder/index.js";
+import { RESULTS_DIR, RUN_FILE, RUN_LAYOUT, TASK_SETS, TASK_SET_CHOICES, isRecord, listSampleFolders, readSampleResult, type RunShard, type SampleResult, type TaskSetChoice } from "../run-folder/index.js";
 import type { RunInfo, SummaryProblem } from "./types.js";
 
 /** A model run.json declares: name, folder, samples per task asked for (when known). */
@@ -22,6 +22,8 @@ export interface LoadedRun {
   /** The set of each requested task, where run.json says. */
   task_sets: Record<string, TaskSet>;
   models: DeclaredModel[];
+  /** The part of a run this folder holds (`lmr eval --shard`); absent for a whole run or a merge of all parts. */
+  shard?: RunShard;
   results: SampleResult[];
   problems: SummaryProblem[];
 }
@@ -56,7 +58,7 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
   return { ...config, results, problems };
 }
 
-type RunConfigRead = Pick<LoadedRun, "run" | "layout" | "requested_tasks" | "task_sets" | "models">;
+type RunConfigRead = Pick<LoadedRun, "run" | "layout" | "requested_tasks" | "task_sets" | "models" | "shard">;
 
 async function readRunConfig(runDir: string, problems: SummaryProblem[]): Promise<RunConfigRead> {
   const file = join(runDir, RUN_FILE);
@@ -112,7 +114,17 @@ async function readRunConfig(runDir: string, problems: SummaryProblem[]): Promis
   if (isRecord(value.task_sets)) {
     for (const [id, set] of Object.entries(value.task_sets)) if ((TASK_SETS as readonly unknown[]).includes(set)) taskSets[id] = set as TaskSet;
   }
-  return { run, layout, requested_tasks: tasks, task_sets: taskSets, models: layout === 1 ? [] : readModels(value.models, problems) };
+  const shard = readShard(value.shard, problems);
+  return { run, layout, requested_tasks: tasks, task_sets: taskSets, models: layout === 1 ? [] : readModels(value.models, problems), ...(shard ? { shard } : {}) };
+}
+
+function readShard(value: unknown, problems: SummaryProblem[]): RunShard | undefined {
+  if (value === undefined) return undefined;
+  if (isRecord(value) && isCount(value.index) && isCount(value.count) && value.index <= value.count && typeof value.plan === "string" && value.plan !== "") {
+    return { index: value.index, count: value.count, plan: value.plan };
+  }
+  problems.push({ file: RUN_FILE, pointer: "/shard", message: "not {index, count, plan} with 1 <= index <= count; read as a whole run", hint: "restore run.json or re-run `lmr eval --shard I/N`" });
+  return undefined;
 }
 
 function readModels(value: unknown, problems: SummaryProblem[]): DeclaredModel[] {

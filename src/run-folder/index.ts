@@ -1,4 +1,4 @@
-export type { RunConfig, RunModel, SampleKey, SampleResult, Verdict } from "./types.js";
+export type { RunConfig, RunModel, RunShard, SampleKey, SampleResult, Verdict } from "./types.js";
 export { VERDICTS } from "./types.js";
 export {
   BUNDLES_DIR,

@@ -66,4 +66,13 @@ export interface RunConfig {
   samples: number;
   jobs: number;
   sandbox: string;
+  /** Present when this folder holds one part of a run (`lmr eval --shard I/N`); `lmr report A B …` merges the parts. */
+  shard?: RunShard;
+}
+
+/** One part of a run cut into `count` by a hash of each (task, model, sample); `plan` names the whole run's triples. */
+export interface RunShard {
+  index: number;
+  count: number;
+  plan: string;
 }

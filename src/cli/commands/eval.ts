@@ -2,7 +2,11 @@ import { Option, type Command } from "commander";
 import { availableParallelism } from "node:os";
 import { basename } from "node:path";
 import { EXIT, LmrError } from "../../core/errors.js";
-import { runEval } from "../../evaluate/run-eval.js";
+import { TOOLKIT_VERSION, runEval } from "../../evaluate/run-eval.js";
+import { parseShard } from "../../evaluate/shard.js";
+import { parseQueueUrl } from "../../queue/connection.js";
+import { createQueueDispatcher } from "../../queue/dispatch-queue.js";
+import { formatQueueStatus } from "../../queue/queue-status.js";
 import { findNearIds } from "../../evaluate/select-submissions.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import type { ResolvedTask } from "../../manifest/types.js";
@@ -26,6 +30,9 @@ interface EvalFlags {
   sandbox: string;
   python?: string;
   mirror?: string;
+  queue?: string;
+  queueAttempts?: string;
+  shard?: string;
   json?: boolean;
 }
 
@@ -43,7 +50,10 @@ export function registerEval(program: Command): void {
     .option("--sandbox <MODE>", "auto | docker | bwrap | none (auto: docker where the task's image is built, else bwrap, else none)", "auto")
     .option("--python <PATH>", "Python interpreter for the tests; default $LMR_PYTHON, else python3")
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
-    .option("--json", "print summary.json to stdout")
+    .option("--queue <URL>", "grade on `lmr worker`s through Redis (redis://… or rediss://…) instead of in this process")
+    .option("--queue-attempts <N>", "with --queue: tries per sample before an infra result is written (retried with backoff: 2 s, 4 s, …)", "3")
+    .option("--shard <I/N>", "grade only part I of N of the (task, model, sample) triples; merge with `lmr report RUN_1 … RUN_N`")
+    .option("--json", "print summary.json to stdout (with --queue: {summary, queue})")
     .addHelpText(
       "after",
       `
@@ -67,12 +77,19 @@ submission nor the task, sandbox or interpreter changed; infra results are
 retried. A run folder is locked while a run works in it; after a crash or kill -9
 the next run kills the old run's leftover test processes and scratch copies.
 Report with \`lmr report RUN_DIR --format md|html|junit|json\`.
+--queue: this process plans, builds the bundles and writes the run folder as
+a local run does; \`lmr worker --queue URL\` processes anywhere grade (see
+docs/distributed-eval.md). Killed and run again, it resumes from the run folder
+and from what the workers finished meanwhile. --shard I/N: a deterministic part
+of the run for a batch scheduler's array job, one run folder per part.
 Exit codes: 0 graded (whatever the verdicts), 2 bad input, 3 infrastructure.
 
 Examples:
   $ lmr eval --tasks-dir examples/tasks --submissions preds.jsonl --out runs/r1 -j 2
   $ lmr eval --submissions two-models.jsonl --set all --out runs/r2
-  $ lmr eval --submissions workspaces/ --tasks pref-loss rouge-notebook --out runs/r3`,
+  $ lmr eval --submissions workspaces/ --tasks pref-loss rouge-notebook --out runs/r3
+  $ lmr eval --submissions preds.jsonl --out runs/r4 --queue redis://queue.internal:6379
+  $ lmr eval --submissions preds.jsonl --out runs/r5-2 --shard 2/4`,
     )
     .action(action(runEvalCommand));
 }
@@ -97,6 +114,7 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
     return EXIT.input;
   }
   const loaded = await Promise.all(chosen.map((d) => loadTask(d)));
+  const queue = flags.queue ? createQueueDispatcher({ connection: parseQueueUrl(flags.queue), sandbox, attempts: count(flags.queueAttempts, "--queue-attempts") ?? 3, toolkitVersion: TOOLKIT_VERSION, onStatus: (s) => progress(formatQueueStatus(s)), log: (l) => process.stderr.write(`${l}\n`) }) : undefined;
   const outcome = await runEval({
     submissions: flags.submissions,
     tasks: loaded,
@@ -109,7 +127,9 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
     sandbox,
     ...(flags.python ? { python: flags.python } : {}),
     ...(flags.mirror ? { mirror: flags.mirror } : {}),
-    onProgress: (p) => progress(`grading ${p.done}/${p.total}${p.skipped ? ` (${p.skipped} already graded)` : ""}${p.last ? ` — ${p.last.task_id} ${p.last.model}#${p.last.sample}: ${p.last.verdict}` : ""}`),
+    ...(flags.shard ? { shard: parseShard(flags.shard) } : {}),
+    ...(queue ? { dispatcher: queue } : {}),
+    onProgress: queue ? undefined :  (p) => progress(`grading ${p.done}/${p.total}${p.skipped ? ` (${p.skipped} already graded)` : ""}${p.last ? ` — ${p.last.task_id} ${p.last.model}#${p.last.sample}: ${p.last.verdict}` : ""}`),
   });
   progressDone();
   printProblems(outcome.problems);
@@ -120,8 +140,11 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
     );
   }
   const s = await writeSummary(flags.out);
-  if (flags.json) printJson(s);
-  else process.stdout.write(describeOutcome(s, outcome.graded, outcome.reused, flags.out));
+  if (flags.json) printJson(queue ? { summary: s, queue: queue.finalStatus() ?? null } : s);
+  else {
+    if (outcome.shard) process.stdout.write(`shard ${outcome.shard.index}/${outcome.shard.count} (plan ${outcome.shard.plan.slice(0, 12)}): merge the shards with lmr report RUN_1 … RUN_${outcome.shard.count}\n`);
+    process.stdout.write(describeOutcome(s, outcome.graded, outcome.reused, flags.out));
+  }
   return allInfra(s) ? EXIT.infra : EXIT.ok;
 }
 

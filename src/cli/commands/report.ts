@@ -3,7 +3,8 @@ import { resolve, join } from "node:path";
 import { formatProblem, LmrError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs-atomic.js";
 import { renderReport } from "../../report/render.js";
-import { summarizeRun, writeSummary } from "../../report/summarize.js";
+import { loadRuns } from "../../report/merge-runs.js";
+import { buildSummary, summarizeRun, writeSummary } from "../../report/summarize.js";
 import { REPORT_FORMATS, type ReportFormat, type SummaryProblem } from "../../report/types.js";
 import { SUMMARY_FILE, TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
 import { action, EXIT } from "../action.js";
@@ -22,7 +23,7 @@ export function registerReport(program: Command): void {
   program
     .command("report")
     .description("summarise a run folder (writes RUN_DIR/summary.json) and print a report")
-    .argument("<RUN_DIR>", "run folder written by `lmr eval` (holds run.json and results/)")
+    .argument("<RUN_DIR...>", "run folder written by `lmr eval` (holds run.json and results/); several: merged into one report (e.g. the shards of --shard I/N)")
     .addOption(new Option("--format <format>", "report format").choices(REPORT_FORMATS).default("md"))
     .option("--out <file>", "write the report to FILE instead of stdout")
     .addOption(new Option("--set <set>", "report only the tasks of this set").choices(TASK_SET_CHOICES).default("all"))
@@ -44,6 +45,12 @@ Formats: md (Markdown, default), html (one self-contained page), junit (JUnit
 XML for CI: one testsuite per task and model, one testcase per sample), json
 (the summary, schema/summary.schema.json).
 
+Several run folders (the shards of \`lmr eval --shard I/N\`, or runs over
+different samples) are reported as one run; summary.json is then not written
+into any of them (use --format json). Merging refuses, exit 2, folders that hold
+the same sample, shards of different plans or N, and shards mixed with whole
+runs; a missing shard is a warning.
+
 Exit codes: 0 report written, 2 RUN_DIR is not a run folder or bad usage,
 3 summary.json or the report could not be written.
 
@@ -51,14 +58,22 @@ Examples:
   $ lmr report runs/2024-06-01-gpt
   $ lmr report runs/2024-06-01-gpt --format html --out report.html
   $ lmr report runs/2024-06-01-gpt --format junit --out junit.xml
-  $ lmr report runs/2024-06-01-gpt --set core --format json`,
+  $ lmr report runs/2024-06-01-gpt --set core --format json
+  $ lmr report runs/r-1 runs/r-2 runs/r-3 --format html --out report.html`,
     )
     .action(
-      action(async (runDir: string, opts: ReportOptions) => {
-        const dir = resolve(runDir);
+      action(async (runDirs: string[], opts: ReportOptions) => {
         const format: ReportFormat = opts.json ? "json" : opts.format;
-        const whole = await writeSummary(dir);
-        const summary = opts.set === "all" ? whole : await summarizeRun(dir, { set: opts.set });
+        let dir = resolve(runDirs[0]!);
+        let summary;
+        if (runDirs.length > 1) {
+          const merged = await loadRuns(runDirs);
+          summary = buildSummary(merged, opts.set === "all" ? {} : { set: opts.set });
+          dir = ""; // problems name their folder themselves
+        } else {
+          const whole = await writeSummary(dir);
+          summary = opts.set === "all" ? whole : await summarizeRun(dir, { set: opts.set });
+        }
         printWarnings(dir, summary.problems);
         const text = renderReport(summary, format);
         if (opts.out === undefined) {
@@ -68,7 +83,7 @@ Examples:
           await writeFileAtomic(out, text).catch((err: unknown) => {
             throw new LmrError({ code: "report.write-failed", kind: "infra", message: `cannot write the report: ${(err as Error).message}`, file: out, hint: "choose a writable --out path", cause: err });
           });
-          process.stderr.write(`lmr: wrote ${format} report to ${out} (summary: ${join(dir, SUMMARY_FILE)})\n`);
+          process.stderr.write(`lmr: wrote ${format} report to ${out}${dir ? ` (summary: ${join(dir, SUMMARY_FILE)})` : ""}\n`);
         }
         return EXIT.ok;
       }),
@@ -82,6 +97,6 @@ function printWarnings(runDir: string, problems: SummaryProblem[]): void {
     process.stderr.write(`${paint("yellow", "lmr: warning:", process.stderr)} ${line}\n`);
   }
   if (problems.length > shown.length) {
-    process.stderr.write(`lmr: ... and ${problems.length - shown.length} more warnings in ${join(runDir, SUMMARY_FILE)}\n`);
+    process.stderr.write(`lmr: ... and ${problems.length - shown.length} more warnings${runDir ? ` in ${join(runDir, SUMMARY_FILE)}` : " (--format json lists them)"}\n`);
   }
 }
