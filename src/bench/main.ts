@@ -3,6 +3,7 @@ import { runEvalBench } from "./eval-bench.js";
 import { runMaskBench } from "./mask-bench.js";
 import { runSandboxBench } from "./sandbox-bench.js";
 import type { Bench, BenchResult } from "./types.js";
+import { runVerifyBench } from "./verify-bench.js";
 
 /**
  * `npm run bench [-- NAME... --quick --json]`: runs named benchmarks (all by
@@ -11,6 +12,7 @@ import type { Bench, BenchResult } from "./types.js";
 const BENCHES: Bench[] = [
   { name: "mask", description: "tree-sitter masker vs a Python ast masker over the stdlib's functions", run: runMaskBench },
   { name: "eval", description: "lmr eval -j1/-j2 vs a bare pytest loop over the example tasks", run: runEvalBench },
+  { name: "verify", description: "cold lmr verify --force of the pilot tasks: the fast path vs the old per-run path, equal outcomes", run: runVerifyBench },
   { name: "sandbox", description: "per-sample grading cost under docker vs bwrap vs local over the example tasks", run: runSandboxBench },
 ];
 
