@@ -1,12 +1,22 @@
 import { LmrError } from "../core/errors.js";
-import type { PyDef, PyIndex } from "./python-index.js";
+/** What symbol lookup needs of a definition; the Python and the TS/JS indexes both have it. */
+export interface Locatable {
+  qualname: string;
+  line: number;
+  decoratorLine?: number;
+}
+
+export interface SymbolIndex<D extends Locatable> {
+  defs: readonly D[];
+  byName: Map<string, D[]>;
+}
 
 /**
  * Finds the one definition a spec names. `line` picks among several
  * definitions of the same name: it may be the line of the `def`/`class`
  * keyword or of the first decorator.
  */
-export function locateSymbol(index: PyIndex, symbol: string, line: number | undefined, file: string | undefined): PyDef {
+export function locateSymbol<D extends Locatable>(index: SymbolIndex<D>, symbol: string, line: number | undefined, file: string | undefined): D {
   const candidates = index.byName.get(symbol) ?? [];
   if (candidates.length === 0) {
     const near = suggestSymbols(index, symbol);
@@ -26,7 +36,7 @@ export function locateSymbol(index: PyIndex, symbol: string, line: number | unde
       kind: "input",
       file,
       message: `symbol "${symbol}" has no definition at line ${line}; it is defined at ${candidates.map((d) => `line ${d.line}`).join(", ")}`,
-      hint: "give the line of the `def`/`class` keyword or of its first decorator",
+      hint: "give the line of the definition's header (`def`, `class`, `function`, the name) or of its first decorator",
     });
   }
   if (candidates.length > 1) {
@@ -41,12 +51,12 @@ export function locateSymbol(index: PyIndex, symbol: string, line: number | unde
   return candidates[0]!;
 }
 
-function describeDef(d: PyDef): string {
+function describeDef(d: Locatable): string {
   return `${d.qualname} (line ${d.line})`;
 }
 
 /** Up to `limit` defined names closest to `symbol`: same last part first, then by edit distance. */
-export function suggestSymbols(index: PyIndex, symbol: string, limit = 5): PyDef[] {
+export function suggestSymbols<D extends Locatable>(index: SymbolIndex<D>, symbol: string, limit = 5): D[] {
   const wantedLast = lastPart(symbol).toLowerCase();
   const scored = index.defs.map((d) => {
     const last = lastPart(d.qualname).toLowerCase();
@@ -56,7 +66,7 @@ export function suggestSymbols(index: PyIndex, symbol: string, limit = 5): PyDef
   });
   scored.sort((a, b) => a.suffix - b.suffix || a.distance - b.distance || a.d.line - b.d.line);
   const seen = new Set<string>();
-  const out: PyDef[] = [];
+  const out: D[] = [];
   for (const s of scored) {
     if (seen.has(s.d.qualname)) continue;
     seen.add(s.d.qualname);

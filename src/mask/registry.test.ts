@@ -9,8 +9,13 @@ describe("maskerFor", () => {
     expect(listSupportedExtensions()).toContain(".py");
   });
 
+  it("picks the TS/JS masker for TypeScript and JavaScript files", () => {
+    for (const f of ["src/a.ts", "a.tsx", "a.mts", "a.cts"]) expect(maskerFor(f).language).toBe("typescript");
+    for (const f of ["a.js", "a.mjs", "a.cjs", "a.jsx"]) expect(maskerFor(f).language).toBe("javascript");
+  });
+
   it("rejects other languages with an input error", () => {
-    for (const file of ["src/index.ts", "notebook.ipynb", "Makefile"]) {
+    for (const file of ["src/index.rb", "notebook.ipynb", "Makefile"]) {
       let caught: unknown;
       try {
         maskerFor(file);

@@ -1,11 +1,13 @@
 import { extname } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { PythonMasker } from "./python-masker.js";
+import { TsMasker } from "./ts-masker.js";
 import type { Masker } from "./types.js";
 
-const maskers: Masker[] = [new PythonMasker()];
+// TS/JS maskers are cheap to make: ts-morph loads on their first use
+const maskers: Masker[] = [new PythonMasker(), new TsMasker("ts"), new TsMasker("tsx"), new TsMasker("js"), new TsMasker("jsx")];
 
-/** Adds a masker for more languages (a TS/JS masker later); a later registration wins for a shared extension. */
+/** Adds a masker for more languages; a later registration wins for a shared extension. */
 export function registerMasker(masker: Masker): void {
   maskers.unshift(masker);
 }

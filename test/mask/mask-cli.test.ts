@@ -52,7 +52,7 @@ beforeAll(async () => {
   await writeFile(join(dir, "model.py"), model);
   // tree-sitter accepts this inconsistent dedent; Python does not
   await writeFile(join(dir, "bad_dedent.py"), "def f():\n    return 1\n  x = 2\n");
-  await writeFile(join(dir, "model.js"), "function f() {}\n");
+  await writeFile(join(dir, "model.rb"), "def f; end\n");
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -123,7 +123,7 @@ describe("lmr mask", () => {
     expect(list.code).toBe(0);
     const names = (JSON.parse(list.stdout) as { symbols: { name: string; line: number }[] }).symbols.map((s) => `${s.name}@${s.line}`);
     expect(names).toEqual(["Attention@3", "Attention.forward@7", "Attention.size@13", "Attention.size@17", "loss_fn@20"]);
-    expect((await lmr("mask", join(dir, "model.js"), "--symbol", "f")).code).toBe(2);
+    expect((await lmr("mask", join(dir, "model.rb"), "--symbol", "f")).code).toBe(2); // no masker for Ruby
     expect((await lmr("mask", join(dir, "model.py"))).code).toBe(2);
     expect((await lmr("mask", join(dir, "model.py"), "-s", "loss_fn", "--mode", "lines")).code).toBe(2);
     expect((await lmr("mask", join(dir, "nope.py"), "-s", "f")).code).toBe(2);

@@ -5,6 +5,7 @@ import { writeFileAtomic } from "../../core/fs-atomic.js";
 import type { LineRef, MaskMode } from "../../manifest/types.js";
 import { checkCompiles, formatCompileError } from "../../mask/check-compile.js";
 import { maskerFor } from "../../mask/registry.js";
+import { checkTsTypes, formatTypeProblem } from "../../mask/ts-typecheck.js";
 import type { MaskSpec, Masker, SymbolInfo } from "../../mask/types.js";
 import { action } from "../action.js";
 import { printJson } from "../output.js";
@@ -25,8 +26,8 @@ const MODES: readonly MaskMode[] = ["body", "region", "class"];
 export function registerMask(program: Command): void {
   program
     .command("mask")
-    .description("mask functions, methods or classes of a source file: the body becomes a TODO comment and `raise NotImplementedError`")
-    .argument("<FILE>", "source file (Python)")
+    .description("mask functions, methods or classes of a source file: the body becomes a TODO comment and `raise NotImplementedError` (Python) or `throw new Error(\"not implemented: NAME\")` (TS/JS)")
+    .argument("<FILE>", "source file: .py, or .ts/.tsx/.mts/.cts/.js/.mjs/.cjs/.jsx")
     .option("-s, --symbol <NAME>", "qualified name to mask: `fn`, `Class.method`, `Class`, `outer.inner` (repeatable)", collect, [])
     .option("-m, --mode <MODE>", "body | region | class (default: class for a class, region with --region, else body)")
     .option("--line <N>", "line of the `def`/`class` (or of its first decorator) when the name is defined more than once")
@@ -34,13 +35,15 @@ export function registerMask(program: Command): void {
     .option("-o, --out <PATH>", "write the masked source here (atomically) instead of printing it")
     .option("--list", "list the file's functions, methods and classes instead of masking")
     .option("--json", "print JSON: {file, ok, targets} (the source is written only with --out)")
-    .option("--no-compile-check", "do not compile() the result with Python (LMR_PYTHON or python3)")
+    .option("--no-compile-check", "do not compile() a Python result (LMR_PYTHON or python3), nor type-check a TS/JS one against the nearest tsconfig.json")
     .addHelpText(
       "after",
       `
 Decorators, the signature and the docstring stay; so does everything outside
 the masked spans, byte for byte (line endings and indentation included).
 The result is re-parsed and compiled with Python; a failure exits with 1.
+A TS/JS result must parse with no syntax error, and where a tsconfig.json sits
+above the file, \`tsc --noEmit\` over that project must report no new error.
 
 Examples:
   $ lmr mask model.py --symbol Attention.forward
@@ -48,7 +51,9 @@ Examples:
   $ lmr mask model.py --symbol Box.size --line 42        # getter/setter pair
   $ lmr mask train.py --symbol train --region 57:63      # or --region "for batch:opt.step()"
   $ lmr mask model.py --symbol Tokenizer --mode class --json
-  $ lmr mask model.py --list`,
+  $ lmr mask model.py --list
+  $ lmr mask src/decode.ts --symbol BeamSearch.step --json
+  $ lmr mask lib/bpe.mjs --symbol mergeStep`,
     )
     .action(action(runMask));
 }
@@ -66,7 +71,15 @@ async function runMask(file: string, opts: MaskOptions): Promise<number> {
   const result = await masker.mask(source, specs, file);
   const targets = result.targets.map((t) => ({ symbol: t.symbol, mode: t.mode, start_line: t.start_line, end_line: t.end_line }));
 
-  if (opts.compileCheck) {
+  if (opts.compileCheck && masker.language !== "python") {
+    const typed = await checkTsTypes(file, result.source);
+    if (typed && typed.added.length > 0) {
+      const message = `the masked source adds ${typed.added.length} type error(s) under ${typed.tsconfig}: ${typed.added.slice(0, 3).map(formatTypeProblem).join("; ")}`;
+      if (opts.json) printJson({ file, ok: false, targets, error: { code: "mask/type-errors", message, added: typed.added } });
+      else process.stderr.write(`lmr: ${file}: ${message}\n`);
+      return EXIT.check;
+    }
+  } else if (opts.compileCheck) {
     const [outcome] = await checkCompiles([{ name: file, source: result.source }]);
     if (outcome && !outcome.ok) {
       const message = `the masked source does not compile: ${formatCompileError(outcome)}`;
