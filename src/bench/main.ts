@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { runEvalBench } from "./eval-bench.js";
 import { runMaskBench } from "./mask-bench.js";
+import { runQueueBench } from "./queue-bench.js";
 import { runSandboxBench } from "./sandbox-bench.js";
 import type { Bench, BenchResult } from "./types.js";
 import { runVerifyBench } from "./verify-bench.js";
@@ -14,6 +15,7 @@ const BENCHES: Bench[] = [
   { name: "eval", description: "lmr eval -j1/-j2 vs a bare pytest loop over the example tasks", run: runEvalBench },
   { name: "verify", description: "cold lmr verify --force of the pilot tasks: the fast path vs the old per-run path, equal outcomes", run: runVerifyBench },
   { name: "sandbox", description: "per-sample grading cost under docker vs bwrap vs local over the example tasks", run: runSandboxBench },
+  { name: "queue", description: "lmr eval --queue: two workers vs one on CPU-bound tests, and the per-job overhead vs local lmr eval", run: runQueueBench },
 ];
 
 function formatResult(r: BenchResult): string {

@@ -191,6 +191,7 @@ async function runDispatch(opts: QueueDispatchOptions, input: DispatchInput, kee
     await registerQueue(redis, name);
     await dropStaleJobs(queue, byId);
     await sweep(true);
+    await registerQueue(redis, name, true);
     timers.push(setInterval(() => void tick().catch(() => {}), 1_000));
     if (opts.onStatus) timers.push(setInterval(() => void status().catch(() => {}), STATUS_MS));
     await finished;

@@ -26,9 +26,15 @@ export function nameRunQueue(kind: "eval", runId: string): string {
  * lasts. Called every few seconds, so a Redis that restarted empty learns it
  * again; a coordinator killed for good stops being served after ALIVE_MS.
  */
-export async function registerQueue(redis: Redis, queue: string): Promise<void> {
-  await redis.multi().sadd(REGISTRY_KEY, queue).set(`${QUEUE_PREFIX}:queue-alive:${queue}`, String(Date.now()), "PX", ALIVE_MS).exec();
+export async function registerQueue(redis: Redis, queue: string, announce = false): Promise<void> {
+  const m = redis.multi().sadd(REGISTRY_KEY, queue).set(`${QUEUE_PREFIX}:queue-alive:${queue}`, String(Date.now()), "PX", ALIVE_MS);
+  // Idle workers wake on this instead of at their next poll: a run's first job starts in milliseconds.
+  if (announce) m.publish(ANNOUNCE_CHANNEL, queue);
+  await m.exec();
 }
+
+/** The channel a coordinator announces a new queue on. */
+export const ANNOUNCE_CHANNEL = `${QUEUE_PREFIX}:queue-announced`;
 
 export async function unregisterQueue(redis: Redis, queue: string): Promise<void> {
   await redis.multi().srem(REGISTRY_KEY, queue).del(`${QUEUE_PREFIX}:queue-alive:${queue}`).exec();

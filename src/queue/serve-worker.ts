@@ -8,7 +8,7 @@ import type { PythonEnv, SandboxChoice } from "../runner/types.js";
 import { connectRedis, withTimeout, type QueueConnection } from "./connection.js";
 import { gradeQueuedJob } from "./grade-job.js";
 import type { GradePayload, GradeReturn } from "./grade-payload.js";
-import { QUEUE_PREFIX, beatWorker, listLiveQueues, removeWorkerBeat, type JobKind, type WorkerBeat } from "./registry.js";
+import { ANNOUNCE_CHANNEL, QUEUE_PREFIX, beatWorker, listLiveQueues, removeWorkerBeat, type JobKind, type WorkerBeat } from "./registry.js";
 import { WorkerTasks } from "./worker-tasks.js";
 
 export interface ServeOptions {
@@ -106,6 +106,12 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
     stopping = true;
   });
   let wasDown = false;
+  // A coordinator announces its queue: wake the loop at once rather than at the next poll.
+  let wake: (() => void) | undefined;
+  const sub = redis.duplicate();
+  sub.on("error", () => {});
+  sub.on("message", () => wake?.());
+  void sub.subscribe(ANNOUNCE_CHANNEL).catch(() => {});
   opts.log(`lmr worker ${id}: serving ${opts.runId ? `run ${opts.runId}` : "every run"} at ${opts.connection.display} (concurrency ${opts.concurrency}, tasks ${opts.tasksDir})`);
   try {
     while (!stopping) {
@@ -136,7 +142,14 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
         reason = "idle";
         break;
       }
-      await Promise.race([stopped, new Promise((r) => setTimeout(r, POLL_MS))]);
+      await Promise.race([stopped, new Promise<void>((r) => {
+        const t = setTimeout(r, POLL_MS);
+        wake = () => {
+          clearTimeout(t);
+          r();
+        };
+      })]);
+      wake = undefined;
     }
     if (active > 0) opts.log(`lmr worker ${id}: stopping after the ${active} job(s) in progress`);
     // close() waits for the jobs in progress and takes no new ones.
@@ -144,6 +157,7 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
     return { id, done, reason };
   } finally {
     await withTimeout(removeWorkerBeat(redis, id), 2_000).catch(() => {});
+    sub.disconnect();
     redis.disconnect();
     await rm(scratch, { recursive: true, force: true });
   }
