@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
-import { toolkitPath } from "../core/paths.js";
+import { mkdir, readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { isInside, toolkitPath } from "../core/paths.js";
 import { dockerBin, removeContainers } from "../env/docker-cli.js";
 import { LmrError } from "../core/errors.js";
 import type { PythonEnv } from "./types.js";
@@ -86,4 +86,19 @@ export async function runPythonInImage(o: {
   if (timedOut || result.exitCode === null || result.exitCode === 125) await removeContainers([name]);
   untrack();
   return result;
+}
+
+/**
+ * `python -m lmr_record CONFIG` in the task's image, for `lmr record` and the
+ * fixture check under --sandbox docker. `dir` holds the tree, the config and
+ * the outputs (bound writable); files the config names outside it (the driver,
+ * a generator script, the grader's conftest.py files, all in the task folder)
+ * have their folders bound read-only.
+ */
+export async function runRecordInImage(python: PythonEnv, tree: string, configPath: string, dir: string, timeoutS: number, extraEnv: Record<string, string> = {}): Promise<ContainerRun> {
+  const config = JSON.parse(await readFile(configPath, "utf8")) as { driver?: { file?: string }; script?: string; conftests?: { path: string }[] };
+  const files = [config.driver?.file, config.script, ...(config.conftests ?? []).map((c) => c.path)].filter((f): f is string => typeof f === "string" && !isInside(dir, f));
+  const folders = [...new Set(files.map((f) => dirname(f)))].sort();
+  const readOnly = folders.filter((f) => !folders.some((g) => g !== f && isInside(g, f)));
+  return runPythonInImage({ python, args: ["-B", "-m", "lmr_record", configPath], workDir: dir, cwd: tree, readOnly, env: extraEnv, timeoutS });
 }

@@ -5,4 +5,4 @@ export { dockerImageOf, findDockerTarget, forgetDockerTargets, type DockerTarget
 export { sweepStaleContainers } from "./docker-sweep.js";
 export { resolveRunPython } from "./run-python.js";
 export type * from "./types.js";
-export { runPythonInImage, type ContainerRun } from "./docker-exec.js";
+export { runPythonInImage, runRecordInImage, type ContainerRun } from "./docker-exec.js";

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { isLmrError } from "../core/errors.js";
 import { ARRAYS_FILE, CALLS_FILE, listFixtureClaims, listFixtureFiles } from "../manifest/fixture-claims.js";
 import type { ResolvedTask } from "../manifest/types.js";
-import { resolvePython } from "../runner/python-env.js";
+import { resolveRunPython } from "../runner/run-python.js";
+import type { SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { describeDifference } from "./fixtures-diff.js";
 import { resolveDriver } from "./record.js";
@@ -13,6 +14,8 @@ import { DEFAULT_RECORD_TIMEOUT_S, produceFixtures, type ProducedFixtures } from
 export interface FixtureCheckOptions extends SourceOptions {
   /** Interpreter; default LMR_PYTHON, else a cached env for the task's requirements, else python3. */
   python?: string;
+  /** Where the driver and generators run: "none" (default: this machine), "docker" (the task's image, built if missing), "auto" (docker where built). */
+  sandbox?: SandboxChoice;
   /** Seconds the driver, and each generator, may run. */
   timeoutS?: number;
 }
@@ -78,7 +81,7 @@ export async function checkFixtures(task: ResolvedTask, opts: FixtureCheckOption
   let python;
   let produced: ProducedFixtures;
   try {
-    python = await resolvePython({ ...(opts.python ? { python: opts.python } : {}), requirements: m.environment.requirements });
+    python = await resolveRunPython({ sandbox: opts.sandbox ?? "none", environment: m.environment, ...(opts.python ? { python: opts.python } : {}), requirements: m.environment.requirements });
     const seed = seedOf(committed.get(CALLS_FILE));
     const driver = await resolveDriver(task, undefined);
     produced = await produceFixtures(

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { toolkitPath } from "../core/paths.js";
 import { buildChildEnv } from "../runner/limits.js";
+import { runRecordInImage } from "../runner/docker-exec.js";
 import type { PythonEnv } from "../runner/types.js";
 
 /** What one run of python/lmr_record did. */
@@ -25,9 +26,12 @@ const OUTPUT_TAIL = 8000;
  * nothing but cost. What matters is reproducibility, hence an environment built
  * from nothing (like the runner's), PYTHONHASHSEED=0 and one thread per BLAS pool.
  * The process group is killed when `timeoutS` passes. `extraEnv` adds variables
- * (LMR_FIXTURES_OUT for a fixture generator).
+ * (LMR_FIXTURES_OUT for a fixture generator). An interpreter of a task image
+ * (--sandbox docker) runs it there instead, with the same inputs and outputs.
  */
-export async function runRecordHarness(python: string, tree: string, configPath: string, scratch: string, timeoutS: number, extraEnv: Record<string, string> = {}): Promise<HarnessRun> {
+export async function runRecordHarness(interpreter: string | PythonEnv, tree: string, configPath: string, scratch: string, timeoutS: number, extraEnv: Record<string, string> = {}): Promise<HarnessRun> {
+  if (typeof interpreter !== "string" && interpreter.image) return runRecordInImage(interpreter, tree, configPath, scratch, timeoutS, extraEnv);
+  const python = typeof interpreter === "string" ? interpreter : interpreter.path;
   const home = join(scratch, "home");
   const tmp = join(scratch, "tmp");
   await mkdir(home, { recursive: true });

@@ -6,7 +6,8 @@ import { writeFileAtomic } from "../core/fs-atomic.js";
 import { isInside, toPosix } from "../core/paths.js";
 import { displayPath } from "../manifest/read.js";
 import type { ResolvedTask } from "../manifest/types.js";
-import { resolvePython } from "../runner/python-env.js";
+import { resolveRunPython } from "../runner/run-python.js";
+import type { SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { ARRAYS_FILE, CALLS_FILE, type RecordedKind } from "./record-calls.js";
 import { DEFAULT_MAX_CALLS, DEFAULT_RECORD_TIMEOUT_S, produceFixtures, type GeneratorRun, type ProducedFixtures, type ResolvedDriver } from "./record-run.js";
@@ -24,6 +25,8 @@ export interface RecordOptions extends SourceOptions {
   maxCalls?: number;
   /** Interpreter; default LMR_PYTHON, else a cached env for the task's requirements, else python3. */
   python?: string;
+  /** Where the driver and generators run: "none" (default: this machine), "docker" (the task's image, built if missing), "auto" (docker where built). */
+  sandbox?: SandboxChoice;
   seed?: number;
   timeoutS?: number;
 }
@@ -61,7 +64,7 @@ export interface RecordResult {
 export async function recordCalls(task: ResolvedTask, opts: RecordOptions = {}): Promise<RecordResult> {
   const t0 = performance.now();
   const driver = await resolveDriver(task, opts.driver);
-  const python = await resolvePython({ ...(opts.python ? { python: opts.python } : {}), requirements: task.manifest.environment.requirements });
+  const python = await resolveRunPython({ sandbox: opts.sandbox ?? "none", environment: task.manifest.environment, ...(opts.python ? { python: opts.python } : {}), requirements: task.manifest.environment.requirements });
   const scratch = await mkdtemp(join(tmpdir(), "lmr-record-"));
   try {
     const produced = await produceFixtures(

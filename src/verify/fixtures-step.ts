@@ -14,6 +14,8 @@ export async function checkFixturesStep(task: ResolvedTask, opts: VerifyOptions)
     ...(opts.mirror ? { mirror: opts.mirror } : {}),
     ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
     ...(opts.python ? { python: opts.python } : {}),
+    // fixtures are regenerated where the tests run: in the task's image under docker
+    sandbox: opts.sandbox ?? "auto",
   });
   const duration_s = Math.round(performance.now() - t0) / 1000;
   const files = r.compared;

@@ -112,3 +112,18 @@ describe.skipIf(!ok)("lmr verify --sandbox docker", () => {
     expect(r.stdout).toMatch(/module 'rapidfuzz' is not installed in lmr-env:[0-9a-f]+ .*environment\.requirements.*environment\.system_packages.*environment\.stand_ins/);
   });
 });
+
+describe.skipIf(!ok)("lmr record --sandbox docker", () => {
+  it("regenerates fixtures in the task's image byte for byte, and --check agrees", async () => {
+    const root = await makeTempDir("record-docker");
+    const dir = await copyTask(root, "trainer-class");
+    const fixture = join(dir, "fixtures", "training_runs.json");
+    const committed = await readFile(fixture);
+    await writeFile(fixture, "{}\n");
+    const r = await runCli(["record", dir, "--sandbox", "docker"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect((await readFile(fixture)).equals(committed)).toBe(true);
+    const check = await runCli(["record", "--check", dir, "--sandbox", "docker", "--json"]);
+    expect(check.exitCode, check.stdout).toBe(0);
+  });
+});

@@ -6,6 +6,7 @@ import { loadTaskForRecording } from "../../scaffold/record-load.js";
 import { action } from "../action.js";
 import { paint, printJson, progress, progressDone } from "../output.js";
 import { runRecordCheck } from "./record-check.js";
+import { parseSandboxChoice } from "../../runner/backends.js";
 
 /** Fixtures travel with every task copy and grading run; beyond this they deserve a second look. */
 const LARGE_FIXTURES = 5 * 1024 * 1024;
@@ -23,6 +24,7 @@ interface RecordFlags {
   seed?: string;
   timeout?: string;
   check?: boolean;
+  sandbox: string;
   json?: boolean;
 }
 
@@ -38,6 +40,7 @@ export function registerRecord(program: Command): void {
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
     .option("--seed <N>", "seed for random, numpy.random and torch (default 0)")
     .option("--timeout <S>", `seconds the driver, and each generator, may run (default ${DEFAULT_RECORD_TIMEOUT_S})`)
+    .option("--sandbox <MODE>", "none (this machine) | docker (the task's image, built if missing) | auto (docker where built)", "none")
     .option("--check", "regenerate every fixture in a temp folder and compare it byte for byte with the committed one; writes nothing")
     .option("--json", "print the result as JSON")
     .addHelpText(
@@ -91,13 +94,14 @@ function wholeNumber(value: string | undefined, flag: string, min: number): numb
 
 async function runRecord(taskDirs: string[], flags: RecordFlags): Promise<number> {
   const timeoutS = wholeNumber(flags.timeout, "--timeout", 1);
+  const sandbox = parseSandboxChoice(flags.sandbox);
   if (flags.check) {
     for (const [flag, given] of [["--driver", flags.driver], ["--driver-file", flags.driverFile], ["--max-calls", flags.maxCalls], ["--seed", flags.seed]] as const) {
       if (given !== undefined) {
         throw new LmrError({ code: "usage/check-flag", kind: "usage", message: `--check regenerates fixtures as task.json says; ${flag} does not apply`, hint: "set record.driver (and record.max_calls) in task.json; the seed comes from the committed calls.json" });
       }
     }
-    return runRecordCheck(taskDirs, { ...(timeoutS !== undefined ? { timeoutS } : {}), ...(flags.python ? { python: flags.python } : {}), ...(flags.mirror ? { mirror: flags.mirror } : {}), json: flags.json === true });
+    return runRecordCheck(taskDirs, { sandbox, ...(timeoutS !== undefined ? { timeoutS } : {}), ...(flags.python ? { python: flags.python } : {}), ...(flags.mirror ? { mirror: flags.mirror } : {}), json: flags.json === true });
   }
   if (taskDirs.length !== 1) {
     throw new LmrError({ code: "usage/one-task", kind: "usage", message: `lmr record records one task at a time, got ${taskDirs.length}`, hint: "pass one TASK_DIR, or --check to compare several" });
@@ -118,6 +122,7 @@ async function runRecord(taskDirs: string[], flags: RecordFlags): Promise<number
     ...(timeoutS !== undefined ? { timeoutS } : {}),
     ...(flags.python ? { python: flags.python } : {}),
     ...(flags.mirror ? { mirror: flags.mirror } : {}),
+    sandbox,
   }).finally(progressDone);
   if (flags.json) {
     printJson({ ok: true, ...result });
