@@ -68,7 +68,7 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
     // The paper goes in after hashing on purpose: verification.json compares workspace hashes across
     // machines, and one without the paper must get the same hash; bundle.json records the paper apart.
     const paper = await addPaperToWorkspace(task, workspace, opts);
-    const graderHash = alternatives.length === 0 ? gr.hash : sha256(`grader ${gr.hash}\nalternatives ${(await hashTree(join(tmp, BUNDLE_FILES.alternatives))).hash}\n`);
+    const graderHash = combineGraderHash(gr.hash, alternatives.length === 0 ? undefined : (await hashTree(join(tmp, BUNDLE_FILES.alternatives))).hash);
     const manifest: BundleManifest = {
       schema_version: BUNDLE_SCHEMA_VERSION,
       task_id: m.id,
@@ -219,4 +219,9 @@ async function addTaskText(task: ResolvedTask, workspace: string): Promise<void>
     }
     await copyFile(join(task.dir, from), to);
   }
+}
+
+/** bundle.json's grader hash: the grader tree's, covering the alternatives beside it when the task has any. */
+export function combineGraderHash(graderTree: string, alternativesTree: string | undefined): string {
+  return alternativesTree === undefined ? graderTree : sha256(`grader ${graderTree}\nalternatives ${alternativesTree}\n`);
 }

@@ -158,9 +158,11 @@ export function noteBackend(line: string): void {
  * is built, else bwrap when it works, else the local backend, and says which
  * and why once per distinct reason. `docker` and `bwrap` demand theirs. A
  * request without an environment (a caller that knows no task) never gets
- * docker from `auto`.
+ * docker from `auto`. `quiet`: a helper run beside a task's own (the fork
+ * server) says nothing; the task's run already said what auto chose.
  */
-export async function selectBackend(choice: SandboxChoice, environment?: Readonly<Environment>): Promise<Selection> {
+export async function selectBackend(choice: SandboxChoice, environment?: Readonly<Environment>, opts: { quiet?: boolean } = {}): Promise<Selection> {
+  const say = opts.quiet ? () => {} : tell;
   if (choice === "none") return { backend: localBackend, why: "--sandbox none" };
   // Only a task-aware caller (one that passes the task's environment) has an image to run in.
   let dockerWhy = "the run names no task environment";
@@ -168,7 +170,7 @@ export async function selectBackend(choice: SandboxChoice, environment?: Readonl
     const found = await findDockerTarget(environment);
     if ("target" in found) {
       const why = `docker (${found.why})`;
-      if (choice === "auto") tell(`lmr: --sandbox auto (docker, then bwrap, then local) chose ${why}`);
+      if (choice === "auto") say(`lmr: --sandbox auto (docker, then bwrap, then local) chose ${why}`);
       return { backend: dockerBackend, image: found.target, why };
     }
     if (choice === "docker") return { reason: found.reason, wanted: "docker" };
@@ -176,11 +178,11 @@ export async function selectBackend(choice: SandboxChoice, environment?: Readonl
   }
   const r = await probeBwrap();
   if (r.ok) {
-    if (choice === "auto") tell(`lmr: --sandbox auto (docker, then bwrap, then local) chose bwrap: ${dockerWhy}`);
+    if (choice === "auto") say(`lmr: --sandbox auto (docker, then bwrap, then local) chose bwrap: ${dockerWhy}`);
     return { backend: bwrapBackend, why: "bwrap works here" };
   }
   if (choice === "bwrap") return { reason: r.reason ?? "bwrap is not available", wanted: "bwrap" };
-  tell(`lmr: --sandbox auto (docker, then bwrap, then local) chose local, NO isolation: ${dockerWhy}; ${r.reason ?? "bwrap is not available"}`);
+  say(`lmr: --sandbox auto (docker, then bwrap, then local) chose local, NO isolation: ${dockerWhy}; ${r.reason ?? "bwrap is not available"}`);
   return { backend: localBackend, why: `no sandbox works here (${r.reason ?? "bwrap is not available"})` };
 }
 

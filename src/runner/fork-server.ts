@@ -58,7 +58,7 @@ export class ForkServer {
   /** Starts a server, or returns undefined where it cannot run (docker backend, no interpreter): callers use plain runs then. */
   static async start(opts: ForkServerOptions): Promise<ForkServer | undefined> {
     if (!existsSync(opts.python.path) || (opts.python as { image?: unknown }).image) return undefined;
-    const sel = await selectBackend(opts.sandbox === "auto" ? "auto" : opts.sandbox);
+    const sel = await selectBackend(opts.sandbox === "auto" ? "auto" : opts.sandbox, undefined, { quiet: true });
     if ("reason" in sel || sel.backend.name === "docker") return undefined;
     const dir = await mkdtemp(join(tmpdir(), "lmr-fork-"));
     const keep = new Set<string>([dirname(SERVER), ...(opts.python.prefixes ?? [])]);

@@ -1,6 +1,7 @@
 import { readFile, readdir, rename, stat, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { combineGraderHash } from "../../src/bundle/build.js";
 import { hashTree, listFiles } from "../../src/core/hash.js";
 import type { BundleInfo, BundleManifest } from "../../src/bundle/types.js";
 import { findLines, forbiddenEntries, listTree, maskedAwayLines } from "../helpers/bundle-checks.js";
@@ -48,7 +49,9 @@ describe("lmr build on the example tasks (local upstreams)", () => {
     expect(infos.map((i) => i.task_id)).toEqual(TASK_IDS);
     expect((await readdir(out)).sort()).toEqual(TASK_IDS);
     for (const id of TASK_IDS) {
-      expect((await readdir(join(out, id))).sort()).toEqual(["bundle.json", "grader", "reference", "workspace"]);
+      // alternatives/ sits beside grader/ for a task that has alternative solutions (every example does)
+      const hasAlternatives = (await readdir(join(EXAMPLE_TASKS, id))).includes("alternatives");
+      expect((await readdir(join(out, id))).sort()).toEqual([...(hasAlternatives ? ["alternatives"] : []), "bundle.json", "grader", "reference", "workspace"]);
     }
   });
 
@@ -121,7 +124,8 @@ describe("lmr build on the example tasks (local upstreams)", () => {
       const { paper } = JSON.parse(await readFile(join(EXAMPLE_TASKS, info.task_id, "task.json"), "utf8"));
       expect(onDisk.paper?.source, info.task_id).toBe(paper.text !== undefined ? "task" : undefined);
       expect(onDisk.hashes.reference).toBe((await hashTree(join(info.dir, "reference"))).hash);
-      expect(onDisk.hashes.grader).toBe((await hashTree(join(info.dir, "grader"))).hash);
+      const alternatives = (await readdir(info.dir)).includes("alternatives") ? (await hashTree(join(info.dir, "alternatives"))).hash : undefined;
+      expect(onDisk.hashes.grader).toBe(combineGraderHash((await hashTree(join(info.dir, "grader"))).hash, alternatives));
       expect(onDisk.hashes.task).toBe(await taskHash(join(EXAMPLE_TASKS, info.task_id)));
       expect(onDisk.upstream.origin).toBe("path");
       expect(onDisk.targets.every((t) => t.start_line >= 1 && t.end_line > t.start_line)).toBe(true);

@@ -34,8 +34,9 @@ describe("lmr new without a terminal: flags only", () => {
     expect(r.exitCode).toBe(2);
     for (const flag of ["--paper-title", "--paper-url", "--year", "--repo", "--file", "--symbol", "--category"]) expect(r.stderr).toContain(flag);
     // node's own start-up is most of it; a second try absorbs a busy moment of a shared machine
-    const ms = first.ms < 1000 ? first.ms : Math.min(first.ms, (await timed()).ms);
-    expect(ms).toBeLessThan(1000);
+    // (a 2-core machine running the suite's other files takes ~1 s just to start node)
+    const ms = first.ms < 3000 ? first.ms : Math.min(first.ms, (await timed()).ms);
+    expect(ms).toBeLessThan(3000);
     // no --yes, but stdin is a pipe, not a terminal: the same
     const piped = await runCli(["new", "--paper-title", "T"], { cwd: p.root });
     expect(piped.exitCode).toBe(2);
@@ -109,9 +110,13 @@ describe("lmr new writes a task that validates and builds", () => {
     expect(schema.title).toBe("lmr task manifest");
     expect(m.record).toEqual({ driver: "driver.py" });
     expect(await listFiles(taskDir)).toEqual(["driver.py", "fixtures/.gitkeep", "instruction.md", "task.json", "tests/test_preference_loss.py"]);
-    const v = await runCli(["validate", taskDir], { cwd: p.root });
+    // valid but unfinished: the only problem lmr validate reports is the instruction's TODO(author) markers
+    const v = await runCli(["validate", taskDir, "--json"], { cwd: p.root });
     expect(v.stderr).toBe("");
-    expect(v.exitCode).toBe(0);
+    expect(v.exitCode).toBe(1);
+    const problems = (JSON.parse(v.stdout) as { problems: { pointer: string; message: string }[] }).problems;
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ pointer: "/instruction", message: expect.stringMatching(/still has \d+ TODO\(author\) marker/) });
   });
 
   it("drafts the instruction from the target's signature and docstring", async () => {
@@ -194,7 +199,8 @@ describe("lmr new: other upstreams, modes and paper text", () => {
     const text = await readFile(join(dir, "instruction.md"), "utf8");
     expect(text).toContain("The paper is at the root of this workspace: `paper.md` holds its text, page by page.");
     expect(text).toMatch(/- page 2, section "4 Method", near equation \(7\): "The preference loss/);
-    const v = await runCli(["validate", dir], { cwd: p.root });
-    expect(v.exitCode).toBe(0);
+    const v = await runCli(["validate", dir, "--json"], { cwd: p.root });
+    const problems = (JSON.parse(v.stdout) as { problems: { pointer: string }[] }).problems;
+    expect(problems.map((f) => f.pointer)).toEqual(["/instruction"]); // only the TODO(author) markers left to resolve
   });
 });

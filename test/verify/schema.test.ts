@@ -4,7 +4,7 @@ import { compileVerifySchemas, schemaErrors } from "./schemas.js";
 
 const { record: validateRecord, output: validateOutput } = compileVerifySchemas();
 const HASH = "a".repeat(64);
-const SETTINGS = { runs: 3, mutants: 20, min_kill_ratio: 0.8, seed: 1 };
+const SETTINGS = { runs: 3, mutants: 20, min_kill_ratio: 0.8, min_alternatives: 2, seed: 1 };
 
 function passing(): VerificationRecord {
   const r = emptyRecord("pref-loss", SETTINGS, { task: HASH, upstream: { location: "../up", commit: null, tree: HASH } }, "0.1.0");
