@@ -1,0 +1,21 @@
+/**
+ * Test files too slow for `npm test`'s 5-minute budget on 2 cores: long end-to-end
+ * runs (the CONTRIBUTING worked example, kill and resume, the hack suite, torch
+ * recordings, the stdlib masking sweep). `npm run test:slow` runs them, and so does
+ * .ci/run after `npm test`; nothing here is skipped in CI.
+ */
+export const SLOW_TEST_FILES = [
+  "test/contributing/contributing.test.ts",
+  "test/eval/eval-models.test.ts",
+  "test/eval/kill-resume.test.ts",
+  "test/hack/hack-suite.test.ts",
+  "test/mask/stdlib-sweep.test.ts",
+  "test/paper/paper-fetch.test.ts",
+  "test/queue/queue-eval.test.ts",
+  "test/record/record-errors.test.ts",
+  "test/record/record-generators.test.ts",
+  "test/record/record-methods.test.ts",
+  "test/record/record-mutations.test.ts",
+  "test/record/record-torch.test.ts",
+  "test/verify/task-standard.test.ts",
+];
