@@ -8,12 +8,14 @@ const SETTINGS = { runs: 3, mutants: 20, min_kill_ratio: 0.8, min_alternatives: 
 
 function passing(): VerificationRecord {
   const r = emptyRecord("pref-loss", SETTINGS, { task: HASH, upstream: { location: "../up", commit: null, tree: HASH } }, "0.1.0");
-  for (const s of ["manifest", "build", "reference", "stub", "mutants", "leaks"] as const) {
+  for (const s of ["manifest", "build", "fixtures", "reference", "environment", "stub", "alternatives", "mutants", "leaks"] as const) {
     r.steps[s] = { ...r.steps[s], ok: true, duration_s: 0.5 };
     delete r.steps[s].skipped;
     delete r.steps[s].reason;
   }
-  return settleRecord(r);
+  const settled = settleRecord(r);
+  expect(settled.ok, JSON.stringify(settled.failure)).toBe(true);
+  return settled;
 }
 
 describe("schema/verification.schema.json and verify-output.schema.json", () => {
