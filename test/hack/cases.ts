@@ -11,7 +11,8 @@ import type { Verdict } from "../../src/run-folder/index.js";
 export interface HackCase {
   name: string;
   kind: "file" | "row";
-  expect: { auto: Verdict; none?: Verdict };
+  /** One verdict, or the verdicts any of which is right (where load decides which limit bites first). */
+  expect: { auto: Verdict | Verdict[]; none?: Verdict | Verdict[] };
   why: RegExp;
 }
 
@@ -24,7 +25,9 @@ export const CASES: HackCase[] = [
   { name: "infinite-loop", kind: "file", expect: { auto: "timeout", none: "timeout" }, why: /exceeded its wall limit of 8 s/ },
   { name: "stubborn-loop", kind: "file", expect: { auto: "timeout", none: "timeout" }, why: /ran past the per-test limit of 2 s and did not stop/ },
   { name: "memory-bomb", kind: "file", expect: { auto: "failed", none: "failed" }, why: /MemoryError/ },
-  { name: "fork-loop", kind: "file", expect: { auto: "failed", none: "failed" }, why: /differs from the recorded value/ },
+  // Which limit the 200 forks hit first depends on the machine's load: the tests see the wrong value
+  // (failed), or the pids cap starves pytest itself and it stops with an internal error (error). Never passed.
+  { name: "fork-loop", kind: "file", expect: { auto: ["failed", "error"], none: ["failed", "error"] }, why: /differs from the recorded value|pytest hit an internal error/ },
   { name: "patch-grader", kind: "row", expect: { auto: "invalid", none: "invalid" }, why: /touches 'lmr_tests\/tests\/test_f1.py', which only the grader may provide/ },
   { name: "patch-conftest", kind: "row", expect: { auto: "invalid", none: "invalid" }, why: /touches 'conftest.py', which only the grader may provide/ },
   { name: "files-conftest", kind: "row", expect: { auto: "invalid", none: "invalid" }, why: /touches 'conftest.py'/ },

@@ -75,7 +75,8 @@ describe.skipIf(!ok)("hack suite, --sandbox docker", () => {
   it.each(CASES.map((c) => [c.name, c] as const))("%s gets the sandboxed verdict for the reason it targets", async (name, c) => {
     const res = await result(name);
     const log = await readFile(join(sampleDir(name), "log.txt"), "utf8");
-    expect({ verdict: res.verdict, reason: res.reason }).toMatchObject({ verdict: c.expect.auto });
+    const wanted = Array.isArray(c.expect.auto) ? c.expect.auto : [c.expect.auto];
+    expect(wanted, `verdict ${res.verdict}: ${res.reason ?? ""}`).toContain(res.verdict);
     expect(`${res.reason ?? ""}\n${log}`).toMatch(c.why);
     if (res.verdict !== "invalid") expect(res.backend).toBe("docker");
   });
