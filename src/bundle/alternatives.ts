@@ -1,11 +1,13 @@
-import { copyFile, mkdir, readdir } from "node:fs/promises";
+import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { LmrError } from "../core/errors.js";
 import { listFiles } from "../core/hash.js";
+import { BODIES_FILE, parseBodies, spliceBodies } from "../manifest/alternative-bodies.js";
 
 /** Folder of a task that holds independently written solutions, one subfolder each. */
 export const ALTERNATIVES_DIR = "alternatives";
 
-/** One alternative solution: `alternatives/<name>/` with replacement target files. */
+/** One alternative solution: `alternatives/<name>/bodies.py`, the bodies it writes into the masked stubs. */
 export interface Alternative {
   name: string;
   /** Files relative to the alternative's folder (= paths in the workspace). */
@@ -33,14 +35,30 @@ export async function alternativeInputFiles(taskDir: string): Promise<string[]> 
   return (await listAlternatives(taskDir)).flatMap((a) => a.files.map((f) => `${ALTERNATIVES_DIR}/${a.name}/${f}`));
 }
 
-/** Copies the alternatives into `destDir` (the bundle's alternatives/, beside grader/, never in the workspace). */
-export async function copyAlternatives(taskDir: string, destDir: string): Promise<Alternative[]> {
+/**
+ * Writes each alternative's whole target files into `destDir/<name>/` (the
+ * bundle's alternatives/, beside grader/, never in the workspace): the masked
+ * workspace files with the bodies of its bodies.py spliced in.
+ */
+export async function copyAlternatives(taskDir: string, workspaceDir: string, targets: readonly { file: string; symbol: string }[], destDir: string): Promise<Alternative[]> {
+  const targetFiles = [...new Set(targets.map((t) => t.file))].sort();
   const alts = await listAlternatives(taskDir);
   for (const alt of alts) {
-    for (const f of alt.files) {
-      const to = join(destDir, alt.name, f);
+    const label = `${ALTERNATIVES_DIR}/${alt.name}/${BODIES_FILE}`;
+    if (alt.files.length !== 1 || alt.files[0] !== BODIES_FILE) {
+      throw new LmrError({ code: "alternative/bodies", kind: "input", file: label, message: `alternatives/${alt.name}/ holds ${alt.files.join(", ") || "nothing"}`, hint: `an alternative is one ${BODIES_FILE} of '# lmr-body: FILE::SYMBOL' blocks (CONTRIBUTING.md, "Alternatives")` });
+    }
+    const blocks = parseBodies(await readFile(join(taskDir, ALTERNATIVES_DIR, alt.name, BODIES_FILE), "utf8"), label);
+    for (const b of blocks) {
+      if (!targetFiles.includes(b.file)) throw new LmrError({ code: "alternative/bodies", kind: "input", file: label, message: `line ${b.line}: ${b.file} is not a target file`, hint: `name one of ${targetFiles.join(", ")}` });
+    }
+    for (const file of targetFiles) {
+      const source = await readFile(join(workspaceDir, file), "utf8");
+      const to = join(destDir, alt.name, file);
       await mkdir(dirname(to), { recursive: true });
-      await copyFile(join(taskDir, ALTERNATIVES_DIR, alt.name, f), to);
+      const mine = targets.filter((t) => t.file === file).map((t) => t.symbol);
+      const isTarget = (name: string): boolean => mine.some((sym) => name === sym || name.startsWith(`${sym}.`));
+      await writeFile(to, spliceBodies(source, blocks.filter((b) => b.file === file), file, label, isTarget));
     }
   }
   return alts;

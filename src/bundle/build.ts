@@ -59,7 +59,7 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
     await addTaskText(task, workspace);
     await mkdir(grader, { recursive: true });
     await addGraderSupport(grader, await copyGraderFiles(task, grader));
-    const alternatives = await copyAlternatives(task.dir, join(tmp, BUNDLE_FILES.alternatives));
+    const alternatives = await copyAlternatives(task.dir, workspace, m.targets, join(tmp, BUNDLE_FILES.alternatives));
 
     const allowed = (m.verification?.allowed_leaks ?? []).map((a) => ({ file: a.file }));
     const { leaks } = await scanWorkspace(workspace, masked.references, { allowed });

@@ -1,12 +1,13 @@
 import { readFile, readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Finding } from "./schema-errors.js";
+import { BODIES_FILE, parseBodies } from "./alternative-bodies.js";
 import { asObject } from "./semantic.js";
 
 /*
  * Checks of what task files say, beyond their existence: an instruction still
- * holding the scaffold's TODO(author) markers, and alternative solutions whose
- * files are not exactly the task's target files.
+ * holding the scaffold's TODO(author) markers, and alternative solutions that
+ * are not one bodies.py of blocks naming the task's target files.
  */
 
 const TODO_MARKER = "TODO(author)";
@@ -29,7 +30,7 @@ async function checkInstructionMarkers(data: unknown, taskDir: string): Promise<
   return [{ pointer: "/instruction", message: `'${rel}' still has ${lines.length} ${TODO_MARKER} marker(s), at line(s) ${shown}`, hint: `make each decision the marker asks for and delete the marker` }];
 }
 
-/** alternatives/<name>/ must hold every target file and nothing else, so it is graded exactly as a submission. */
+/** alternatives/<name>/ must hold one bodies.py whose blocks name target files (CONTRIBUTING.md, "Alternatives"). */
 async function checkAlternativeFiles(data: unknown, taskDir: string): Promise<Finding[]> {
   const targets = asObject(data)?.targets;
   const files = new Set(Array.isArray(targets) ? targets.map((t) => asObject(t)?.file).filter((f): f is string => typeof f === "string") : []);
@@ -40,13 +41,25 @@ async function checkAlternativeFiles(data: unknown, taskDir: string): Promise<Fi
   const finding = (message: string, hint: string): Finding => ({ pointer: "", message: `${ALTERNATIVES}/${message}`, hint });
   for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
     if (!e.isDirectory()) {
-      out.push(finding(`${e.name} is not a folder`, "put each alternative in its own folder: alternatives/<name>/<target file>"));
+      out.push(finding(`${e.name} is not a folder`, `put each alternative in its own folder: alternatives/<name>/${BODIES_FILE}`));
       continue;
     }
     if (!NAME.test(e.name)) out.push(finding(`${e.name}: the folder name is not a slug`, "name it with lowercase letters, digits, '-' or '_', e.g. alternatives/vectorised"));
     const have = await listRelative(join(root, e.name));
-    for (const f of files) if (!have.includes(f)) out.push(finding(`${e.name} lacks the target file ${f}`, `copy the workspace's ${f} there and fill in the target`));
-    for (const f of have) if (!files.has(f)) out.push(finding(`${e.name}/${f} is not a target file`, "an alternative holds only the target files (the grader takes nothing else from a submission); remove it"));
+    for (const f of have) {
+      if (f !== BODIES_FILE) out.push(finding(`${e.name}/${f}: an alternative holds only ${BODIES_FILE}`, `write the bodies as '# lmr-body: FILE::SYMBOL' blocks in ${BODIES_FILE}, never a copy of the upstream file; remove ${f}`));
+    }
+    if (!have.includes(BODIES_FILE)) {
+      out.push(finding(`${e.name} has no ${BODIES_FILE}`, `write the alternative's bodies in alternatives/${e.name}/${BODIES_FILE}`));
+      continue;
+    }
+    try {
+      for (const b of parseBodies(await readFile(join(root, e.name, BODIES_FILE), "utf8"), `${ALTERNATIVES}/${e.name}/${BODIES_FILE}`)) {
+        if (!files.has(b.file)) out.push(finding(`${e.name}/${BODIES_FILE}: line ${b.line}: ${b.file} is not a target file`, `name one of: ${[...files].join(", ")}`));
+      }
+    } catch (err) {
+      out.push(finding(`${e.name}/${BODIES_FILE}: ${(err as Error).message}`, (err as { hint?: string }).hint ?? "fix the block"));
+    }
   }
   return out;
 }
