@@ -195,3 +195,15 @@ export function parseSandboxChoice(value: string): SandboxChoice {
   }
   throw new LmrError({ code: "usage/bad-sandbox", kind: "usage", message: `--sandbox must be one of ${SANDBOX_CHOICES.join(", ")}, got '${value}'`, hint: "auto picks docker (image built), then bwrap, then none" });
 }
+
+/**
+ * An interpreter named on the command line (`--python`) lives on this
+ * machine, so `auto` must not pick docker (whose image brings its own): it
+ * becomes bwrap where that works, else none, and says so once.
+ */
+export async function hostChoiceFor(choice: SandboxChoice, python: string | undefined): Promise<SandboxChoice> {
+  if (choice !== "auto" || !python) return choice;
+  const r = await probeBwrap();
+  tell(`lmr: --sandbox auto (docker, then bwrap, then local) chose ${r.ok ? "bwrap" : `local, NO isolation (${r.reason ?? "bwrap is not available"})`}: --python ${python} is an interpreter on this machine, not in an image`);
+  return r.ok ? "bwrap" : "none";
+}

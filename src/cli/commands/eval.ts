@@ -15,7 +15,7 @@ import { formatRate, formatVerdictCounts } from "../../report/format.js";
 import { writeSummary } from "../../report/summarize.js";
 import type { Summary } from "../../report/types.js";
 import { TASK_SET_CHOICES, isInSet, readTaskSet, type TaskSetChoice } from "../../run-folder/index.js";
-import { parseSandboxChoice } from "../../runner/backends.js";
+import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
 import { action } from "../action.js";
 import { printJson, printProblems, progress, progressDone } from "../output.js";
 
@@ -102,7 +102,7 @@ function count(value: string | undefined, flag: string): number | undefined {
 }
 
 async function runEvalCommand(flags: EvalFlags): Promise<number> {
-  const sandbox = parseSandboxChoice(flags.sandbox);
+  const sandbox = await hostChoiceFor(parseSandboxChoice(flags.sandbox), flags.python);
   const jobs = count(flags.jobs, "--jobs") ?? availableParallelism();
   const samples = count(flags.samples, "--samples");
   const dirs = await findTaskDirs(flags.tasksDir);

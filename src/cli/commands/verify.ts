@@ -7,7 +7,7 @@ import type { Problem } from "../../core/errors.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import { displayPath, readManifest, resolveTaskDir } from "../../manifest/read.js";
 import { validateTasks } from "../../manifest/validate.js";
-import { parseSandboxChoice } from "../../runner/backends.js";
+import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
 import type { SandboxChoice } from "../../runner/types.js";
 import { STEP_NAMES, type VerificationRecord } from "../../verify/record.js";
 import { checkFixturesStep } from "../../verify/fixtures-step.js";
@@ -123,7 +123,7 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
     ...(jobs !== undefined ? { jobs } : {}),
     ...(flags.mirror ? { mirror: flags.mirror } : {}),
     ...(flags.python ? { python: flags.python } : {}),
-    sandbox: sandboxChoice(flags.sandbox),
+    sandbox: await hostChoiceFor(sandboxChoice(flags.sandbox), flags.python),
     force: flags.force ?? false,
     write: flags.write,
     keep: flags.keep ?? false,
