@@ -34,6 +34,7 @@ async function checkInstructionMarkers(data: unknown, taskDir: string): Promise<
 async function checkAlternativeFiles(data: unknown, taskDir: string): Promise<Finding[]> {
   const targets = asObject(data)?.targets;
   const files = new Set(Array.isArray(targets) ? targets.map((t) => asObject(t)?.file).filter((f): f is string => typeof f === "string") : []);
+  const symbols = (Array.isArray(targets) ? targets : []).map((t) => ({ file: asObject(t)?.file, symbol: asObject(t)?.symbol })).filter((t): t is { file: string; symbol: string } => typeof t.file === "string" && typeof t.symbol === "string");
   const root = join(taskDir, ALTERNATIVES);
   const entries = await readdir(root, { withFileTypes: true }).catch(() => undefined);
   if (!entries) return [];
@@ -56,6 +57,9 @@ async function checkAlternativeFiles(data: unknown, taskDir: string): Promise<Fi
     try {
       for (const b of parseBodies(await readFile(join(root, e.name, BODIES_FILE), "utf8"), `${ALTERNATIVES}/${e.name}/${BODIES_FILE}`)) {
         if (!files.has(b.file)) out.push(finding(`${e.name}/${BODIES_FILE}: line ${b.line}: ${b.file} is not a target file`, `name one of: ${[...files].join(", ")}`));
+        else if (!symbols.some((t) => t.file === b.file && (b.symbol === t.symbol || b.symbol.startsWith(`${t.symbol}.`)))) {
+          out.push(finding(`${e.name}/${BODIES_FILE}: line ${b.line}: ${b.symbol} is not a target`, "write bodies for the targets only; code masked for other reasons (workspace.mask) stays a stub"));
+        }
       }
     } catch (err) {
       out.push(finding(`${e.name}/${BODIES_FILE}: ${(err as Error).message}`, (err as { hint?: string }).hint ?? "fix the block"));
