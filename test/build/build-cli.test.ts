@@ -1,4 +1,4 @@
-import { readFile, readdir, rename, stat, symlink } from "node:fs/promises";
+import { readFile, readdir, rename, rm, stat, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { combineGraderHash } from "../../src/bundle/build.js";
@@ -175,6 +175,8 @@ describe("lmr build failures", () => {
     const taskDir = await copyTask(root, "pref-loss", (m) => {
       m.targets[0].symbol = "preference_los";
     });
+    // the alternatives' blocks name the real symbol, which validate would report first
+    await rm(join(taskDir, "alternatives"), { recursive: true });
     const out = join(root, "out");
     const r = await runCli(["build", taskDir, "--out", out]);
     expect(r.exitCode).toBe(2);
