@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import type { RunOutcome } from "../runner/types.js";
 import type { AlternativeOutcome, AlternativesStep } from "./record.js";
+import type { RunSlots } from "./run-slots.js";
 import { failingTests, since, type Tick } from "./steps.js";
 
 /**
@@ -15,39 +16,20 @@ import { failingTests, since, type Tick } from "./steps.js";
 export async function alternativesStep(
   bundle: BundleInfo,
   minAlternatives: number,
+  limit: RunSlots,
   runOverlay: (overlay: Record<string, string>) => Promise<RunOutcome>,
   tick: Tick,
 ): Promise<AlternativesStep> {
   const t = performance.now();
   const targetFiles = [...new Set(bundle.targets.map((x) => x.file))].sort();
-  const results: AlternativeOutcome[] = [];
-  for (const [i, name] of bundle.alternatives.entries()) {
-    const dir = join(bundle.dir, BUNDLE_FILES.alternatives, name);
-    const overlay: Record<string, string> = {};
-    const lacking: string[] = [];
-    for (const file of targetFiles) {
-      const text = await readFile(join(dir, file), "utf8").catch(() => undefined);
-      if (text === undefined) lacking.push(file);
-      else overlay[file] = text;
-    }
-    if (lacking.length > 0) {
-      results.push({ name, status: "invalid", passed: 0, failed: 0, errors: 0, duration_s: 0, reason: `lacks the target file(s) ${lacking.join(", ")}` });
-    } else {
-      const o = await runOverlay(overlay);
-      const failing = failingTests(o);
-      results.push({
-        name,
-        status: o.status,
-        passed: o.counts.passed,
-        failed: o.counts.failed,
-        errors: o.counts.errors,
-        duration_s: Math.round(o.duration_s * 1000) / 1000,
-        ...(o.reason ? { reason: o.reason } : {}),
-        ...(failing.length > 0 ? { failing } : {}),
-      });
-    }
-    tick(i + 1, bundle.alternatives.length, `alternative ${name} ${results.at(-1)!.status}`);
-  }
+  let done = 0;
+  const results = await Promise.all(
+    bundle.alternatives.map(async (name): Promise<AlternativeOutcome> => {
+      const r = await gradeAlternative(bundle, name, targetFiles, limit, runOverlay);
+      tick(++done, bundle.alternatives.length, `alternative ${name} ${r.status}`);
+      return r;
+    }),
+  );
   const step: AlternativesStep = { ok: true, min: minAlternatives, alternatives: results, duration_s: since(t) };
   const infra = results.find((r) => r.status === "infra");
   if (infra) return { ...step, ok: false, infra: true, reason: `infra: alternative '${infra.name}' could not run (${infra.reason ?? "no reason given"})` };
@@ -65,4 +47,34 @@ export async function alternativesStep(
     };
   }
   return step;
+}
+
+async function gradeAlternative(
+  bundle: BundleInfo,
+  name: string,
+  targetFiles: string[],
+  limit: RunSlots,
+  runOverlay: (overlay: Record<string, string>) => Promise<RunOutcome>,
+): Promise<AlternativeOutcome> {
+  const dir = join(bundle.dir, BUNDLE_FILES.alternatives, name);
+  const overlay: Record<string, string> = {};
+  const lacking: string[] = [];
+  for (const file of targetFiles) {
+    const text = await readFile(join(dir, file), "utf8").catch(() => undefined);
+    if (text === undefined) lacking.push(file);
+    else overlay[file] = text;
+  }
+  if (lacking.length > 0) return { name, status: "invalid", passed: 0, failed: 0, errors: 0, duration_s: 0, reason: `lacks the target file(s) ${lacking.join(", ")}` };
+  const o = await limit(() => runOverlay(overlay));
+  const failing = failingTests(o);
+  return {
+    name,
+    status: o.status,
+    passed: o.counts.passed,
+    failed: o.counts.failed,
+    errors: o.counts.errors,
+    duration_s: Math.round(o.duration_s * 1000) / 1000,
+    ...(o.reason ? { reason: o.reason } : {}),
+    ...(failing.length > 0 ? { failing } : {}),
+  };
 }

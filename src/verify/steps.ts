@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import pLimit from "p-limit";
 import { formatProblem, isLmrError } from "../core/errors.js";
 import { BUNDLE_FILES, scanWorkspace, type BundleInfo, type LeakReference } from "../bundle/index.js";
 import type { ResolvedTask } from "../manifest/types.js";
@@ -10,6 +9,7 @@ import { runMutant, type MutantPlan } from "./mutant-runs.js";
 import { judgeReference, judgeStub, type RunsJudgement } from "./judge-runs.js";
 import { generateMutants, type Mutant } from "./mutants.js";
 import { findSameNamedDefinitions } from "./review-names.js";
+import type { RunSlots } from "./run-slots.js";
 import type { FailingTest, LeaksStep, MutantsStep, RunSummary, RunsStep, StepRecord, VerificationRecord } from "./record.js";
 
 /** Reports one finished unit of work: `done` of `total` (a run, a mutant). */
@@ -70,12 +70,11 @@ export async function checkManifestStep(task: ResolvedTask): Promise<StepRecord 
 export async function repeatRuns(
   kind: "reference" | "stub",
   n: number,
-  jobs: number,
+  limit: RunSlots,
   once: () => Promise<RunOutcome>,
   tick: Tick,
 ): Promise<{ step: RunsStep; backend?: RunOutcome["backend"]; outcomes: RunOutcome[] }> {
   const t = performance.now();
-  const limit = pLimit(Math.max(1, jobs));
   let done = 0;
   const outcomes = await Promise.all(
     Array.from({ length: n }, () =>
@@ -97,7 +96,7 @@ export async function mutantsStep(
   task: ResolvedTask,
   references: Record<string, string>,
   settings: VerificationRecord["settings"],
-  jobs: number,
+  limit: RunSlots,
   runOverlay: (overlay: Record<string, string>, extra: Partial<RunRequest>) => Promise<RunOutcome>,
   tick: Tick,
   plan: MutantPlan = { killers: [], mount: "lmr_tests" },
@@ -113,7 +112,6 @@ export async function mutantsStep(
     const share = Math.floor(settings.mutants / files.length) + (i < settings.mutants % files.length ? 1 : 0);
     for (const mutant of await generateMutants(references[file]!, targets, { max: share, seed: settings.seed })) mutants.push({ file, mutant });
   }
-  const limit = pLimit(Math.max(1, jobs));
   let done = 0;
   // shared by the runs in flight, and left in `plan` for the caller to remember
   const killers = plan.killers;

@@ -15,6 +15,7 @@ import type { SourceOptions } from "../source/types.js";
 import { ForkServer } from "../runner/fork-server.js";
 import { defaultCacheDir } from "../source/cache.js";
 import { alternativesStep } from "./alternatives-step.js";
+import { createRunSlots, type RunSlots } from "./run-slots.js";
 import { readKillers, writeKillers, type MutantPlan } from "./mutant-runs.js";
 import { environmentStep, findMissingModule, missingModuleReason } from "./environment-step.js";
 import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSION, type FixturesStep, type StepName, type VerificationRecord } from "./record.js";
@@ -36,8 +37,10 @@ export interface VerifyOptions extends SourceOptions {
   seed?: number;
   python?: string;
   sandbox?: SandboxChoice;
-  /** Parallel test runs (reference, stub and mutant runs; default: 2). */
+  /** Parallel test runs (reference, stub, alternative, mutant and fixture runs; default: 2). */
   jobs?: number;
+  /** Run slots shared with other tasks verified at the same time (default: `jobs` slots of this task's own). */
+  slots?: RunSlots;
   /** Verify even when verification.json says the same inputs were verified. */
   force?: boolean;
   /** Write verification.json into the task folder (default true). */
@@ -139,7 +142,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     task: taskHash,
     upstream: { location: isUrlUpstream(u) ? u.repo : u.path, commit: u.commit ?? null, ...(upstreamTree ? { tree: upstreamTree } : {}) },
   }, TOOLKIT_VERSION);
-  const jobs = Math.max(1, opts.jobs ?? 2);
+  const slots = opts.slots ?? createRunSlots(Math.max(1, opts.jobs ?? 2));
 
   const work = await mkdtemp(join(tmpdir(), "lmr-verify-"));
   let kept: KeptBundle | undefined;
@@ -166,10 +169,16 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     record.inputs.reference = bundle.hashes.reference;
     record.inputs.grader = bundle.hashes.grader;
 
+    // the fixtures regenerate from their own checkout: that runs beside the test steps, in a slot of its own
     emit("fixtures", "regenerating the fixtures");
-    record.steps.fixtures = opts.checkFixtures
-      ? await opts.checkFixtures(task).catch((err: unknown) => ({ ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0 }))
-      : { ok: true, skipped: true, reason: "not checked (no fixture check configured)", duration_s: 0 };
+    const check = opts.checkFixtures;
+    const fixtures: Promise<FixturesStep> = check
+      ? slots(() => check(task)).catch((err: unknown) => ({ ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0 }))
+      : Promise.resolve({ ok: true, skipped: true, reason: "not checked (no fixture check configured)", duration_s: 0 });
+    const withFixtures = async (): Promise<VerifyResult> => {
+      record.steps.fixtures = await fixtures;
+      return finish(record, task, opts, t0);
+    };
 
     let python: PythonEnv;
     try {
@@ -177,7 +186,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       python = await resolveRunPython({ sandbox: opts.sandbox ?? "auto", environment: m.environment, ...(opts.python ? { python: opts.python } : {}), requirements: m.environment.requirements, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
     } catch (err) {
       record.steps.reference = { ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0, runs: [] };
-      return await finish(record, task, opts, t0);
+      return await withFixtures();
     }
     record.environment.python = { path: python.path, version: python.version };
     record.environment.packages = await packageVersions(python.path, ["pytest", ...m.environment.requirements]);
@@ -191,7 +200,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     let refRun = 0;
     // the first reference run also traces which target lines each test executes: the fast mutant path runs a mutant only where it can be killed
     const traced = (): Partial<RunRequest> => (fast && refRun++ === 0 ? { traceLines: Object.keys(references) } : {});
-    const ref = await repeatRuns("reference", settings.runs, jobs, () => runWith(references, { reportImports: true, ...traced() }), tick("reference"));
+    const ref = await repeatRuns("reference", settings.runs, slots, () => runWith(references, { reportImports: true, ...traced() }), tick("reference"));
     record.steps.reference = ref.step;
     record.environment.backend = ref.backend ?? null;
     if (ref.backend === "docker") record.environment.image = await dockerImageOf(m.environment);
@@ -210,15 +219,22 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     const runTrusted = (overlay: Record<string, string>, extra: Partial<RunRequest> = {}): Promise<RunOutcome> =>
       server ? server.run({ ...base, overlay, ...extra }) : runWith(overlay, extra);
 
+    // stub, alternatives, mutants and the leak scan are independent: they share the run slots
     emit("stub", `stub × ${settings.runs}`);
-    const stub = await repeatRuns("stub", settings.runs, jobs, () => runTrusted({}), tick("stub"));
-    record.steps.stub = stub.step;
-    const stubMissing = !stub.step.ok && record.steps.reference.infra ? findMissingModule(stub.outcomes) : undefined;
-    if (stubMissing) record.steps.stub = { ...stub.step, infra: true, reason: missingModuleReason(stubMissing, python.path) };
+    const stubStep = repeatRuns("stub", settings.runs, slots, () => runTrusted({}), tick("stub")).then((stub) => {
+      record.steps.stub = stub.step;
+      const stubMissing = !stub.step.ok && record.steps.reference.infra ? findMissingModule(stub.outcomes) : undefined;
+      if (stubMissing) record.steps.stub = { ...stub.step, infra: true, reason: missingModuleReason(stubMissing, python.path) };
+    });
 
-    if (record.steps.reference.ok) {
+    const gradingSteps = async (): Promise<void> => {
+      if (!record.steps.reference.ok) {
+        record.steps.alternatives = { ...record.steps.alternatives, reason: "not run: the reference does not pass" };
+        record.steps.mutants = { ...record.steps.mutants, reason: "not run: the reference does not pass" };
+        return;
+      }
       emit("alternatives", `${bundle.alternatives.length} alternative(s)`);
-      record.steps.alternatives = await alternativesStep(bundle, settings.min_alternatives, (overlay) => runWith(overlay), tick("alternatives"));
+      const alternatives = alternativesStep(bundle, settings.min_alternatives, slots, (overlay) => runWith(overlay), tick("alternatives"));
 
       emit("mutants", `up to ${settings.mutants} mutants`);
       // a mutant that loops forever is killed by its timeout: a few reference durations, not the task's whole budget
@@ -227,21 +243,26 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       const coverage = fast ? ref.outcomes.find((o) => o.status === "passed" && o.lines)?.lines : undefined;
       const cacheDir = opts.cacheDir ?? defaultCacheDir();
       const plan: MutantPlan = { killers: fast ? await readKillers(cacheDir, bundle.hashes.grader) : [], mount: m.tests.mount ?? "lmr_tests", ...(coverage ? { coverage } : {}) };
-      record.steps.mutants = await mutantsStep(task, references, settings, jobs, (overlay, extra) => runTrusted(overlay, { timeoutTotalS: timeout, ...extra }), tick("mutants"), plan);
+      record.steps.mutants = await mutantsStep(task, references, settings, slots, (overlay, extra) => runTrusted(overlay, { timeoutTotalS: timeout, ...extra }), tick("mutants"), plan);
       if (fast) await writeKillers(cacheDir, bundle.hashes.grader, plan.killers).catch(() => undefined);
-    } else {
-      record.steps.alternatives = { ...record.steps.alternatives, reason: "not run: the reference does not pass" };
-      record.steps.mutants = { ...record.steps.mutants, reason: "not run: the reference does not pass" };
-    }
+      record.steps.alternatives = await alternatives;
+    };
 
-    emit("leaks", "scanning the workspace");
-    try {
-      record.steps.leaks = await leaksStep(task, bundle, references, await siblingScan(task, opts.siblings));
-    } catch (err) {
-      record.steps.leaks = { ok: false, infra: true, reason: `infra: the leak scan failed: ${errorText(err)}`, leaks: [], duration_s: 0 };
-    }
+    const leakScan = async (): Promise<void> => {
+      emit("leaks", "scanning the workspace");
+      try {
+        record.steps.leaks = await leaksStep(task, bundle, references, await siblingScan(task, opts.siblings));
+      } catch (err) {
+        record.steps.leaks = { ok: false, infra: true, reason: `infra: the leak scan failed: ${errorText(err)}`, leaks: [], duration_s: 0 };
+      }
+    };
+
+    // every step settles before the bundle and the fork server go away, even when one throws
+    const settled = await Promise.allSettled([stubStep, gradingSteps(), leakScan(), fixtures]);
+    const thrown = settled.find((x): x is PromiseRejectedResult => x.status === "rejected");
+    if (thrown) throw thrown.reason;
     if (opts.keep) kept = await keepForHand(bundle, references, task, python);
-    const done = await finish(record, task, opts, t0);
+    const done = await withFixtures();
     return kept ? { ...done, kept } : done;
   } finally {
     await server?.close();

@@ -247,10 +247,23 @@ describe("progress", () => {
     const r = await execa("script", ["-qec", cmd, "/dev/null"], { cwd: REPO_ROOT, env: { NO_COLOR: "1" }, reject: false });
     expect(r.exitCode).toBe(0);
     const text = String(r.stdout);
-    expect(text).toContain("[1/1] pref-loss reference");
+    expect(text).toContain("[0/1 done] pref-loss reference");
     expect(text).toContain("reference run 2/2 passed");
     expect(text).toContain("stub run 2/2 failed");
     expect(text).toMatch(/mutant 3\/3 (killed|survived)/);
     expect(text).toContain("✓ pref-loss");
+  });
+
+  it("verifies tasks side by side, shows each one in flight, and reports them in the order given", async (ctx) => {
+    if (!(await hasScript)) ctx.skip();
+    const tasks = ["weak-tests", "leaked-allowed", "stub-passes"].map((t) => join(BROKEN, t));
+    const cmd = `node ${CLI} verify ${tasks.join(" ")} --runs 1 --mutants 2 --no-write -j 2 --tasks-at-once 2`;
+    const r = await execa("script", ["-qec", cmd, "/dev/null"], { cwd: REPO_ROOT, env: { NO_COLOR: "1" }, reject: false });
+    const text = String(r.stdout);
+    // the first two run side by side: one progress line shows both
+    expect(text).toMatch(/\[0\/3 done\] (weak-tests|leaked-allowed) [^|\r]* \| (weak-tests|leaked-allowed) \w+/);
+    const order = [...text.matchAll(/[✓✗] ([a-z-]+) —/g)].map((m) => m[1]);
+    expect(order).toEqual(["weak-tests", "leaked-allowed", "stub-passes"]);
+    expect(text).toContain("2/3 tasks verified");
   });
 });

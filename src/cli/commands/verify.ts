@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import { EXIT, LmrError } from "../../core/errors.js";
 import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
+import pLimit from "p-limit";
 import { dirname, join, resolve } from "node:path";
 import type { Problem } from "../../core/errors.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
@@ -11,6 +12,7 @@ import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
 import type { SandboxChoice } from "../../runner/types.js";
 import { STEP_NAMES, type VerificationRecord } from "../../verify/record.js";
 import { checkFixturesStep } from "../../verify/fixtures-step.js";
+import { createRunSlots } from "../../verify/run-slots.js";
 import { SiblingReferences } from "../../verify/siblings.js";
 import { recordInvalidManifest, verifyTask, type KeptBundle, type VerifyEvent, type VerifyOptions } from "../../verify/verify-task.js";
 import { action } from "../action.js";
@@ -26,6 +28,7 @@ interface VerifyFlags {
   python?: string;
   sandbox: string;
   jobs?: string;
+  tasksAtOnce?: string;
   force?: boolean;
   write: boolean;
   keep?: boolean;
@@ -48,7 +51,8 @@ export function registerVerify(program: Command): void {
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
     .option("--python <PATH>", "Python interpreter to run the tests with; default $LMR_PYTHON, else python3")
     .option("--sandbox <MODE>", "auto | docker | bwrap | none (auto: docker where the task's image is built, else bwrap, else none)", "auto")
-    .option("-j, --jobs <N>", "test runs at once within a task (reference, stub, mutants; default: 2)")
+    .option("-j, --jobs <N>", "test runs at once, shared by the tasks being verified (reference, stub, alternatives, mutants, fixtures; default: the CPU count, at least 2)")
+    .option("--tasks-at-once <N>", "tasks verified side by side, so one task's builds and leak scan overlap another's runs (default: 2)")
     .option("--force", "verify even when verification.json records the same inputs")
     .option("--no-write", "do not write verification.json")
     .option("--keep", "keep the bundle and print the command that reruns the reference's tests by hand")
@@ -114,13 +118,15 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
   const mutants = count(flags.mutants, "--mutants", 0);
   const minKillRatio = ratio(flags.minKillRatio);
   const minAlternatives = count(flags.minAlternatives, "--min-alternatives", 0);
-  const jobs = count(flags.jobs, "--jobs", 1);
+  const jobs = count(flags.jobs, "--jobs", 1) ?? Math.max(2, availableParallelism());
+  const tasksAtOnce = count(flags.tasksAtOnce, "--tasks-at-once", 1) ?? 2;
   const opts: VerifyOptions = {
     ...(runs !== undefined ? { runs } : {}),
     ...(mutants !== undefined ? { mutants } : {}),
     ...(minKillRatio !== undefined ? { minKillRatio } : {}),
     ...(minAlternatives !== undefined ? { minAlternatives } : {}),
-    ...(jobs !== undefined ? { jobs } : {}),
+    jobs,
+    slots: createRunSlots(jobs),
     ...(flags.mirror ? { mirror: flags.mirror } : {}),
     ...(flags.python ? { python: flags.python } : {}),
     sandbox: await hostChoiceFor(sandboxChoice(flags.sandbox), flags.python),
@@ -134,13 +140,13 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
   if (flags.datasetScan) opts.siblings = new SiblingReferences(siblingWork, opts);
   opts.checkFixtures = (task) => checkFixturesStep(task, opts);
   try {
-    return await verifyAll(dirs, flags, opts);
+    return await verifyAll(dirs, flags, opts, tasksAtOnce);
   } finally {
     await rm(siblingWork, { recursive: true, force: true });
   }
 }
 
-async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions): Promise<number> {
+async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions, tasksAtOnce: number): Promise<number> {
   // Unreadable folders and malformed JSON stop here (exit 2); an invalid manifest is a failed check of that task.
   const report = await validateTasks(dirs);
   const problemsByDir = new Map<string, Problem[]>();
@@ -148,23 +154,51 @@ async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions
     const dir = resolve(p.file ? dirname(p.file) : ".");
     problemsByDir.set(dir, [...(problemsByDir.get(dir) ?? []), p]);
   }
-  const records: (VerificationRecord & { unchanged: boolean; kept?: KeptBundle })[] = [];
-  for (const [i, dir] of dirs.entries()) {
+  type Verified = { record: VerificationRecord; unchanged: boolean; kept?: KeptBundle };
+  const board = new ProgressBoard(dirs.length);
+  const verifyOne = async (dir: string): Promise<Verified> => {
     const problems = problemsByDir.get(resolveTaskDir(dir));
-    let result: { record: VerificationRecord; unchanged: boolean; kept?: KeptBundle };
-    if (problems) {
-      const raw = await readManifest(dir);
-      result = { record: await recordInvalidManifest(raw.dir, (raw.data as { id?: unknown } | null)?.id, problems, opts), unchanged: false };
-    } else {
+    let id: string | undefined;
+    try {
+      if (problems) {
+        const raw = await readManifest(dir);
+        return { record: await recordInvalidManifest(raw.dir, (raw.data as { id?: unknown } | null)?.id, problems, opts), unchanged: false };
+      }
       const task = await loadTask(dir);
-      result = await verifyTask(task, { ...opts, onEvent: (e) => progress(progressLine(e, i, dirs.length)) });
-      progressDone();
+      id = task.manifest.id;
+      return await verifyTask(task, { ...opts, onEvent: (e) => board.update(e) });
+    } finally {
+      board.finish(id);
     }
-    records.push({ ...result.record, unchanged: result.unchanged, ...(result.kept ? { kept: result.kept } : {}) });
-    if (!flags.json) {
-      process.stdout.write(describe(result.record, result.unchanged, displayPath(resolveTaskDir(dir)), flags.write && !problems) + "\n");
-      if (result.kept) process.stdout.write(`  kept: ${result.kept.bundle}\n  rerun the reference's tests by hand:\n    ${result.kept.command}\n`);
+  };
+  const describeOne = (dir: string, result: Verified): string => {
+    const written = flags.write && !problemsByDir.has(resolveTaskDir(dir));
+    let text = describe(result.record, result.unchanged, displayPath(resolveTaskDir(dir)), written) + "\n";
+    if (result.kept) text += `  kept: ${result.kept.bundle}\n  rerun the reference's tests by hand:\n    ${result.kept.command}\n`;
+    return text;
+  };
+  // tasks run side by side, results print in the order the tasks were given, each as soon as those before it are done
+  const limit = pLimit(Math.max(1, tasksAtOnce));
+  let stopping = false;
+  const pending = dirs.map((dir) =>
+    limit(() => (stopping ? Promise.reject(new Error("not verified: an earlier task stopped the run")) : verifyOne(dir))),
+  );
+  // a later task's failure is reported when its turn comes, not as an unhandled rejection meanwhile
+  for (const p of pending) p.catch(() => undefined);
+  const records: (VerificationRecord & { unchanged: boolean; kept?: KeptBundle })[] = [];
+  try {
+    for (const [i, dir] of dirs.entries()) {
+      const result = await pending[i]!;
+      records.push({ ...result.record, unchanged: result.unchanged, ...(result.kept ? { kept: result.kept } : {}) });
+      if (!flags.json) board.print(describeOne(dir, result));
     }
+  } catch (err) {
+    stopping = true;
+    throw err;
+  } finally {
+    // a task that threw stops the run: nothing new starts, the tasks in flight finish cleaning up
+    await Promise.allSettled(pending);
+    progressDone();
   }
   const failed = records.filter((r) => !r.ok);
   if (flags.json) printJson({ ok: failed.length === 0, tasks: records, ...(report.problems.length > 0 ? { problems: report.problems } : {}) });
@@ -174,9 +208,43 @@ async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions
   return failed.every((r) => r.failure?.kind === "infra") ? EXIT.infra : EXIT.check;
 }
 
-function progressLine(e: VerifyEvent, i: number, n: number): string {
-  const bar = e.done !== undefined && e.total ? ` ${"#".repeat(Math.round((10 * e.done) / e.total)).padEnd(10, ".")}` : "";
-  return `[${i + 1}/${n}] ${e.task} ${e.step}${bar} ${e.message}`;
+/**
+ * One progress line on a terminal for the tasks in flight: how many are done, and
+ * each running task's step and bar. Finished results print above it.
+ */
+class ProgressBoard {
+  private readonly active = new Map<string, VerifyEvent>();
+  private done = 0;
+
+  constructor(private readonly total: number) {}
+
+  update(e: VerifyEvent): void {
+    this.active.set(e.task, e);
+    this.draw();
+  }
+
+  finish(task: string | undefined): void {
+    if (task !== undefined) this.active.delete(task);
+    this.done++;
+    this.draw();
+  }
+
+  print(text: string): void {
+    progressDone();
+    process.stdout.write(text);
+    this.draw();
+  }
+
+  private draw(): void {
+    if (this.active.size === 0) return progressDone();
+    // a pseudo-terminal may report 0 columns
+    const width = process.stderr.columns || 160;
+    const parts = [...this.active.values()].map((e) => {
+      const bar = e.done !== undefined && e.total ? ` ${"#".repeat(Math.round((10 * e.done) / e.total)).padEnd(10, ".")}` : "";
+      return `${e.task} ${e.step}${bar}${this.active.size === 1 ? ` ${e.message}` : ""}`;
+    });
+    progress(`[${this.done}/${this.total} done] ${parts.join(" | ")}`.slice(0, Math.max(20, width - 1)));
+  }
 }
 
 function describe(r: VerificationRecord, unchanged: boolean, where: string, written: boolean): string {
