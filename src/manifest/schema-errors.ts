@@ -12,6 +12,8 @@ export interface Finding {
   hint: string;
   keyword?: string;
   replaces?: string[];
+  /** The task-relative path the manifest names that is not there (a file the caller may be about to write). */
+  missing?: string;
 }
 
 type Schema = Record<string, unknown>;

@@ -54,7 +54,7 @@ async function checkTaskFile(field: TaskFileField, taskDir: string, realTaskDir:
   const abs = resolve(taskDir, value);
   const link = await lstat(abs).catch(() => undefined);
   if (!link) {
-    return [{ pointer, message: `'${value}' does not exist in the task folder`, hint: `create ${value}, or fix the path: it is relative to the task folder` }];
+    return [{ pointer, message: `'${value}' does not exist in the task folder`, hint: `create ${value}, or fix the path: it is relative to the task folder`, missing: value }];
   }
   const real = await realpath(abs).catch(() => undefined);
   if (real === undefined) {

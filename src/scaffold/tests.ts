@@ -62,7 +62,8 @@ export async function scaffoldTests(task: ResolvedTask, opts: ScaffoldTestsOptio
     });
   }
 
-  const placeholder = await findPlaceholderTest(task);
+  // the placeholder `lmr new` wrote, else the one test file task.json names that is not there yet
+  const placeholder = (await findPlaceholderTest(task)) ?? (await soleMissingTest(task));
   const out = opts.out ?? placeholder ?? `tests/test_${defaultStem(task, called)}_replay.py`;
   checkOutPath(task, out);
   const outAbs = join(task.dir, out);
@@ -185,6 +186,12 @@ async function findPlaceholderTest(task: ResolvedTask): Promise<string | undefin
     if (text.includes(PLACEHOLDER_MARK)) return file;
   }
   return undefined;
+}
+
+async function soleMissingTest(task: ResolvedTask): Promise<string | undefined> {
+  const missing: string[] = [];
+  for (const file of task.manifest.tests.files) if (!(await exists(join(task.dir, file)))) missing.push(file);
+  return missing.length === 1 ? missing[0] : undefined;
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallsFile } from "../../src/scaffold/record-calls.js";
@@ -98,6 +98,15 @@ describe("lmr record + lmr scaffold tests on a copy of pref-loss", () => {
     const forced = await runCli(["scaffold", "tests", taskDir, "--force", "--json"]);
     expect(forced.exitCode, forced.stderr).toBe(0);
     expect(JSON.parse(forced.stdout)).toMatchObject({ ok: true, test_file: TEST_FILE, manifest_updated: false });
+  });
+
+  it("writes a test file task.json names but that is missing, instead of refusing the manifest", async () => {
+    await rm(join(taskDir, TEST_FILE));
+    expect((await runCli(["validate", taskDir])).exitCode).toBe(1);
+    const r = await runCli(["scaffold", "tests", taskDir, "--json"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, test_file: TEST_FILE, manifest_updated: false });
+    expect((await runCli(["validate", taskDir])).exitCode).toBe(0);
   });
 
   it("passes on the reference and fails inside every test on the stub", async () => {

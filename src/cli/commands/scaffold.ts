@@ -58,7 +58,8 @@ Examples:
 }
 
 async function runScaffoldTests(taskDir: string, flags: TestsFlags): Promise<number> {
-  const task = await loadTask(taskDir);
+  // a test file task.json already names may be the one this writes
+  const task = await loadTask(taskDir, { missingTestsAllowed: true });
   const result = await scaffoldTests(task, {
     ...(flags.out !== undefined ? { out: flags.out } : {}),
     ...(flags.force ? { force: true } : {}),
