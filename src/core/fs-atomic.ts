@@ -1,4 +1,4 @@
-import { mkdir, rename, rm, writeFile, mkdtemp } from "node:fs/promises";
+import { chmod, mkdir, rename, rm, writeFile, mkdtemp } from "node:fs/promises";
 import { dirname, basename, join } from "node:path";
 
 /** Write a file so that readers see the old content or the new one, never half. */
@@ -19,13 +19,24 @@ export async function writeJsonAtomic(path: string, value: unknown): Promise<voi
 }
 
 /**
+ * A temp folder that will be renamed into place: mkdtemp makes it 0700, but the folder it
+ * becomes must have the mode mkdir would give it (a task folder made 0700 cannot be read by
+ * the unprivileged user a docker run maps to, and is not what anyone expects to find).
+ */
+export async function mkdtempForPlacing(prefix: string): Promise<string> {
+  const tmp = await mkdtemp(prefix);
+  await chmod(tmp, 0o777 & ~process.umask());
+  return tmp;
+}
+
+/**
  * Build a directory in a temp sibling and move it into place only when `fill`
  * succeeds. An existing target is replaced; on failure nothing is left behind.
  */
 export async function writeDirAtomic(target: string, fill: (tmpDir: string) => Promise<void>): Promise<void> {
   const parent = dirname(target);
   await mkdir(parent, { recursive: true });
-  const tmp = await mkdtemp(join(parent, `.${basename(target)}.tmp-`));
+  const tmp = await mkdtempForPlacing(join(parent, `.${basename(target)}.tmp-`));
   try {
     await fill(tmp);
     const old = `${tmp}.old`;

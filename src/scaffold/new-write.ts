@@ -1,6 +1,7 @@
-import { lstat, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { LmrError } from "../core/errors.js";
+import { mkdtempForPlacing } from "../core/fs-atomic.js";
 
 /** True when something (file, folder, link) is at `path`. */
 export async function pathExists(path: string): Promise<boolean> {
@@ -21,7 +22,7 @@ export async function createDirExclusive(target: string, files: Record<string, s
   if (await pathExists(target)) throw exists();
   const parent = dirname(target);
   await mkdir(parent, { recursive: true });
-  const tmp = await mkdtemp(join(parent, `.${basename(target)}.new-`));
+  const tmp = await mkdtempForPlacing(join(parent, `.${basename(target)}.new-`));
   try {
     for (const [rel, content] of Object.entries(files)) {
       await mkdir(dirname(join(tmp, rel)), { recursive: true });

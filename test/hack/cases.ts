@@ -27,7 +27,8 @@ export const CASES: HackCase[] = [
   { name: "memory-bomb", kind: "file", expect: { auto: "failed", none: "failed" }, why: /MemoryError/ },
   // Which limit the 200 forks hit first depends on the machine's load: the tests see the wrong value
   // (failed), or the pids cap starves pytest itself and it stops with an internal error (error). Never passed.
-  { name: "fork-loop", kind: "file", expect: { auto: ["failed", "error"], none: ["failed", "error"] }, why: /differs from the recorded value|pytest hit an internal error/ },
+  // in a container on a loaded machine the loop can outlast the wall limit before the pids cgroup stops it: still not a pass, and no process is left
+  { name: "fork-loop", kind: "file", expect: { auto: ["failed", "error", "timeout"], none: ["failed", "error"] }, why: /differs from the recorded value|pytest hit an internal error|exceeded its wall limit/ },
   { name: "patch-grader", kind: "row", expect: { auto: "invalid", none: "invalid" }, why: /touches 'lmr_tests\/tests\/test_f1.py', which only the grader may provide/ },
   { name: "patch-conftest", kind: "row", expect: { auto: "invalid", none: "invalid" }, why: /touches 'conftest.py', which only the grader may provide/ },
   { name: "files-conftest", kind: "row", expect: { auto: "invalid", none: "invalid" }, why: /touches 'conftest.py'/ },

@@ -110,6 +110,8 @@ describe("lmr new writes a task that validates and builds", () => {
     expect(schema.title).toBe("lmr task manifest");
     expect(m.record).toEqual({ driver: "driver.py" });
     expect(await listFiles(taskDir)).toEqual(["driver.py", "fixtures/.gitkeep", "instruction.md", "task.json", "tests/test_preference_loss.py"]);
+    // built in a temp folder, but with mkdir's mode: a 0700 task folder is unreadable to a docker run's user
+    expect((await stat(taskDir)).mode & 0o777).toBe(0o777 & ~process.umask());
     // valid but unfinished: the only problem lmr validate reports is the instruction's TODO(author) markers
     const v = await runCli(["validate", taskDir, "--json"], { cwd: p.root });
     expect(v.stderr).toBe("");
