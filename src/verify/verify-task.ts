@@ -220,8 +220,12 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       server ? server.run({ ...base, overlay, ...extra }) : runWith(overlay, extra);
 
     // stub, alternatives, mutants and the leak scan are independent: they share the run slots
+    const stubKillers = fast ? (await readKillers(opts.cacheDir ?? defaultCacheDir(), bundle.hashes.grader)).slice(0, 3) : [];
     emit("stub", `stub × ${settings.runs}`);
-    const stubStep = repeatRuns("stub", settings.runs, slots, () => runTrusted({}), tick("stub")).then((stub) => {
+    // the stub step proves the stub fails inside a test: on the fast path a run stops at the first
+    // such failure (known killers first); a stub that passes still runs every test
+    const stubRun = (): Promise<RunOutcome> => (fast ? runTrusted({}, { stopAtFirstFailure: true, firstTests: stubKillers }) : runTrusted({}));
+    const stubStep = repeatRuns("stub", settings.runs, slots, stubRun, tick("stub")).then((stub) => {
       record.steps.stub = stub.step;
       const stubMissing = !stub.step.ok && record.steps.reference.infra ? findMissingModule(stub.outcomes) : undefined;
       if (stubMissing) record.steps.stub = { ...stub.step, infra: true, reason: missingModuleReason(stubMissing, python.path) };
