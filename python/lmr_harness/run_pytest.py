@@ -331,7 +331,9 @@ class ImportLog:
                 top = name.partition(".")[0]
                 if top not in log.stdlib and top not in log.seen:
                     f = (globals or {}).get("__file__") or ""
-                    if f and os.path.realpath(f).startswith(log.root) and not log.optional(f):
+                    # code compiled from a string names a pseudo-file ("<template>" for jinja2,
+                    # "<string>"), which realpath would place in the working folder: not the tree's code
+                    if f and not f.startswith("<") and os.path.realpath(f).startswith(log.root) and not log.optional(f):
                         log.seen[top] = os.path.relpath(os.path.realpath(f), log.root)
             return real(name, globals, locals, fromlist, level)
 

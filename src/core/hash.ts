@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFile, readdir, lstat } from "node:fs/promises";
+import { readFile, readdir, readlink, lstat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 
 export function sha256(data: string | Uint8Array): string {
@@ -36,7 +36,22 @@ export async function listFiles(root: string, skip: (rel: string, isDir: boolean
 export async function hashTree(root: string, files?: string[]): Promise<{ hash: string; files: Record<string, string> }> {
   const list = files ?? (await listFiles(root));
   const map: Record<string, string> = {};
-  for (const f of [...list].sort()) map[f] = await hashFile(join(root, f));
+  for (const f of [...list].sort()) map[f] = await hashEntry(join(root, f));
   const hash = sha256(Object.entries(map).map(([f, h]) => `${h}  ${f}\n`).join(""));
   return { hash, files: map };
+}
+
+/**
+ * A file's content hash; a symlink that points nowhere (an upstream's submodule link
+ * that was never checked out) is hashed by where it points, instead of failing.
+ */
+async function hashEntry(path: string): Promise<string> {
+  try {
+    return await hashFile(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT" && (err as NodeJS.ErrnoException).code !== "ELOOP") throw err;
+    const link = await lstat(path).catch(() => undefined);
+    if (!link?.isSymbolicLink()) throw err;
+    return sha256(`dangling symlink -> ${await readlink(path)}`);
+  }
 }

@@ -200,6 +200,16 @@ describe("lmr build failures", () => {
     expect(await readdir(join(root, "out")).catch(() => [])).toEqual([]);
   });
 
+  it("builds an upstream holding a symlink that points nowhere (a submodule never checked out)", async () => {
+    const root = await makeTempDir("dangling-link");
+    const taskDir = await copyTask(root, "pref-loss");
+    await symlink("../vendor-never-checked-out/lib", join(root, "upstreams", "pref-trainer", "vendored"));
+    const r = await runCli(["build", taskDir, "--out", join(root, "out")]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const info = JSON.parse(await readFile(join(root, "out", "pref-loss", "bundle.json"), "utf8")) as BundleManifest;
+    expect(info.hashes.workspace).toMatch(/^[0-9a-f]{64}$/);
+  });
+
   it("needs --out and explains itself in --help", async () => {
     const missing = await runCli(["build", "examples/tasks/pref-loss"]);
     expect(missing.exitCode).toBe(2);

@@ -77,6 +77,7 @@ describe.concurrent("the task standard in lmr verify", () => {
     expect(rec.failure!.reason).toContain("'numpy'");
     expect(rec.failure!.reason).toContain("environment.requirements");
     expect(rec.steps.environment.modules).toContainEqual(expect.objectContaining({ module: "numpy", origin: "installed" }));
+    expect(rec.steps.environment.modules?.map((m) => m.module)).not.toContain("iniconfig");
   });
 
   it("the dataset-wide leak scan: a workspace showing a sibling task's reference fails; masking it (workspace.mask) passes", async () => {
