@@ -71,19 +71,22 @@ export async function repeatRuns(
   kind: "reference" | "stub",
   n: number,
   limit: RunSlots,
-  once: () => Promise<RunOutcome>,
+  once: (i: number) => Promise<RunOutcome>,
   tick: Tick,
+  /** Awaited before run i takes a slot (a run that needs something an earlier one makes). */
+  ready: (i: number) => Promise<void> = () => Promise.resolve(),
 ): Promise<{ step: RunsStep; backend?: RunOutcome["backend"]; outcomes: RunOutcome[] }> {
   const t = performance.now();
   let done = 0;
   const outcomes = await Promise.all(
-    Array.from({ length: n }, () =>
-      limit(async () => {
-        const o = await once();
+    Array.from({ length: n }, async (_, i) => {
+      await ready(i);
+      return limit(async () => {
+        const o = await once(i);
         tick(++done, n, `${kind} run ${done}/${n} ${o.status}`);
         return o;
-      }),
-    ),
+      });
+    }),
   );
   const judged: RunsJudgement = kind === "reference" ? judgeReference(outcomes) : judgeStub(outcomes);
   const { infra, ...rest } = judged;

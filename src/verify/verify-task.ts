@@ -197,10 +197,28 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
 
     emit("reference", `reference × ${settings.runs}`);
     const fast = opts.fastMutants !== false;
-    let refRun = 0;
-    // the first reference run also traces which target lines each test executes: the fast mutant path runs a mutant only where it can be killed
-    const traced = (): Partial<RunRequest> => (fast && refRun++ === 0 ? { traceLines: Object.keys(references) } : {});
-    const ref = await repeatRuns("reference", settings.runs, slots, () => runWith(references, { reportImports: true, ...traced() }), tick("reference"));
+    // Reference run 1 is a fresh process that also reports the imports (the environment step, and
+    // what a fork server should preload) and, on the fast path, traces which target lines each test
+    // executes (a mutant then runs only where it can be killed). The reference is our code: its
+    // other runs go to the fork server started from run 1's imports, where there is one.
+    let serverStarted: (() => void) | undefined;
+    const serverReady = new Promise<void>((r) => (serverStarted = r));
+    const refRun = async (i: number): Promise<RunOutcome> => {
+      if (i === 0) {
+        try {
+          const first = await runWith(references, { reportImports: true, ...(fast ? { traceLines: Object.keys(references) } : {}) });
+          if (fast && first.backend !== "docker" && opts.forkServer !== false) {
+            const preload = [...new Set((first.imports ?? []).filter((x) => x.origin === "installed").map((x) => x.module))];
+            server = await ForkServer.start({ python, sandbox: opts.sandbox ?? "auto", preload, network: m.environment.network, hidePaths: base.hidePaths ?? [] });
+          }
+          return first;
+        } finally {
+          serverStarted!();
+        }
+      }
+      return server ? server.run({ ...base, overlay: references }) : runWith(references, { reportImports: true });
+    };
+    const ref = await repeatRuns("reference", settings.runs, slots, refRun, tick("reference"), (i) => (i === 0 ? Promise.resolve() : serverReady));
     record.steps.reference = ref.step;
     record.environment.backend = ref.backend ?? null;
     if (ref.backend === "docker") record.environment.image = await dockerImageOf(m.environment);
@@ -209,13 +227,10 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       const missing = findMissingModule(ref.outcomes);
       if (missing) record.steps.reference = { ...ref.step, infra: true, reason: missingModuleReason(missing, python.path) };
     }
-    record.steps.environment = environmentStep(m.environment, ref.outcomes.find((o) => o.status === "passed") ?? ref.outcomes[0]);
+    // run 1's imports: the fork server's children find the preloaded modules already imported
+    const first = ref.outcomes[0];
+    record.steps.environment = environmentStep(m.environment, first?.status === "passed" ? first : (ref.outcomes.find((o) => o.status === "passed") ?? first));
 
-    // the stub and the mutants are our code: a fork server that has imported the heavy modules once runs them
-    if (fast && ref.backend !== "docker" && opts.forkServer !== false) {
-      const preload = [...new Set((ref.outcomes[0]?.imports ?? []).filter((i) => i.origin === "installed").map((i) => i.module))];
-      server = await ForkServer.start({ python, sandbox: opts.sandbox ?? "auto", preload, network: m.environment.network, hidePaths: base.hidePaths ?? [] });
-    }
     const runTrusted = (overlay: Record<string, string>, extra: Partial<RunRequest> = {}): Promise<RunOutcome> =>
       server ? server.run({ ...base, overlay, ...extra }) : runWith(overlay, extra);
 
