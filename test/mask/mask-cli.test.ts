@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -127,5 +127,40 @@ describe("lmr mask", () => {
     expect((await lmr("mask", join(dir, "model.py"))).code).toBe(2);
     expect((await lmr("mask", join(dir, "model.py"), "-s", "loss_fn", "--mode", "lines")).code).toBe(2);
     expect((await lmr("mask", join(dir, "nope.py"), "-s", "f")).code).toBe(2);
+  });
+});
+
+describe("lmr mask on TypeScript: golden file", () => {
+  // test/fixtures/ts-golden: a file of our own with overloads, a decorator, a generic arrow
+  // function bound to a const, a getter, an async generator method, a static method and a
+  // default export; tokenizer.masked.ts is the reviewed expected output, byte for byte.
+  const GOLDEN = resolve("test/fixtures/ts-golden");
+  const SYMBOLS = ["countPairs", "merge", "Bpe.learn", "Bpe.size", "Bpe.encodeAll", "Bpe.fromMerges", "tokenize"];
+
+  it("masks every kind of definition as the golden file says, type-checked against the fixture's tsconfig", async () => {
+    const out = join(await mkdtemp(join(tmpdir(), "lmr-ts-golden-")), "tokenizer.ts");
+    try {
+      const r = await lmr("mask", join(GOLDEN, "tokenizer.ts"), ...SYMBOLS.flatMap((s) => ["-s", s]), "--json");
+      expect(r.code, r.stderr).toBe(0);
+      const printed = await lmr("mask", join(GOLDEN, "tokenizer.ts"), ...SYMBOLS.flatMap((s) => ["-s", s]), "--out", out);
+      expect(printed.code, printed.stderr).toBe(0);
+      expect(await readFile(out, "utf8")).toBe(await readFile(join(GOLDEN, "tokenizer.masked.ts"), "utf8"));
+      const targets = (JSON.parse(r.stdout) as { targets: { symbol: string }[] }).targets.map((t) => t.symbol);
+      expect(targets).toEqual(SYMBOLS);
+    } finally {
+      await rm(dirname(out), { recursive: true, force: true });
+    }
+  });
+
+  it("keeps the overload signatures, the decorator, JSDoc and type parameters; only the implementation's body goes", async () => {
+    const masked = await readFile(join(GOLDEN, "tokenizer.masked.ts"), "utf8");
+    expect(masked).toContain("export function merge(word: string[], pair: Pair): string[];\nexport function merge(word: string, pair: Pair): string;\n");
+    expect(masked).toContain('export function merge(word: string[] | string, pair: Pair): string[] | string {\n  // TODO: implement merge\n  throw new Error("not implemented: merge");\n}');
+    expect(masked).toContain("  @logged\n  learn(words: string[][], steps: number): Pair[] {");
+    expect(masked).toContain("export const countPairs = <T extends string>(words: readonly T[][]): Map<string, number> => {\n  // TODO: implement countPairs");
+    expect(masked).toContain("  /** How many merges were learned. */\n  get size(): number {");
+    expect(masked).toContain("  async *encodeAll<U extends string>(texts: AsyncIterable<U>): AsyncGenerator<string[]> {");
+    // the helper nobody asked for is untouched
+    expect(masked).toContain("    return inner.apply(this, args);");
   });
 });
