@@ -258,4 +258,15 @@ describe("generateMutants: realistic function", () => {
       expect(m.source).toContain('raise ValueError(f"smoothing must be in [0, 1), got {smoothing}")');
     }
   });
+
+  it("mutates a region target only inside its masked span", async () => {
+    const src = "def f(a, b):\n    x = a + b\n    y = a * b\n    return x - y\n";
+    const start = src.indexOf("    y =");
+    const end = src.indexOf("\n", start) + 1;
+    const inside = await generateMutants(src, [{ symbol: "f", spans: [[start, end]] }], ALL);
+    expect(inside.length).toBeGreaterThan(0);
+    expect(inside.every((m) => m.line === 3)).toBe(true);
+    const everywhere = await generateMutants(src, [{ symbol: "f" }], ALL);
+    expect(new Set(everywhere.map((m) => m.line))).toEqual(new Set([2, 3, 4]));
+  });
 });

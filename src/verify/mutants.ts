@@ -12,6 +12,11 @@ export interface MutantTarget {
   symbol: string;
   /** 1-based line of the `def`/`class` (or its first decorator) when the name is defined more than once. */
   line?: number;
+  /**
+   * Only mutate inside these [start, end) string offsets of the source (a region target: the
+   * masked lines, not the rest of the function, which the agent never writes).
+   */
+  spans?: [number, number][];
 }
 
 export interface MutantOptions {
@@ -69,12 +74,13 @@ export async function enumerateCandidates(source: string, targets: MutantTarget[
   const tree = await parsePython(source);
   try {
     const index = indexDefinitions(tree.rootNode);
-    const bodies = targets.flatMap((t) => locateBodies(index, t).map((body) => ({ symbol: t.symbol, body })));
+    const bodies = targets.flatMap((t) => locateBodies(index, t).map((body) => ({ symbol: t.symbol, spans: t.spans, body })));
     // The most specific target owns a point when targets nest (`outer` and `outer.inner`).
     bodies.sort((a, b) => (a.body.endIndex - a.body.startIndex) - (b.body.endIndex - b.body.startIndex));
     const byKey = new Map<string, Omit<MutantCandidate, "index">>();
-    for (const { symbol, body } of bodies) {
+    for (const { symbol, spans, body } of bodies) {
       for (const p of collectMutationPoints(body)) {
+        if (spans && !p.edits.every((e) => spans.some(([s, end]) => e.start >= s && e.end <= end))) continue;
         const key = `${p.operator}|${p.edits.map((e) => `${e.start}:${e.end}:${e.text}`).join("|")}`;
         if (!byKey.has(key)) byKey.set(key, { ...p, symbol });
       }

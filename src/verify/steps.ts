@@ -7,7 +7,7 @@ import { maskerFor } from "../mask/registry.js";
 import type { RunOutcome, RunRequest } from "../runner/types.js";
 import { runMutant, type MutantPlan } from "./mutant-runs.js";
 import { judgeReference, judgeStub, type RunsJudgement } from "./judge-runs.js";
-import { generateMutants, type Mutant } from "./mutants.js";
+import { generateMutants, type Mutant, type MutantTarget } from "./mutants.js";
 import { findSameNamedDefinitions } from "./review-names.js";
 import type { RunSlots } from "./run-slots.js";
 import type { FailingTest, LeaksStep, MutantsStep, RunSummary, RunsStep, StepRecord, VerificationRecord } from "./record.js";
@@ -110,7 +110,7 @@ export async function mutantsStep(
   const files = Object.keys(references);
   const mutants: { file: string; mutant: Mutant }[] = [];
   for (const [i, file] of files.entries()) {
-    const targets = task.manifest.targets.filter((x) => x.file === file).map((x) => ({ symbol: x.symbol, ...(x.line ? { line: x.line } : {}) }));
+    const targets = await mutantTargets(task, file, references[file]!);
     // share the budget between files, the first ones taking the remainder
     const share = Math.floor(settings.mutants / files.length) + (i < settings.mutants % files.length ? 1 : 0);
     for (const mutant of await generateMutants(references[file]!, targets, { max: share, seed: settings.seed })) mutants.push({ file, mutant });
@@ -193,4 +193,20 @@ export async function leaksStep(task: ResolvedTask, bundle: BundleInfo, referenc
     ...(review.items.length > 0 ? { review: review.items } : {}),
     duration_s: since(t),
   };
+}
+
+/** The targets of one file as the mutant generator takes them: a region target only inside its masked lines. */
+async function mutantTargets(task: ResolvedTask, file: string, source: string): Promise<MutantTarget[]> {
+  const out: MutantTarget[] = [];
+  for (const x of task.manifest.targets.filter((t) => t.file === file)) {
+    const target: MutantTarget = { symbol: x.symbol, ...(x.line ? { line: x.line } : {}) };
+    if (x.mode === "region" && x.region) {
+      const masked = await maskerFor(file).mask(source, [{ symbol: x.symbol, mode: x.mode, region: x.region, ...(x.line ? { line: x.line } : {}) }], file);
+      const bytes = Buffer.from(source, "utf8");
+      const offset = (b: number): number => bytes.subarray(0, b).toString("utf8").length;
+      target.spans = masked.targets.flatMap((t) => t.byte_ranges.map(([s, e]): [number, number] => [offset(s), offset(e)]));
+    }
+    out.push(target);
+  }
+  return out;
 }
