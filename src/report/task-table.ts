@@ -74,6 +74,8 @@ export function renderTaskTable(rows: TaskRow[], choice: TaskSetChoice = "all"):
     "Status, kill ratio and test time come from each task's `verification.json`; to reproduce them, with the",
     "upstream repositories as local git mirrors (`DIR/OWNER+NAME/…`):",
     "`LMR_PYTHON=/usr/bin/python3 lmr verify --tasks-dir tasks --mirror DIR --force --no-write`.",
+    "A task whose environment the host cannot give (a `debian:trixie` base for torch 2) verifies in its image:",
+    "build it first (`lmr env build tasks/nsa-naive`; `--tasks-dir tasks` builds them all); `--sandbox auto` then picks docker.",
   ];
   for (const set of sets) {
     const inSet = shown.filter((r) => r.set === set);
