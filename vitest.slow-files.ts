@@ -12,6 +12,7 @@ export const SLOW_TEST_FILES = [
   "test/eval/eval-models.test.ts",
   "test/eval/kill-resume.test.ts",
   "test/eval/shard-merge.test.ts",
+  "test/generate/generate-cli.test.ts",
   "test/hack/hack-suite.test.ts",
   "test/interop/import-lmr-bench.test.ts",
   "test/mask/stdlib-sweep.test.ts",

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { runEvalBench } from "./eval-bench.js";
+import { runGenerateBench } from "./generate-bench.js";
 import { runMaskBench } from "./mask-bench.js";
 import { runQueueBench } from "./queue-bench.js";
 import { runSandboxBench } from "./sandbox-bench.js";
@@ -15,6 +16,7 @@ const BENCHES: Bench[] = [
   { name: "eval", description: "lmr eval -j1/-j2 vs a bare pytest loop over the example tasks", run: runEvalBench },
   { name: "verify", description: "cold lmr verify --force of the pilot tasks: the fast path vs the old per-run path, equal outcomes", run: runVerifyBench },
   { name: "sandbox", description: "per-sample grading cost under docker vs bwrap vs local over the example tasks", run: runSandboxBench },
+  { name: "generate", description: "lmr generate requests/s at -j 8 against a local server answering in 50 ms, as a ratio to the ideal 160/s", run: runGenerateBench },
   { name: "queue", description: "lmr eval --queue: two workers vs one on CPU-bound tests, and the per-job overhead vs local lmr eval", run: runQueueBench },
 ];
 

@@ -18,6 +18,7 @@ import { registerScaffold } from "./commands/scaffold.js";
 import { registerNew } from "./commands/new.js";
 import { registerEnv } from "./commands/env.js";
 import { registerWorker } from "./commands/worker.js";
+import { registerGenerate } from "./commands/generate.js";
 
 const require = createRequire(import.meta.url);
 const { version } = require("../../package.json") as { version: string };
@@ -39,6 +40,7 @@ export function createProgram(): Command {
   registerVerify(program);
   registerList(program);
   registerEval(program);
+  registerGenerate(program);
   registerWorker(program);
   registerEnv(program);
   registerReport(program);

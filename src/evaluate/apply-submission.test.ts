@@ -35,6 +35,10 @@ describe("applySubmission", () => {
     expect(await apply({ kind: "files", files: { "./pkg/mod.py": DONE, "notes.txt": "x" } })).toEqual({ ok: true, overlay: { "pkg/mod.py": DONE }, ignored: ["notes.txt"] });
   });
 
+  it("is invalid with the producer's reason when the row says it gives no code", async () => {
+    expect(await apply({ kind: "invalid", reason: "the reply holds no code block" })).toEqual({ ok: false, reason: "the submission gives no code: the reply holds no code block" });
+  });
+
   it("is invalid when the patch does not apply, is empty, or changes no target", async () => {
     expect(await apply({ kind: "patch", patch: patchOf("something else\n", DONE) })).toMatchObject({ ok: false, reason: "the patch does not apply to pkg/mod.py" });
     expect(await apply({ kind: "patch", patch: "" })).toMatchObject({ ok: false, reason: "the patch is empty" });

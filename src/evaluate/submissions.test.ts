@@ -37,6 +37,13 @@ describe("loadSubmissions (JSONL)", () => {
     ]);
   });
 
+  it("reads a row that says it gives no code (\"invalid\": reason) as such, whatever else it holds", async () => {
+    const f = await jsonl("inv.jsonl", [JSON.stringify({ task_id: "t1", model: "m", sample: 0, patch: "", invalid: "the reply holds no code" })]);
+    const { submissions, problems } = await loadSubmissions(f);
+    expect(problems).toEqual([]);
+    expect(submissions[0]!.content).toEqual({ kind: "invalid", reason: "the reply holds no code" });
+  });
+
   it("reports every bad row with its line; a key given twice names both lines", async () => {
     const f = await jsonl("b.jsonl", [
       "{not json",

@@ -4,11 +4,16 @@ import { LmrError, type Problem } from "../core/errors.js";
 import { sha256 } from "../core/hash.js";
 import { SAMPLE_ID, describeSampleKey, type SampleKey } from "../run-folder/index.js";
 
-/** What a submission gives for one task: whole files, a unified diff, or a workspace folder. */
+/**
+ * What a submission gives for one task: whole files, a unified diff, a workspace folder, or
+ * nothing usable, with the producer's reason (a row with `"invalid": "<why>"`, as `lmr
+ * generate` writes for a reply that held no code): graded `invalid` with that reason.
+ */
 export type SubmissionContent =
   | { kind: "files"; files: Record<string, string> }
   | { kind: "patch"; patch: string }
-  | { kind: "tree"; dir: string };
+  | { kind: "tree"; dir: string }
+  | { kind: "invalid"; reason: string };
 
 /** One row of the submissions: a (task, model, sample) key and what it gives. */
 export interface Submission extends SampleKey {
@@ -73,7 +78,8 @@ async function loadJsonl(path: string): Promise<LoadedSubmissions> {
     }
     const patch = row.patch ?? row.model_patch;
     let content: SubmissionContent;
-    if (typeof patch === "string") content = { kind: "patch", patch };
+    if (typeof row.invalid === "string" && row.invalid.trim() !== "") content = { kind: "invalid", reason: row.invalid };
+    else if (typeof patch === "string") content = { kind: "patch", patch };
     else if (isStringRecord(row.files)) content = { kind: "files", files: row.files };
     else {
       problems.push({ ...where, pointer: "/patch", message: "row has neither a string 'patch' nor a 'files' object of strings", hint: 'give "patch": "<unified diff>" or "files": {"path": "content"}' });
@@ -133,6 +139,7 @@ async function loadFolder(root: string): Promise<LoadedSubmissions> {
 export async function hashSubmission(sub: Submission, targetFiles: string[]): Promise<string> {
   const c = sub.content;
   if (c.kind === "patch") return sha256(`patch\n${c.patch}`);
+  if (c.kind === "invalid") return sha256(`invalid\n${c.reason}`);
   if (c.kind === "files") return sha256(`files\n${Object.keys(c.files).sort().map((k) => `${k}\n${sha256(c.files[k]!)}`).join("\n")}`);
   const parts: string[] = [];
   for (const f of [...targetFiles].sort()) parts.push(`${f}\n${await hashTreeFile(join(c.dir, f))}`);

@@ -15,6 +15,7 @@ export type WireTreeEntry = { type: "file"; base64: string } | { type: "symlink"
 export type WireSubmission =
   | { kind: "files"; files: Record<string, string> }
   | { kind: "patch"; patch: string }
+  | { kind: "invalid"; reason: string }
   | { kind: "tree"; entries: Record<string, WireTreeEntry> };
 
 /**

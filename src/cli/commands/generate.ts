@@ -1,0 +1,236 @@
+import { Option, type Command } from "commander";
+import { EXIT, LmrError } from "../../core/errors.js";
+import { findNearIds } from "../../evaluate/select-submissions.js";
+import { GENERATE_FILES, redactUrl, runGenerate, type GenerateSummary } from "../../generate/run-generate.js";
+import { readApiKey } from "../../llm/client.js";
+import { DEFAULT_RETRY } from "../../llm/retry.js";
+import { findTaskDirs, loadTask } from "../../manifest/load.js";
+import type { ResolvedTask } from "../../manifest/types.js";
+import { validateTasks } from "../../manifest/validate.js";
+import { TASK_SET_CHOICES, isInSet, readTaskSet, type TaskSetChoice } from "../../run-folder/index.js";
+import { action } from "../action.js";
+import { printJson, printProblems, progress, progressDone } from "../output.js";
+
+interface GenerateFlags {
+  baseUrl?: string;
+  model?: string;
+  apiKeyEnv: string;
+  out?: string;
+  tasks?: string[];
+  tasksDir: string;
+  set?: TaskSetChoice;
+  samples: string;
+  temperature: string;
+  topP?: string;
+  maxTokens: string;
+  seed?: string;
+  maxPromptTokens: string;
+  jobs: string;
+  timeout: string;
+  retries: string;
+  templates?: string;
+  cacheDir?: string;
+  price?: string;
+  mirror?: string;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+export function registerGenerate(program: Command): void {
+  program
+    .command("generate")
+    .description("the no-agent baseline: prompt a model over an OpenAI-compatible API and write its replies as a submission for lmr eval")
+    .option("--base-url <URL>", "the API's base URL, e.g. https://api.openai.com/v1 or http://localhost:8000/v1 (vLLM, llama.cpp, Ollama)")
+    .option("--model <NAME>", "model name sent to the API; also the model of the submission rows")
+    .option("--api-key-env <VAR>", "name of the environment variable that holds the API key (the key itself is never written anywhere)", "OPENAI_API_KEY")
+    .option("--out <DIR>", "generation folder: submissions.jsonl, generate.json (summary), responses/ (reply cache), bundles/; rerun to resume")
+    .option("--tasks <ID...>", "only these task ids")
+    .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
+    .addOption(new Option("--set <SET>", "only the tasks of this set (default: core, or all with --tasks)").choices(TASK_SET_CHOICES))
+    .option("-n, --samples <K>", "samples per task (for pass@k)", "1")
+    .option("--temperature <T>", "sampling temperature", "0")
+    .option("--top-p <P>", "nucleus sampling")
+    .option("--max-tokens <N>", "most tokens per reply", "4096")
+    .option("--seed <S>", "send seed S+i with sample i (servers that honour it give repeatable, distinct draws)")
+    .option("--max-prompt-tokens <N>", "prompt budget (gpt-tokenizer o200k_base); the paper is trimmed by section to fit", "16000")
+    .option("-j, --jobs <N>", "requests in flight at once", "4")
+    .option("--timeout <S>", "seconds per request before it counts as timed out (and is retried)", "300")
+    .option("--retries <N>", "retries per request on 429, 5xx, timeouts, dropped connections and malformed replies", String(DEFAULT_RETRY.attempts - 1))
+    .option("--templates <DIR>", "prompt templates folder (system.md, user.md); default templates/prompts/")
+    .option("--cache-dir <DIR>", "reply cache (default OUT/responses); share one between runs to reuse replies")
+    .option("--price <IN,OUT>", "US dollars per million prompt and completion tokens, for the cost in the summary")
+    .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
+    .option("--dry-run", "print each task's prompt and token counts; no request, nothing written")
+    .option("--json", "print generate.json (with --dry-run: the prompts) to stdout")
+    .addHelpText(
+      "after",
+      `
+Per task, one prompt (templates/prompts/system.md and user.md): the instruction,
+the targets, the masked target files, the manifest's context_files, and the
+paper (paper.md of the bundle) trimmed by section to --max-prompt-tokens. Each
+of the K samples is one request; the reply's fenced code blocks are searched for
+the target definitions (by name, with the masker), which replace the masked ones.
+A reply with no usable code becomes an invalid row naming why.
+Requests are retried with exponential backoff and jitter, honouring Retry-After.
+Every reply is cached under (prompt hash, model, parameters, sample): a rerun
+makes no request for what it already has, so an interrupted run resumes.
+A request that fails for good (a 4xx other than 429, or retries used up) is
+listed in generate.json and no submissions.jsonl is written (exit 3): rerun.
+Exit codes: 0 written, 2 bad input (nothing written), 3 the API failed.
+
+Examples:
+  $ export OPENAI_API_KEY=…
+  $ lmr generate --base-url https://api.openai.com/v1 --model gpt-4o-mini -n 3 --temperature 0.8 --out gen/4o-mini
+  $ lmr eval --submissions gen/4o-mini/${GENERATE_FILES.submissions} --out runs/4o-mini
+  $ lmr generate --base-url http://localhost:8000/v1 --model qwen --api-key-env VLLM_KEY --tasks-dir examples/tasks --set all --out gen/q -j 16
+  $ lmr generate --model gpt-4o --base-url https://api.openai.com/v1 --tasks pref-loss --dry-run`,
+    )
+    .action(action(runGenerateCommand));
+}
+
+function usage(flag: string, message: string, hint?: string): LmrError {
+  return new LmrError({ code: "usage/bad-flag", kind: "usage", pointer: flag, message, ...(hint ? { hint } : {}) });
+}
+
+function int(value: string, flag: string, min: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw usage(flag, `${flag} must be a whole number >= ${min}, got '${value}'`);
+  return n;
+}
+
+function num(value: string, flag: string, min: number, max: number): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n < min || n > max) throw usage(flag, `${flag} must be a number in [${min}, ${max}], got '${value}'`);
+  return n;
+}
+
+function parsePrice(value: string): { prompt: number; completion: number } {
+  const parts = value.split(",").map((p) => Number(p.trim()));
+  if (parts.length !== 2 || parts.some((p) => !Number.isFinite(p) || p < 0)) throw usage("--price", `--price must be two numbers IN,OUT (dollars per million tokens), got '${value}'`, "e.g. --price 0.15,0.60");
+  return { prompt: parts[0]!, completion: parts[1]! };
+}
+
+function parseBaseUrl(value: string | undefined): string {
+  if (value === undefined) throw usage("--base-url", "--base-url is required", "e.g. --base-url https://api.openai.com/v1 or http://localhost:8000/v1");
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw usage("--base-url", `--base-url is not a URL: '${value}'`, "give the API root with its scheme, e.g. http://localhost:8000/v1");
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw usage("--base-url", `--base-url must be http or https, got ${u.protocol}`);
+  return value;
+}
+
+async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
+  // Every flag is read before anything is built or written.
+  const baseUrl = parseBaseUrl(flags.baseUrl);
+  if (flags.model === undefined || flags.model.trim() === "") throw usage("--model", "--model is required", "the model name the API knows, e.g. --model gpt-4o-mini");
+  if (!flags.dryRun && flags.out === undefined) throw usage("--out", "--out is required (unless --dry-run)", "e.g. --out gen/my-model");
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(flags.apiKeyEnv)) throw usage("--api-key-env", "--api-key-env takes the NAME of an environment variable (letters, digits, '_'); what was given is not one (and is not echoed here, in case it is a key)", "e.g. --api-key-env OPENAI_API_KEY, never the key itself");
+  const samples = int(flags.samples, "--samples", 1);
+  const temperature = num(flags.temperature, "--temperature", 0, 2);
+  const parameters = {
+    temperature,
+    ...(flags.topP !== undefined ? { top_p: num(flags.topP, "--top-p", 0, 1) } : {}),
+    max_tokens: int(flags.maxTokens, "--max-tokens", 1),
+    ...(flags.seed !== undefined ? { seed: int(flags.seed, "--seed", 0) } : {}),
+  };
+  const maxPromptTokens = int(flags.maxPromptTokens, "--max-prompt-tokens", 256);
+  const jobs = int(flags.jobs, "--jobs", 1);
+  const timeoutS = num(flags.timeout, "--timeout", 0.001, 86_400);
+  const retries = int(flags.retries, "--retries", 0);
+  const price = flags.price !== undefined ? parsePrice(flags.price) : undefined;
+  const apiKey = flags.dryRun ? undefined : readApiKey(flags.apiKeyEnv);
+  if (samples > 1 && temperature === 0 && flags.seed === undefined) process.stderr.write(`lmr: note: ${samples} samples at temperature 0 are likely the same reply; pass --temperature (and --seed) for pass@k\n`);
+
+  const dirs = await findTaskDirs(flags.tasksDir);
+  const all = await Promise.all(dirs.map((d) => loadTask(d).catch(() => undefined)));
+  const chosen = chooseTasks(dirs, all, flags);
+  const report = await validateTasks(chosen);
+  if (!report.ok) {
+    printProblems(report.problems);
+    return EXIT.input;
+  }
+  const tasks = await Promise.all(chosen.map((d) => loadTask(d)));
+  const outcome = await runGenerate({
+    tasks,
+    ...(flags.out !== undefined ? { outDir: flags.out } : {}),
+    baseUrl,
+    model: flags.model,
+    ...(apiKey !== undefined ? { apiKey } : {}),
+    samples,
+    parameters,
+    maxPromptTokens,
+    jobs,
+    timeoutMs: Math.round(timeoutS * 1000),
+    retry: { ...DEFAULT_RETRY, attempts: retries + 1 },
+    ...(flags.templates ? { templatesDir: flags.templates } : {}),
+    ...(flags.cacheDir ? { cacheDir: flags.cacheDir } : {}),
+    ...(flags.dryRun ? { dryRun: true } : {}),
+    ...(price ? { price } : {}),
+    ...((flags.mirror ?? process.env.LMR_MIRROR) ? { mirror: (flags.mirror ?? process.env.LMR_MIRROR)! } : {}),
+    onProgress: (p) => progress(`generating ${p.done}/${p.total} — ${p.last.task_id}#${p.last.sample}: ${p.last.status}${p.last.cached ? " (cached)" : ""}`),
+  });
+  progressDone();
+  if (outcome.dryRun) {
+    if (flags.json) printJson({ dry_run: true, model: flags.model, base_url: redactUrl(baseUrl), samples, max_prompt_tokens: maxPromptTokens, tasks: outcome.tasks });
+    else {
+      for (const t of outcome.tasks) {
+        process.stdout.write(`===== ${t.task_id}: ${t.prompt_tokens} prompt tokens${t.paper ? `, paper ${t.paper.tokens} tokens (${t.paper.kept}/${t.paper.sections} sections${t.paper.omitted.length > 0 ? `; left out: ${t.paper.omitted.join("; ")}` : ""})` : ", no paper"}; ${t.cached}/${samples} samples cached\n`);
+        for (const m of t.messages) process.stdout.write(`----- ${m.role}\n${m.content}\n`);
+      }
+      const total = outcome.tasks.reduce((a, t) => a + t.prompt_tokens, 0);
+      process.stdout.write(`${outcome.tasks.length} tasks, ${total} prompt tokens per sample round (${total * samples} for -n ${samples}); no request made\n`);
+    }
+    return EXIT.ok;
+  }
+  const s = outcome.summary;
+  if (flags.json) printJson(s);
+  else process.stdout.write(describe(s, flags.out!));
+  for (const t of s.tasks) for (const r of t.samples) if (r.status === "failed") process.stderr.write(`lmr: ${t.task_id}#${r.sample}: request failed: ${r.reason}\n`);
+  return s.complete ? EXIT.ok : EXIT.infra;
+}
+
+function describe(s: GenerateSummary, out: string): string {
+  const t = s.totals;
+  const lines = [
+    `${t.samples} samples over ${t.tasks} tasks: ${t.ok} with code, ${t.invalid} invalid, ${t.failed} failed; ${t.requests} requests (${t.retries} retries), ${t.cached} cached; ${t.prompt_tokens} prompt + ${t.completion_tokens} completion tokens${t.cost_usd !== undefined ? `, $${t.cost_usd.toFixed(4)}` : ""}`,
+    s.complete
+      ? `submissions: ${out}/${GENERATE_FILES.submissions} — grade with: lmr eval --submissions ${out}/${GENERATE_FILES.submissions} --out RUN_DIR`
+      : `no submissions written: ${t.failed} request(s) failed for good (see ${out}/${GENERATE_FILES.summary}); rerun the same command to ask again (cached replies are reused)`,
+  ];
+  return lines.join("\n") + "\n";
+}
+
+/** The task folders to prompt: --tasks (every id must name a task), then --set; as lmr eval chooses. */
+function chooseTasks(dirs: string[], tasks: (ResolvedTask | undefined)[], flags: GenerateFlags): string[] {
+  const byId = new Map(tasks.flatMap((t, i) => (t ? [[t.manifest.id, { task: t, dir: dirs[i]! }] as const] : [])));
+  if (flags.tasks) {
+    const missing = flags.tasks.filter((t) => !byId.has(t));
+    if (missing.length > 0) {
+      const near = missing.map((m) => ({ m, near: findNearIds(m, [...byId.keys()]) }));
+      throw new LmrError({
+        code: "generate/unknown-task",
+        kind: "usage",
+        file: flags.tasksDir,
+        pointer: "--tasks",
+        message: `no task with id ${near.map(({ m, near: n }) => `'${m}'${n.length > 0 ? ` (did you mean ${n.map((x) => `'${x}'`).join(" or ")}?)` : ""}`).join(", ")}`,
+        hint: byId.size > 0 ? `known: ${[...byId.keys()].join(", ")}` : "point --tasks-dir at a folder of tasks",
+      });
+    }
+  }
+  const set = flags.set ?? (flags.tasks ? "all" : "core");
+  const wanted = flags.tasks ? flags.tasks.map((id) => byId.get(id)!) : [...byId.values()];
+  const outside = wanted.filter((w) => !isInSet(readTaskSet(w.task.manifest), set));
+  if (flags.tasks && outside.length > 0) {
+    throw new LmrError({ code: "generate/task-not-in-set", kind: "usage", pointer: "--tasks", message: `${outside.map((w) => `'${w.task.manifest.id}' (${readTaskSet(w.task.manifest)})`).join(", ")} not in set ${set}`, hint: "drop --set, or pick tasks of that set" });
+  }
+  const chosen = wanted.filter((w) => isInSet(readTaskSet(w.task.manifest), set)).map((w) => w.dir);
+  if (!flags.tasks) chosen.push(...dirs.filter((_, i) => tasks[i] === undefined));
+  if (chosen.length === 0) {
+    const hint = dirs.length === 0 ? "point --tasks-dir at a folder of tasks" : `no task of ${flags.tasksDir} is in set ${set}; try --set all`;
+    throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: dirs.length === 0 ? "no task folders found" : `no task in set ${set}`, hint });
+  }
+  return dirs.filter((d) => chosen.includes(d));
+}

@@ -1,0 +1,80 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { writeJsonAtomic } from "../core/fs-atomic.js";
+import { sha256 } from "../core/hash.js";
+import type { ChatReply, ChatRequest } from "./client.js";
+
+/** Version of a cache entry's layout; an entry of another version is a miss. */
+export const RESPONSE_CACHE_VERSION = 1;
+
+/**
+ * What decides a reply: the prompt (by hash), the model, every sampling
+ * parameter, and the sample index (samples 0..K-1 of one prompt are K
+ * separate draws). The base URL is not part of it: the same model behind
+ * another address (a mirror, a proxy) is the same model.
+ */
+export interface ResponseKey {
+  prompt_sha256: string;
+  model: string;
+  parameters: Record<string, unknown>;
+  sample: number;
+}
+
+export interface CachedResponse {
+  version: number;
+  key: ResponseKey;
+  reply: ChatReply;
+  /** Tries the request took when it was made (1 = first try). */
+  attempts: number;
+  created_at: string;
+}
+
+/** The prompt's hash: the messages exactly as sent. */
+export function hashPrompt(messages: ChatRequest["messages"]): string {
+  return sha256(JSON.stringify(messages.map((m) => [m.role, m.content])));
+}
+
+export function hashResponseKey(key: ResponseKey): string {
+  return sha256(JSON.stringify([key.prompt_sha256, key.model, sortKeys(key.parameters), key.sample]));
+}
+
+function sortKeys(o: Record<string, unknown>): [string, unknown][] {
+  return Object.keys(o).sort().filter((k) => o[k] !== undefined).map((k) => [k, o[k]]);
+}
+
+/**
+ * Replies on disk, one JSON file per key (`DIR/ab/abcdef….json`), each
+ * written atomically as soon as it arrives: a run killed half-way keeps
+ * every reply it got, and the rerun asks only for the rest. Only successful
+ * replies are stored; a failed request is asked again next time.
+ */
+export class ResponseCache {
+  constructor(readonly dir: string) {}
+
+  private pathOf(key: ResponseKey): string {
+    const h = hashResponseKey(key);
+    return join(this.dir, h.slice(0, 2), `${h}.json`);
+  }
+
+  async get(key: ResponseKey): Promise<CachedResponse | undefined> {
+    let raw: string;
+    try {
+      raw = await readFile(this.pathOf(key), "utf8");
+    } catch {
+      return undefined;
+    }
+    try {
+      const entry = JSON.parse(raw) as CachedResponse;
+      if (entry.version !== RESPONSE_CACHE_VERSION || typeof entry.reply?.text !== "string") return undefined;
+      return entry;
+    } catch {
+      // a torn or foreign file: asked again and overwritten
+      return undefined;
+    }
+  }
+
+  async put(key: ResponseKey, reply: ChatReply, attempts: number, now: Date = new Date()): Promise<void> {
+    const entry: CachedResponse = { version: RESPONSE_CACHE_VERSION, key, reply, attempts, created_at: now.toISOString() };
+    await writeJsonAtomic(this.pathOf(key), entry);
+  }
+}
