@@ -120,7 +120,7 @@ export async function planEnv(spec: EnvSpec): Promise<EnvImagePlan> {
     base_image: base.tag,
     summary: describeSpec(spec),
     uid: String(IMAGE_UID),
-    system_packages: spec.system_packages.join(" "),
+    system_packages: withBlas(spec.system_packages).join(" "),
     requirements: spec.requirements.length > 0 ? "yes" : "",
   };
   const python = await readToolkitPython();
@@ -137,4 +137,18 @@ export async function planEnv(spec: EnvSpec): Promise<EnvImagePlan> {
 /** The image tag a spec runs in, without building or asking Docker. */
 export async function envImageTag(spec: EnvSpec): Promise<string> {
   return (await planEnv(spec)).tag;
+}
+
+/** Debian packages whose numbers go through libblas.so.3. */
+const BLAS_USERS = /^python3-(numpy|scipy|torch|sklearn|pandas|pot)$/;
+
+/**
+ * Debian's numeric packages link libblas.so.3, which an install without recommends
+ * satisfies with the reference BLAS: 3-10x slower than OpenBLAS, and summing in another
+ * order, so float64 results differ in the last digits from a host that has OpenBLAS (as a
+ * Debian desktop or CI machine usually has) and recorded fixtures do not regenerate byte
+ * for byte. An image with such a package gets OpenBLAS too.
+ */
+export function withBlas(packages: string[]): string[] {
+  return packages.some((p) => BLAS_USERS.test(p)) && !packages.some((p) => p.startsWith("libopenblas")) ? [...packages, "libopenblas0-pthread"] : packages;
 }

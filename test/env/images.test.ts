@@ -46,12 +46,15 @@ describe("image plans", () => {
     const d = String(p.files.Dockerfile);
     expect(d).toContain(`# lmr environment image ${p.tag}`);
     expect(d).toContain(`FROM ${p.baseTag}`);
-    expect(d).toMatch(/apt-get install -y --no-install-recommends python3-numpy/);
+    // numpy from Debian gets OpenBLAS, not the reference BLAS an install without recommends picks
+    expect(d).toMatch(/apt-get install -y --no-install-recommends python3-numpy libopenblas0-pthread/);
     expect(d).toMatch(/venv --system-site-packages/);
     expect(d).toMatch(/pip install .* -r \/opt\/lmr\/requirements.txt/);
     expect(p.files["requirements.txt"]).toBe("rapidfuzz==3.6.1\n");
     expect(Object.keys(p.files)).toContain("python/lmr_harness/run_pytest.py");
     expect(Object.keys(p.files).some((f) => f.includes("__pycache__") || f.startsWith("python/lmr_record"))).toBe(false);
+    const noBlas = String((await planEnv(normaliseEnvironment(env({ system_packages: ["python3-einops"] })))).files.Dockerfile);
+    expect(noBlas).not.toContain("libopenblas");
     const bare = String((await planEnv(normaliseEnvironment(env()))).files.Dockerfile);
     expect(bare).not.toMatch(/apt-get|requirements.txt/);
   });
