@@ -1,4 +1,5 @@
 import { Option, type Command } from "commander";
+import { chooseTasks } from "../choose-tasks.js";
 import { availableParallelism } from "node:os";
 import { basename } from "node:path";
 import { EXIT, LmrError } from "../../core/errors.js";
@@ -7,14 +8,13 @@ import { parseShard } from "../../evaluate/shard.js";
 import { parseQueueUrl } from "../../queue/connection.js";
 import { createQueueDispatcher } from "../../queue/dispatch-queue.js";
 import { formatQueueStatus } from "../../queue/queue-status.js";
-import { findNearIds } from "../../evaluate/select-submissions.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import type { ResolvedTask } from "../../manifest/types.js";
 import { validateTasks } from "../../manifest/validate.js";
 import { formatRate, formatVerdictCounts } from "../../report/format.js";
 import { writeSummary } from "../../report/summarize.js";
 import type { Summary } from "../../report/types.js";
-import { TASK_SET_CHOICES, isInSet, readTaskSet, type TaskSetChoice } from "../../run-folder/index.js";
+import { TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
 import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
 import { action } from "../action.js";
 import { printJson, printProblems, progress, progressDone } from "../output.js";
@@ -107,7 +107,7 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
   const samples = count(flags.samples, "--samples");
   const dirs = await findTaskDirs(flags.tasksDir);
   const all = await Promise.all(dirs.map((d) => loadTask(d).catch(() => undefined)));
-  const chosen = chooseTasks(dirs, all, flags);
+  const chosen = chooseTasks(dirs, all, flags, "eval");
   const report = await validateTasks(chosen);
   if (!report.ok) {
     printProblems(report.problems);
@@ -148,42 +148,6 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
   return allInfra(s) ? EXIT.infra : EXIT.ok;
 }
 
-/**
- * The task folders to grade: --tasks (every id must name a task; near ids are
- * suggested), then --set. Without --set: the core set, or every set when
- * --tasks names the tasks.
- */
-function chooseTasks(dirs: string[], tasks: (ResolvedTask | undefined)[], flags: EvalFlags): string[] {
-  const byId = new Map(tasks.flatMap((t, i) => (t ? [[t.manifest.id, { task: t, dir: dirs[i]! }] as const] : [])));
-  if (flags.tasks) {
-    const missing = flags.tasks.filter((t) => !byId.has(t));
-    if (missing.length > 0) {
-      const near = missing.map((m) => ({ m, near: findNearIds(m, [...byId.keys()]) }));
-      throw new LmrError({
-        code: "eval/unknown-task",
-        kind: "usage",
-        file: flags.tasksDir,
-        pointer: "--tasks",
-        message: `no task with id ${near.map(({ m, near: n }) => `'${m}'${n.length > 0 ? ` (did you mean ${n.map((x) => `'${x}'`).join(" or ")}?)` : ""}`).join(", ")}`,
-        hint: `known: ${[...byId.keys()].join(", ")}`,
-      });
-    }
-  }
-  const set = flags.set ?? (flags.tasks ? "all" : "core");
-  const wanted = flags.tasks ? flags.tasks.map((id) => byId.get(id)!) : [...byId.values()];
-  const outside = wanted.filter((w) => !isInSet(readTaskSet(w.task.manifest), set));
-  if (flags.tasks && outside.length > 0) {
-    throw new LmrError({ code: "eval/task-not-in-set", kind: "usage", pointer: "--tasks", message: `${outside.map((w) => `'${w.task.manifest.id}' (${readTaskSet(w.task.manifest)})`).join(", ")} not in set ${set}`, hint: "drop --set, or pick tasks of that set" });
-  }
-  const chosen = wanted.filter((w) => isInSet(readTaskSet(w.task.manifest), set)).map((w) => w.dir);
-  // A folder whose manifest does not load is kept, so validation names what is wrong with it.
-  if (!flags.tasks) chosen.push(...dirs.filter((_, i) => tasks[i] === undefined));
-  if (chosen.length === 0) {
-    const hint = dirs.length === 0 ? "point --tasks-dir at a folder of tasks" : set === "all" ? "check that the task manifests load (lmr validate)" : `no task of ${flags.tasksDir} is in set ${set}; try --set all`;
-    throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: dirs.length === 0 ? "no task folders found" : `no task to grade in set ${set}`, hint });
-  }
-  return dirs.filter((d) => chosen.includes(d));
-}
 
 function describeOutcome(s: Summary, graded: number, reused: number, out: string): string {
   const v = s.totals.verdicts;

@@ -1,13 +1,12 @@
 import { Option, type Command } from "commander";
+import { chooseTasks } from "../choose-tasks.js";
 import { EXIT, LmrError } from "../../core/errors.js";
-import { findNearIds } from "../../evaluate/select-submissions.js";
 import { GENERATE_FILES, redactUrl, runGenerate, type GenerateSummary } from "../../generate/run-generate.js";
 import { readApiKey } from "../../llm/client.js";
 import { DEFAULT_RETRY } from "../../llm/retry.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
-import type { ResolvedTask } from "../../manifest/types.js";
 import { validateTasks } from "../../manifest/validate.js";
-import { TASK_SET_CHOICES, isInSet, readTaskSet, type TaskSetChoice } from "../../run-folder/index.js";
+import { TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
 import { action } from "../action.js";
 import { printJson, printProblems, progress, progressDone } from "../output.js";
 
@@ -146,7 +145,7 @@ async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
 
   const dirs = await findTaskDirs(flags.tasksDir);
   const all = await Promise.all(dirs.map((d) => loadTask(d).catch(() => undefined)));
-  const chosen = chooseTasks(dirs, all, flags);
+  const chosen = chooseTasks(dirs, all, flags, "generate");
   const report = await validateTasks(chosen);
   if (!report.ok) {
     printProblems(report.problems);
@@ -203,34 +202,3 @@ function describe(s: GenerateSummary, out: string): string {
   return lines.join("\n") + "\n";
 }
 
-/** The task folders to prompt: --tasks (every id must name a task), then --set; as lmr eval chooses. */
-function chooseTasks(dirs: string[], tasks: (ResolvedTask | undefined)[], flags: GenerateFlags): string[] {
-  const byId = new Map(tasks.flatMap((t, i) => (t ? [[t.manifest.id, { task: t, dir: dirs[i]! }] as const] : [])));
-  if (flags.tasks) {
-    const missing = flags.tasks.filter((t) => !byId.has(t));
-    if (missing.length > 0) {
-      const near = missing.map((m) => ({ m, near: findNearIds(m, [...byId.keys()]) }));
-      throw new LmrError({
-        code: "generate/unknown-task",
-        kind: "usage",
-        file: flags.tasksDir,
-        pointer: "--tasks",
-        message: `no task with id ${near.map(({ m, near: n }) => `'${m}'${n.length > 0 ? ` (did you mean ${n.map((x) => `'${x}'`).join(" or ")}?)` : ""}`).join(", ")}`,
-        hint: byId.size > 0 ? `known: ${[...byId.keys()].join(", ")}` : "point --tasks-dir at a folder of tasks",
-      });
-    }
-  }
-  const set = flags.set ?? (flags.tasks ? "all" : "core");
-  const wanted = flags.tasks ? flags.tasks.map((id) => byId.get(id)!) : [...byId.values()];
-  const outside = wanted.filter((w) => !isInSet(readTaskSet(w.task.manifest), set));
-  if (flags.tasks && outside.length > 0) {
-    throw new LmrError({ code: "generate/task-not-in-set", kind: "usage", pointer: "--tasks", message: `${outside.map((w) => `'${w.task.manifest.id}' (${readTaskSet(w.task.manifest)})`).join(", ")} not in set ${set}`, hint: "drop --set, or pick tasks of that set" });
-  }
-  const chosen = wanted.filter((w) => isInSet(readTaskSet(w.task.manifest), set)).map((w) => w.dir);
-  if (!flags.tasks) chosen.push(...dirs.filter((_, i) => tasks[i] === undefined));
-  if (chosen.length === 0) {
-    const hint = dirs.length === 0 ? "point --tasks-dir at a folder of tasks" : `no task of ${flags.tasksDir} is in set ${set}; try --set all`;
-    throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: dirs.length === 0 ? "no task folders found" : `no task in set ${set}`, hint });
-  }
-  return dirs.filter((d) => chosen.includes(d));
-}

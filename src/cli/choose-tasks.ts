@@ -1,0 +1,46 @@
+import { LmrError } from "../core/errors.js";
+import { findNearIds } from "../evaluate/select-submissions.js";
+import type { ResolvedTask } from "../manifest/types.js";
+import { isInSet, readTaskSet, type TaskSetChoice } from "../run-folder/index.js";
+
+/**
+ * The task folders a command works on (`lmr eval`, `lmr generate`): --tasks (every id must
+ * name a task; near ids are suggested), then --set. Without --set: the core set, or every
+ * set when --tasks names the tasks. A folder whose manifest does not load is kept (without
+ * --tasks), so validation names what is wrong with it.
+ */
+export function chooseTasks(
+  dirs: string[],
+  tasks: (ResolvedTask | undefined)[],
+  flags: { tasks?: string[]; set?: TaskSetChoice; tasksDir: string },
+  command: "eval" | "generate",
+): string[] {
+  const byId = new Map(tasks.flatMap((t, i) => (t ? [[t.manifest.id, { task: t, dir: dirs[i]! }] as const] : [])));
+  if (flags.tasks) {
+    const missing = flags.tasks.filter((t) => !byId.has(t));
+    if (missing.length > 0) {
+      const near = missing.map((m) => ({ m, near: findNearIds(m, [...byId.keys()]) }));
+      throw new LmrError({
+        code: `${command}/unknown-task`,
+        kind: "usage",
+        file: flags.tasksDir,
+        pointer: "--tasks",
+        message: `no task with id ${near.map(({ m, near: n }) => `'${m}'${n.length > 0 ? ` (did you mean ${n.map((x) => `'${x}'`).join(" or ")}?)` : ""}`).join(", ")}`,
+        hint: byId.size > 0 ? `known: ${[...byId.keys()].join(", ")}` : "point --tasks-dir at a folder of tasks",
+      });
+    }
+  }
+  const set = flags.set ?? (flags.tasks ? "all" : "core");
+  const wanted = flags.tasks ? flags.tasks.map((id) => byId.get(id)!) : [...byId.values()];
+  const outside = wanted.filter((w) => !isInSet(readTaskSet(w.task.manifest), set));
+  if (flags.tasks && outside.length > 0) {
+    throw new LmrError({ code: `${command}/task-not-in-set`, kind: "usage", pointer: "--tasks", message: `${outside.map((w) => `'${w.task.manifest.id}' (${readTaskSet(w.task.manifest)})`).join(", ")} not in set ${set}`, hint: "drop --set, or pick tasks of that set" });
+  }
+  const chosen = wanted.filter((w) => isInSet(readTaskSet(w.task.manifest), set)).map((w) => w.dir);
+  if (!flags.tasks) chosen.push(...dirs.filter((_, i) => tasks[i] === undefined));
+  if (chosen.length === 0) {
+    const hint = dirs.length === 0 ? "point --tasks-dir at a folder of tasks" : set === "all" ? "check that the task manifests load (lmr validate)" : `no task of ${flags.tasksDir} is in set ${set}; try --set all`;
+    throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: dirs.length === 0 ? "no task folders found" : `no task to ${command === "eval" ? "grade" : "prompt"} in set ${set}`, hint });
+  }
+  return dirs.filter((d) => chosen.includes(d));
+}
