@@ -53,6 +53,13 @@ export function createChatCall(opts: ClientOptions): ChatCall {
 
 class MalformedReply extends Error {}
 
+/** A try that failed elsewhere (a queue worker), already classified there. */
+export class RemoteCallError extends Error {
+  constructor(readonly failure: TryFailure) {
+    super(failure.message);
+  }
+}
+
 /** The text of a chat completion, or a MalformedReply naming what is missing. */
 export function readReply(raw: unknown): ChatReply {
   if (typeof raw !== "object" || raw === null) throw new MalformedReply(`the reply is not a JSON object (${typeof raw})`);
@@ -71,6 +78,7 @@ export function readReply(raw: unknown): ChatReply {
 
 /** What one failed call means for the retry loop; the message never holds the key. */
 export function classifyApiError(err: unknown): TryFailure {
+  if (err instanceof RemoteCallError) return err.failure;
   if (err instanceof MalformedReply || err instanceof SyntaxError) return { kind: "malformed", message: `malformed reply: ${err.message}`, retryable: true };
   if (err instanceof OpenAI.APIConnectionTimeoutError) return { kind: "timeout", message: "the request timed out", retryable: true };
   if (err instanceof OpenAI.APIConnectionError) return { kind: "connection", message: `connection failed: ${err.message}`, retryable: true };

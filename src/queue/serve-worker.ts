@@ -3,9 +3,11 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker, type Job } from "bullmq";
 import { createPythonResolver, TOOLKIT_VERSION } from "../evaluate/run-eval.js";
+import type { ChatCall } from "../llm/client.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import type { PythonEnv, SandboxChoice } from "../runner/types.js";
 import { connectRedis, withTimeout, type QueueConnection } from "./connection.js";
+import { serveChatJob, type ChatPayload } from "./chat-job.js";
 import { gradeQueuedJob } from "./grade-job.js";
 import type { GradePayload, GradeReturn } from "./grade-payload.js";
 import { ANNOUNCE_CHANNEL, QUEUE_PREFIX, beatWorker, listLiveQueues, removeWorkerBeat, type JobKind, type WorkerBeat } from "./registry.js";
@@ -20,6 +22,8 @@ export interface ServeOptions {
   python?: string;
   /** Jobs graded at once by this process. */
   concurrency: number;
+  /** Chat requests (`lmr generate --queue`) made at once per generation run (I/O, not CPU: default 8). */
+  requests?: number;
   /** How long a job's lock lasts without renewal: a killed worker's job is graded again after about this long. */
   lockS: number;
   /** Serve only this run's queue (default: every live queue). */
@@ -60,7 +64,10 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
     return resolvers.get(sandbox)!(task);
   };
   const env = { workerId: id, tasks, scratch, toolkitVersion: TOOLKIT_VERSION, pythonFor };
-  const handlers: Record<JobKind, (job: Job) => Promise<GradeReturn>> = {
+  const chatClients = new Map<string, ChatCall>();
+  const handlers: Record<JobKind, (job: Job) => Promise<unknown>> = {
+    // One try of one request; a failed try is returned, not thrown: the coordinator's retry loop decides.
+    "generate/sample": (job) => serveChatJob(job.data as ChatPayload, id, process.env, chatClients),
     "eval/grade": async (job) => {
       const graded = await gradeQueuedJob(job.data as GradePayload, env);
       const attempts = job.opts.attempts ?? 1;
@@ -79,7 +86,7 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
   const serveQueue = (name: string): Worker => {
     const worker = new Worker(
       name,
-      async (job) => {
+      async (job): Promise<unknown> => {
         active++;
         lastBusy = Date.now();
         try {
@@ -93,7 +100,7 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
           lastBusy = Date.now();
         }
       },
-      { connection: opts.connection.options, prefix: QUEUE_PREFIX, concurrency: opts.concurrency, lockDuration: opts.lockS * 1000, stalledInterval: opts.lockS * 1000, maxStalledCount: 2, name: id },
+      { connection: opts.connection.options, prefix: QUEUE_PREFIX, concurrency: name.startsWith("generate-") ? (opts.requests ?? 8) : opts.concurrency, lockDuration: opts.lockS * 1000, stalledInterval: opts.lockS * 1000, maxStalledCount: 2, name: id },
     );
     worker.on("error", () => {}); // connection errors: ioredis reconnects; BullMQ retries its loop
     return worker;
@@ -121,7 +128,7 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
         wasDown = false;
         const now = Date.now();
         for (const name of live) {
-          if (opts.runId !== undefined && name !== `eval-${opts.runId}`) continue;
+          if (opts.runId !== undefined && name !== `eval-${opts.runId}` && name !== `generate-${opts.runId}`) continue;
           const s = served.get(name);
           if (s) s.seen = now;
           else served.set(name, { worker: serveQueue(name), seen: now });
@@ -164,6 +171,7 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
 }
 
 function describeJob(job: Job): string {
+  if (job.name === "generate/sample") return `chat request of run ${(job.data as ChatPayload).run_id}`;
   const k = (job.data as GradePayload).key;
   return `task '${k.task_id}', model '${k.model}', sample '${k.sample}'`;
 }

@@ -1,8 +1,12 @@
 import { Option, type Command } from "commander";
+import { resolve } from "node:path";
 import { chooseTasks } from "../choose-tasks.js";
 import { EXIT, LmrError } from "../../core/errors.js";
 import { GENERATE_FILES, redactUrl, runGenerate, type GenerateSummary } from "../../generate/run-generate.js";
+import { sha256 } from "../../core/hash.js";
 import { readApiKey } from "../../llm/client.js";
+import { openQueueChat } from "../../queue/chat-queue.js";
+import { parseQueueUrl } from "../../queue/connection.js";
 import { DEFAULT_RETRY } from "../../llm/retry.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import { validateTasks } from "../../manifest/validate.js";
@@ -32,6 +36,7 @@ interface GenerateFlags {
   price?: string;
   mirror?: string;
   dryRun?: boolean;
+  queue?: string;
   json?: boolean;
 }
 
@@ -60,6 +65,7 @@ export function registerGenerate(program: Command): void {
     .option("--price <IN,OUT>", "US dollars per million prompt and completion tokens, for the cost in the summary")
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
     .option("--dry-run", "print each task's prompt and token counts; no request, nothing written")
+    .option("--queue <URL>", "make the requests on \`lmr worker --queue URL\` processes (each with the API key in its own environment) instead of here")
     .option("--json", "print generate.json (with --dry-run: the prompts) to stdout")
     .addHelpText(
       "after",
@@ -82,7 +88,8 @@ Examples:
   $ lmr generate --base-url https://api.openai.com/v1 --model gpt-4o-mini -n 3 --temperature 0.8 --out gen/4o-mini
   $ lmr eval --submissions gen/4o-mini/${GENERATE_FILES.submissions} --out runs/4o-mini
   $ lmr generate --base-url http://localhost:8000/v1 --model qwen --api-key-env VLLM_KEY --tasks-dir examples/tasks --set all --out gen/q -j 16
-  $ lmr generate --model gpt-4o --base-url https://api.openai.com/v1 --tasks pref-loss --dry-run`,
+  $ lmr generate --model gpt-4o --base-url https://api.openai.com/v1 --tasks pref-loss --dry-run
+  $ lmr generate --queue redis://queue.internal:6379 --base-url http://vllm.internal:8000/v1 --model qwen --api-key-env VLLM_KEY --out gen/q -j 32`,
     )
     .action(action(runGenerateCommand));
 }
@@ -140,7 +147,9 @@ async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
   const timeoutS = num(flags.timeout, "--timeout", 0.001, 86_400);
   const retries = int(flags.retries, "--retries", 0);
   const price = flags.price !== undefined ? parsePrice(flags.price) : undefined;
-  const apiKey = flags.dryRun ? undefined : readApiKey(flags.apiKeyEnv);
+  const connection = flags.queue !== undefined && !flags.dryRun ? parseQueueUrl(flags.queue) : undefined;
+  // With --queue the workers hold the key; the coordinator never needs it.
+  const apiKey = flags.dryRun || connection ? undefined : readApiKey(flags.apiKeyEnv);
   if (samples > 1 && temperature === 0 && flags.seed === undefined) process.stderr.write(`lmr: note: ${samples} samples at temperature 0 are likely the same reply; pass --temperature (and --seed) for pass@k\n`);
 
   const dirs = await findTaskDirs(flags.tasksDir);
@@ -152,6 +161,10 @@ async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
     return EXIT.input;
   }
   const tasks = await Promise.all(chosen.map((d) => loadTask(d)));
+  const timeoutMs = Math.round(timeoutS * 1000);
+  const queued = connection
+    ? await openQueueChat({ connection, runId: sha256(`${resolve(flags.out!)}\n${flags.model}`).slice(0, 16), baseUrl, apiKeyEnv: flags.apiKeyEnv, timeoutMs })
+    : undefined;
   const outcome = await runGenerate({
     tasks,
     ...(flags.out !== undefined ? { outDir: flags.out } : {}),
@@ -162,7 +175,8 @@ async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
     parameters,
     maxPromptTokens,
     jobs,
-    timeoutMs: Math.round(timeoutS * 1000),
+    timeoutMs,
+    ...(queued ? { chat: queued.chat } : {}),
     retry: { ...DEFAULT_RETRY, attempts: retries + 1 },
     ...(flags.templates ? { templatesDir: flags.templates } : {}),
     ...(flags.cacheDir ? { cacheDir: flags.cacheDir } : {}),
@@ -170,8 +184,12 @@ async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
     ...(price ? { price } : {}),
     ...((flags.mirror ?? process.env.LMR_MIRROR) ? { mirror: (flags.mirror ?? process.env.LMR_MIRROR)! } : {}),
     onProgress: (p) => progress(`generating ${p.done}/${p.total} — ${p.last.task_id}#${p.last.sample}: ${p.last.status}${p.last.cached ? " (cached)" : ""}`),
-  });
+  }).finally(() => queued?.close());
   progressDone();
+  if (queued && !outcome.dryRun) {
+    const st = queued.stats();
+    process.stderr.write(`lmr: ${st.jobs} request(s) went through the queue at ${connection!.display}; answered by ${Object.entries(st.workers).map(([w, n]) => `${w} (${n})`).join(", ") || "no worker"}\n`);
+  }
   if (outcome.dryRun) {
     if (flags.json) printJson({ dry_run: true, model: flags.model, base_url: redactUrl(baseUrl), samples, max_prompt_tokens: maxPromptTokens, tasks: outcome.tasks });
     else {

@@ -11,6 +11,7 @@ interface WorkerFlags {
   queue: string;
   tasksDir: string;
   concurrency: string;
+  requests: string;
   run?: string;
   lockS: string;
   idleExit?: string;
@@ -23,10 +24,11 @@ interface WorkerFlags {
 export function registerWorker(program: Command): void {
   program
     .command("worker")
-    .description("grade samples from a Redis queue that `lmr eval --queue` fills (any number, on any machines)")
+    .description("grade samples (and make chat requests) from a Redis queue that `lmr eval --queue` (`lmr generate --queue`) fills; any number, on any machines")
     .requiredOption("--queue <URL>", "redis://[user:password@]host[:port][/db] or rediss://… (password also from $LMR_REDIS_PASSWORD)")
     .option("--tasks-dir <DIR>", "this machine's checkout of the tasks", "tasks")
     .option("-c, --concurrency <N>", "samples graded at once", "1")
+    .option("--requests <N>", "chat requests made at once for each \`lmr generate --queue\` run (the API key comes from this machine's environment)", "8")
     .option("--run <RUN_ID>", "serve only this run (run.json's run_id); default: every run with a live coordinator")
     .option("--lock-s <S>", "a job's lock without renewal: a killed worker's job is graded again after about this long", "30")
     .option("--idle-exit <S>", "exit 0 after S seconds with nothing to grade (batch jobs); default: run until SIGTERM")
@@ -46,6 +48,10 @@ never with a verdict; infra results are retried with backoff (maybe elsewhere).
 SIGTERM or Ctrl-C: finish the jobs in progress, take no new one, exit 0; a
 second signal exits at once (the job is graded again after --lock-s).
 kill -9: the job's lock expires and another worker grades it.
+A \`lmr generate --queue\` run's jobs are single chat requests: the worker makes
+one try against the run's --base-url with the key from the variable the run
+names (--api-key-env; set it here, it never travels) and returns the reply or
+the failure; the coordinator retries, caches and writes the submission.
 Exit codes: 0 stopped or idle, 2 bad usage, 3 Redis unreachable at start.
 
 Examples:
@@ -79,6 +85,7 @@ async function runWorkerCommand(flags: WorkerFlags): Promise<number> {
     tasksDir: flags.tasksDir,
     bundlesDir: flags.bundles ?? join(defaultCacheDir(), "bundles"),
     concurrency: count(flags.concurrency, "--concurrency", 1),
+    requests: count(flags.requests, "--requests", 1),
     lockS: count(flags.lockS, "--lock-s", 1),
     ...(flags.run ? { runId: flags.run } : {}),
     ...(flags.idleExit !== undefined ? { idleExitS: count(flags.idleExit, "--idle-exit", 1) } : {}),
