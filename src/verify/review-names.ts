@@ -29,11 +29,15 @@ export async function findSameNamedDefinitions(workspace: string, targets: { fil
     if (parts.length > 1) wanted.set(parts[0]!, `${t.file}::${t.symbol}`);
   }
   const targetFiles = new Set(targets.map((t) => t.file));
+  // A file can only define one of the names after `def` or `class`: the others are not parsed
+  // (a vendored library of a thousand files costs a regex each instead of a parse).
+  const escaped = [...wanted.keys()].map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const mayDefine = new RegExp(`\\b(?:def|class)\\s+(?:${escaped.join("|")})\\b`);
   const items: ReviewItem[] = [];
   let more = 0;
   for (const rel of (await listFiles(workspace, skipDir)).filter((f) => f.endsWith(".py") && !targetFiles.has(f))) {
     const text = await readFile(join(workspace, rel), "utf8").catch(() => undefined);
-    if (text === undefined || text.length > MAX_FILE_BYTES) continue;
+    if (text === undefined || text.length > MAX_FILE_BYTES || !mayDefine.test(text)) continue;
     const tree = await parsePython(text);
     try {
       for (const def of indexDefinitions(tree.rootNode).defs) {

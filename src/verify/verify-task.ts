@@ -207,9 +207,9 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       if (i === 0) {
         try {
           const first = await runWith(references, { reportImports: true, ...(fast ? { traceLines: Object.keys(references) } : {}) });
-          if (fast && first.backend !== "docker" && opts.forkServer !== false) {
+          if (fast && opts.forkServer !== false) {
             const preload = [...new Set((first.imports ?? []).filter((x) => x.origin === "installed").map((x) => x.module))];
-            server = await ForkServer.start({ python, sandbox: opts.sandbox ?? "auto", preload, network: m.environment.network, hidePaths: base.hidePaths ?? [] });
+            server = await ForkServer.start({ python, sandbox: opts.sandbox ?? "auto", preload, network: m.environment.network, hidePaths: base.hidePaths ?? [], environment: m.environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}) });
           }
           return first;
         } finally {
@@ -253,7 +253,8 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
         return;
       }
       emit("alternatives", `${bundle.alternatives.length} alternative(s)`);
-      const alternatives = alternativesStep(bundle, settings.min_alternatives, slots, (overlay) => runWith(overlay), tick("alternatives"));
+      // alternatives are ours, like the reference: on the fast path they run in the fork server too
+      const alternatives = alternativesStep(bundle, settings.min_alternatives, slots, (overlay) => (fast ? runTrusted(overlay) : runWith(overlay)), tick("alternatives"));
 
       emit("mutants", `up to ${settings.mutants} mutants`);
       // a mutant that loops forever is killed by its timeout: a few reference durations, not the task's whole budget
