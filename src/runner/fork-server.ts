@@ -1,15 +1,21 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod, chown, mkdtemp, readFile, rm } from "node:fs/promises";
+import { cpus, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { hashTree } from "../core/hash.js";
 import { toolkitPath } from "../core/paths.js";
+import { dockerBin, removeContainers } from "../env/docker-cli.js";
+import { IMAGE_TOOLKIT_PYTHON } from "../env/spec.js";
+import type { Environment } from "../manifest/types.js";
 import { selectBackend } from "./backends.js";
 import { RecordReader } from "./channel.js";
 import { harnessArgs } from "./harness-args.js";
+import { chownTree, containerEnv, containerUser, dockerRunArgs, isRoot } from "./docker-run.js";
+import type { DockerTarget } from "./docker-image.js";
+import { trackContainer } from "./docker-sweep.js";
 import { buildChildEnv } from "./limits.js";
 import { openResultsSocket } from "./results-socket.js";
 import { prepareScratch } from "./scratch.js";
@@ -20,6 +26,11 @@ const SERVER = toolkitPath("python", "lmr_harness", "fork_server.py");
 const HARNESS = toolkitPath("python", "lmr_harness", "run_pytest.py");
 const HARNESS_INI = toolkitPath("python", "lmr_harness", "pytest.ini");
 const READY_TIMEOUT_MS = 120_000;
+const IN_SERVER = `${IMAGE_TOOLKIT_PYTHON}/lmr_harness/fork_server.py`;
+const IN_HARNESS = `${IMAGE_TOOLKIT_PYTHON}/lmr_harness/run_pytest.py`;
+const IN_INI = `${IMAGE_TOOLKIT_PYTHON}/lmr_harness/pytest.ini`;
+/** A server container outliving every verify by far kills itself: a guard for when nobody is left to stop it. */
+const CONTAINER_LIFETIME_S = 6 * 3600;
 
 export interface ForkServerOptions {
   python: PythonEnv;
@@ -30,6 +41,20 @@ export interface ForkServerOptions {
   threads?: number;
   /** Folders hidden inside the sandbox (the task folder, the bundle). */
   hidePaths: string[];
+  /** The task's environment: under docker, the image the server runs in. */
+  environment?: Readonly<Environment>;
+  /** Each child's memory (its address-space cap); under docker the server's container gets a few times this. */
+  memoryMb?: number;
+  /** Each child's processes; under docker the server's container gets a few times this. */
+  maxProcs?: number;
+}
+
+/** Under docker: the server's container, and what a run must do for its user to use its scratch folder. */
+interface InContainer {
+  name: string;
+  target: DockerTarget;
+  user: { uid: number; gid: number };
+  untrack: () => void;
 }
 
 type Message = { t: string; id?: string; pid?: number; code?: number | null; signal?: string | null; timed_out?: boolean; preloaded?: string[]; failed?: string[] };
@@ -50,6 +75,7 @@ export class ForkServer {
     private readonly backend: Backend,
     private readonly opts: ForkServerOptions,
     readonly preloaded: string[],
+    private readonly container?: InContainer,
   ) {}
 
   private waiting = new Map<string, (m: Message) => void>();
@@ -57,9 +83,11 @@ export class ForkServer {
 
   /** Starts a server, or returns undefined where it cannot run (docker backend, no interpreter): callers use plain runs then. */
   static async start(opts: ForkServerOptions): Promise<ForkServer | undefined> {
-    if (!existsSync(opts.python.path) || (opts.python as { image?: unknown }).image) return undefined;
-    const sel = await selectBackend(opts.sandbox === "auto" ? "auto" : opts.sandbox, undefined, { quiet: true });
-    if ("reason" in sel || sel.backend.name === "docker") return undefined;
+    const inImage = (opts.python as { image?: unknown }).image !== undefined;
+    const sel = await selectBackend(opts.sandbox === "auto" ? "auto" : opts.sandbox, inImage ? opts.environment : undefined, { quiet: true });
+    if ("reason" in sel) return undefined;
+    if (sel.backend.name === "docker") return sel.image ? ForkServer.startInContainer(opts, sel.backend, sel.image) : undefined;
+    if (!existsSync(opts.python.path) || inImage) return undefined;
     const dir = await mkdtemp(join(tmpdir(), "lmr-fork-"));
     const keep = new Set<string>([dirname(SERVER), ...(opts.python.prefixes ?? [])]);
     for (const exe of [opts.python.path, safeRealpath(opts.python.path)]) if (exe) keep.add(dirname(dirname(exe)));
@@ -72,6 +100,51 @@ export class ForkServer {
       network: opts.network,
     });
     const env = buildChildEnv({ pythonPath: opts.python.path, home: join(dir, "home"), tmp: dir, threads: opts.threads ?? 1, network: opts.network });
+    return ForkServer.connect(argv, env, dir, sel.backend, opts);
+  }
+
+  /**
+   * The server in the task's image: one container (no network unless the task has it,
+   * read-only root, tmpfs /tmp, an unprivileged user, no capabilities, memory and pids
+   * cgroups) whose only writable mount is the folder the runs' scratch copies go in,
+   * bound at the same path, so a child's tree, log and results socket have the paths
+   * the host gave them. Labelled like every run's container, so a later run removes it
+   * if lmr dies without closing it.
+   */
+  private static async startInContainer(opts: ForkServerOptions, backend: Backend, target: DockerTarget): Promise<ForkServer | undefined> {
+    const dir = await mkdtemp(join(tmpdir(), "lmr-fork-"));
+    const user = containerUser();
+    if (isRoot()) await chown(dir, user.uid, user.gid);
+    else await chmod(dir, 0o700);
+    const name = `lmr-fork-${process.pid}-${randomBytes(5).toString("hex")}`;
+    const threads = opts.threads ?? 1;
+    const memoryMb = opts.memoryMb ?? 4096;
+    const argv = [dockerBin(), ...dockerRunArgs({
+      name,
+      image: target.id,
+      writable: [dir],
+      readOnly: [],
+      workdir: dir,
+      env: containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, opts.network),
+      user,
+      network: opts.network,
+      // children run side by side (one per run slot), each under its own address-space cap
+      memoryMb: memoryMb * 3,
+      maxProcs: (opts.maxProcs ?? 256) * 4,
+      cpus: cpus().length,
+      gpu: target.gpu,
+      cmd: ["timeout", "--signal=KILL", `${CONTAINER_LIFETIME_S}s`, target.python, "-s", "-B", IN_SERVER, ...opts.preload.flatMap((m) => ["--preload", m])],
+    })];
+    const untrack = trackContainer(name);
+    const server = await ForkServer.connect(argv, { ...(process.env as Record<string, string>) }, dir, backend, opts, { name, target, user, untrack });
+    if (!server) {
+      await removeContainers([name]);
+      untrack();
+    }
+    return server;
+  }
+
+  private static async connect(argv: string[], env: Record<string, string>, dir: string, backend: Backend, opts: ForkServerOptions, container?: InContainer): Promise<ForkServer | undefined> {
     const proc = spawn(argv[0]!, argv.slice(1), { cwd: dir, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
     let stderr = "";
     proc.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
@@ -89,7 +162,7 @@ export class ForkServer {
       await rm(dir, { recursive: true, force: true });
       return undefined;
     }
-    const server = new ForkServer(proc, dir, sel.backend, opts, ready.preloaded ?? []);
+    const server = new ForkServer(proc, dir, backend, opts, ready.preloaded ?? [], container);
     lines.on("line", (l) => server.dispatch(parse(l)));
     proc.once("exit", () => {
       for (const done of server.waiting.values()) done({ t: "exit", code: null, signal: "SIGKILL", timed_out: false });
@@ -122,6 +195,12 @@ export class ForkServer {
     const id = String(this.next++);
     const key = randomBytes(32).toString("hex");
     const sock = await openResultsSocket(join(scratch.dir, "results.sock"));
+    const c = this.container;
+    if (c && isRoot()) {
+      // the container's user runs the child: it must own its copy and be able to connect
+      await chownTree(scratch.dir, c.user.uid, c.user.gid);
+      await chown(sock.path, c.user.uid, c.user.gid);
+    }
     const reader = new RecordReader(key, () => {});
     const streamDone = new Promise<void>((r) => {
       sock.stream.on("data", (d: Buffer) => reader.feed(d));
@@ -130,7 +209,7 @@ export class ForkServer {
     });
     try {
       const before = await hashTree(scratch.mountDir);
-      const argv = harnessArgs({ req, harness: HARNESS, ini: HARNESS_INI, root: scratch.root, mountDir: scratch.mountDir, mount, results: ["--results-socket", sock.path], asBytes: memoryMb * 1024 * 1024 });
+      const argv = harnessArgs({ req, harness: c ? IN_HARNESS : HARNESS, ini: c ? IN_INI : HARNESS_INI, root: scratch.root, mountDir: scratch.mountDir, mount, results: ["--results-socket", sock.path], asBytes: memoryMb * 1024 * 1024 });
       const env = { HOME: scratch.home, TMPDIR: scratch.tmp };
       const exited = this.expect("exit", id);
       this.proc.stdin!.write(`${JSON.stringify({ id, argv: argv.slice(3), key, env, log: join(scratch.dir, "log.txt"), timeout_s: req.timeoutTotalS })}\n`);
@@ -148,18 +227,21 @@ export class ForkServer {
       };
       if (sock.extraConnections() > 0) reader.state.problems.push("a second connection to the results socket");
       const verdict = decideVerdict(reader.state, facts);
-      const log = await import("node:fs/promises").then((f) => f.readFile(join(scratch.dir, "log.txt"), "utf8")).catch(() => "");
+      const log = await readFile(join(scratch.dir, "log.txt"), "utf8").catch(() => "");
       return {
         ...verdict,
         exit_code: facts.exitCode,
         duration_s: (performance.now() - t0) / 1000,
         backend: this.backend.name,
-        python: { path: this.opts.python.path, version: reader.state.hello?.python ?? this.opts.python.version },
+        python: { path: c ? c.target.python : this.opts.python.path, version: reader.state.hello?.python ?? this.opts.python.version },
+        ...(c ? { image: { tag: c.target.tag, id: c.target.id, digest: c.target.digest } } : {}),
         log: log.slice(-64 * 1024),
         ...(reader.state.junit !== undefined ? { junit_xml: reader.state.junit } : {}),
         ...(reader.state.imports ? { imports: reader.state.imports } : {}),
         ...(req.traceLines ? { lines: reader.state.lines } : {}),
-        isolation: { ...this.backend.describe({ scratch: this.dir, readOnly: [], keepVisible: [], hide: [], network: this.opts.network }), memory_mb: memoryMb, pids: "none" },
+        isolation: c
+          ? { network: this.opts.network ? "on" : "off", filesystem: "readonly", memory_mb: memoryMb, pids: "cgroup", uid: c.user.uid }
+          : { ...this.backend.describe({ scratch: this.dir, readOnly: [], keepVisible: [], hide: [], network: this.opts.network }), memory_mb: memoryMb, pids: "none" },
       };
     } finally {
       await sock.close().catch(() => undefined);
@@ -181,6 +263,11 @@ export class ForkServer {
       if (this.proc.exitCode !== null) r();
     });
     killTree(this.proc);
+    if (this.container) {
+      // the CLI gone does not always mean the container is: ask the daemon
+      await removeContainers([this.container.name]).catch(() => undefined);
+      this.container.untrack();
+    }
     await rm(this.dir, { recursive: true, force: true });
   }
 }

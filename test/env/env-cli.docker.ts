@@ -102,6 +102,35 @@ describe.skipIf(!ok)("lmr verify --sandbox docker", () => {
     }
   });
 
+  it("runs the stub, alternatives and mutants in a fork server inside the image: the outcomes of fresh containers, no container left", async () => {
+    const args = ["verify", "examples/tasks/pref-loss", "--tasks-dir", "examples/tasks", "--sandbox", "docker", "--mutants", "8", "--force", "--no-write", "--json"];
+    // the server's container is seen while the task is verified
+    let sawServer = false;
+    let polling = true;
+    const poll = (async () => {
+      while (polling) {
+        const ps = await execa("docker", ["ps", "--filter", "name=lmr-fork-", "--format", "{{.Names}}"], { reject: false });
+        if (String(ps.stdout).includes("lmr-fork-")) sawServer = true;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    const forked = await runCli(args);
+    polling = false;
+    await poll;
+    const fresh = await runCli([...args, "--no-fork-server"]);
+    expect(forked.exitCode, forked.stdout.slice(-2000)).toBe(0);
+    expect(fresh.exitCode, fresh.stdout.slice(-2000)).toBe(0);
+    expect(sawServer).toBe(true);
+    type Rec = { steps: { stub: { runs: { status: string }[] }; alternatives: { alternatives: { name: string; status: string }[] }; mutants: { total: number; killed: number; survivors: { id: string }[] } } };
+    const claims = (out: string) => {
+      const r = json<{ tasks: Rec[] }>(out).tasks[0]!.steps;
+      return { stub: r.stub.runs.map((x) => x.status), alternatives: r.alternatives.alternatives.map((a) => `${a.name}:${a.status}`), mutants: [r.mutants.total, r.mutants.killed], survivors: r.mutants.survivors.map((x) => x.id) };
+    };
+    expect(claims(forked.stdout)).toEqual(claims(fresh.stdout));
+    const left = await execa("docker", ["ps", "-a", "--filter", "name=lmr-fork-", "--format", "{{.Names}}"]);
+    expect(String(left.stdout).trim()).toBe("");
+  });
+
   it("fails a task whose tests import a package its environment does not declare, naming the module and the fields", async () => {
     const root = await makeTempDir("undeclared");
     const dir = await copyTask(root, "pref-loss");
