@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { BundleInfo } from "../bundle/index.js";
 import { isLmrError } from "../core/errors.js";
 import { ARRAYS_FILE, CALLS_FILE, listFixtureClaims, listFixtureFiles } from "../manifest/fixture-claims.js";
 import type { ResolvedTask } from "../manifest/types.js";
@@ -18,6 +19,8 @@ export interface FixtureCheckOptions extends SourceOptions {
   sandbox?: SandboxChoice;
   /** Seconds the driver, and each generator, may run. */
   timeoutS?: number;
+  /** The task's bundle, already built (by lmr verify): not built again. */
+  bundle?: BundleInfo;
 }
 
 /**
@@ -92,6 +95,7 @@ export async function checkFixtures(task: ResolvedTask, opts: FixtureCheckOption
         seed,
         timeoutS: opts.timeoutS ?? DEFAULT_RECORD_TIMEOUT_S,
         ...(opts.mirror !== undefined ? { mirror: opts.mirror } : {}),
+        ...(opts.bundle ? { bundle: opts.bundle } : {}),
       },
       scratch,
     );

@@ -1,7 +1,7 @@
 import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { buildBundle } from "../bundle/build.js";
-import { BUNDLE_FILES } from "../bundle/types.js";
+import { BUNDLE_FILES, type BundleInfo } from "../bundle/types.js";
 import { displayPath } from "../manifest/read.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import type { PythonEnv } from "../runner/types.js";
@@ -25,6 +25,8 @@ export interface FixturePlan {
   maxCalls?: number;
   timeoutS: number;
   mirror?: string;
+  /** A bundle of the task already built (lmr verify's): used instead of building another. */
+  bundle?: BundleInfo;
 }
 
 export interface GeneratorRun {
@@ -50,7 +52,8 @@ export interface ProducedFixtures {
  * generator writes other files than its outputs.
  */
 export async function produceFixtures(task: ResolvedTask, plan: FixturePlan, scratch: string): Promise<ProducedFixtures> {
-  const bundle = await buildBundle(task, join(scratch, "bundle"), plan.mirror !== undefined ? { mirror: plan.mirror } : {});
+  // only read: each run copies its workspace and reference into a fresh tree
+  const bundle = plan.bundle ?? (await buildBundle(task, join(scratch, "bundle"), plan.mirror !== undefined ? { mirror: plan.mirror } : {}));
   let runs = 0;
   const freshTree = async (): Promise<{ tree: string; dir: string }> => {
     const dir = join(scratch, `run-${runs++}`);

@@ -1,3 +1,4 @@
+import type { BundleInfo } from "../bundle/index.js";
 import { checkFixtures } from "../scaffold/fixtures-check.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import type { FixturesStep } from "./record.js";
@@ -8,7 +9,7 @@ import type { VerifyOptions } from "./verify-task.js";
  * generators against the reference (in a temp folder, as `lmr record --check`
  * does) and compare them byte for byte with the committed files.
  */
-export async function checkFixturesStep(task: ResolvedTask, opts: VerifyOptions): Promise<FixturesStep> {
+export async function checkFixturesStep(task: ResolvedTask, opts: VerifyOptions, bundle?: BundleInfo): Promise<FixturesStep> {
   const t0 = performance.now();
   const r = await checkFixtures(task, {
     ...(opts.mirror ? { mirror: opts.mirror } : {}),
@@ -16,6 +17,7 @@ export async function checkFixturesStep(task: ResolvedTask, opts: VerifyOptions)
     ...(opts.python ? { python: opts.python } : {}),
     // fixtures are regenerated where the tests run: in the task's image under docker
     sandbox: opts.sandbox ?? "auto",
+    ...(bundle ? { bundle } : {}),
   });
   const duration_s = Math.round(performance.now() - t0) / 1000;
   const files = r.compared;

@@ -61,7 +61,8 @@ export interface VerifyOptions extends SourceOptions {
   /** Other tasks' references for the dataset-wide leak scan (built once per invocation). */
   siblings?: SiblingReferences;
   /** Regenerates the task's fixtures and compares them (the fixtures step); without it the step is skipped. */
-  checkFixtures?: (task: ResolvedTask) => Promise<FixturesStep>;
+  /** Given verify's bundle of the task, so the check need not build another. */
+  checkFixtures?: (task: ResolvedTask, bundle?: BundleInfo) => Promise<FixturesStep>;
   onEvent?: (event: VerifyEvent) => void;
 }
 
@@ -173,7 +174,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     emit("fixtures", "regenerating the fixtures");
     const check = opts.checkFixtures;
     const fixtures: Promise<FixturesStep> = check
-      ? slots(() => check(task)).catch((err: unknown) => ({ ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0 }))
+      ? slots(() => check(task, bundle)).catch((err: unknown) => ({ ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0 }))
       : Promise.resolve({ ok: true, skipped: true, reason: "not checked (no fixture check configured)", duration_s: 0 });
     const withFixtures = async (): Promise<VerifyResult> => {
       record.steps.fixtures = await fixtures;

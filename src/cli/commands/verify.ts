@@ -138,7 +138,7 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
   };
   const siblingWork = await mkdtemp(join(tmpdir(), "lmr-siblings-"));
   if (flags.datasetScan) opts.siblings = new SiblingReferences(siblingWork, opts);
-  opts.checkFixtures = (task) => checkFixturesStep(task, opts);
+  opts.checkFixtures = (task, bundle) => checkFixturesStep(task, opts, bundle);
   try {
     return await verifyAll(dirs, flags, opts, tasksAtOnce);
   } finally {
