@@ -13,7 +13,9 @@ export type SubmissionContent =
   | { kind: "files"; files: Record<string, string> }
   | { kind: "patch"; patch: string }
   | { kind: "tree"; dir: string }
-  | { kind: "invalid"; reason: string };
+  | { kind: "invalid"; reason: string }
+  /** A producer that ran the agent and saw it stop short (`"timeout": "<why>"`) or break on its side (`"infra": "<why>"`): graded with that verdict. */
+  | { kind: "stopped"; verdict: "timeout" | "infra"; reason: string };
 
 /** One row of the submissions: a (task, model, sample) key and what it gives. */
 export interface Submission extends SampleKey {
@@ -79,6 +81,8 @@ async function loadJsonl(path: string): Promise<LoadedSubmissions> {
     const patch = row.patch ?? row.model_patch;
     let content: SubmissionContent;
     if (typeof row.invalid === "string" && row.invalid.trim() !== "") content = { kind: "invalid", reason: row.invalid };
+    else if (typeof row.timeout === "string" && row.timeout.trim() !== "") content = { kind: "stopped", verdict: "timeout", reason: row.timeout };
+    else if (typeof row.infra === "string" && row.infra.trim() !== "") content = { kind: "stopped", verdict: "infra", reason: row.infra };
     else if (typeof patch === "string") content = { kind: "patch", patch };
     else if (isStringRecord(row.files)) content = { kind: "files", files: row.files };
     else {
@@ -140,6 +144,7 @@ export async function hashSubmission(sub: Submission, targetFiles: string[]): Pr
   const c = sub.content;
   if (c.kind === "patch") return sha256(`patch\n${c.patch}`);
   if (c.kind === "invalid") return sha256(`invalid\n${c.reason}`);
+  if (c.kind === "stopped") return sha256(`${c.verdict}\n${c.reason}`);
   if (c.kind === "files") return sha256(`files\n${Object.keys(c.files).sort().map((k) => `${k}\n${sha256(c.files[k]!)}`).join("\n")}`);
   const parts: string[] = [];
   for (const f of [...targetFiles].sort()) parts.push(`${f}\n${await hashTreeFile(join(c.dir, f))}`);
