@@ -7,6 +7,7 @@
  * quiet with 80 files, before verify.test, run-tests and eval-cli moved here.)
  */
 export const SLOW_TEST_FILES = [
+  "test/agent/agent-cli.test.ts",
   "test/contributing/contributing.test.ts",
   "test/eval/eval-cli.test.ts",
   "test/eval/eval-models.test.ts",
