@@ -154,7 +154,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
 
 /** Loads and checks the submissions; every problem at once, before the run folder is touched. */
 async function readInput(opts: EvalOptions): Promise<SelectedSubmissions> {
-  const loaded = await loadSubmissions(opts.submissions);
+  const loaded = await loadSubmissions(opts.submissions, { knownTaskIds: [...(opts.knownTaskIds ?? []), ...opts.tasks.map((t) => t.manifest.id)] });
   const selected = selectSubmissions({
     file: opts.submissions,
     submissions: loaded.submissions,
