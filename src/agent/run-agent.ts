@@ -8,6 +8,7 @@ import { probeDocker } from "../env/docker-cli.js";
 import { probeBwrap } from "../runner/backends.js";
 import { createPidsLimit } from "../runner/limits.js";
 import { copyTree } from "../runner/scratch.js";
+import { trackContainer } from "../runner/docker-sweep.js";
 import { KILL_GRACE_MS, killGroup } from "../runner/supervise.js";
 import { agentEnv, bwrapAgentArgs, dockerAgentArgs, interpreterFolders, type AgentMounts } from "./sandbox.js";
 import { AGENT_PATHS, expandTemplate } from "./template.js";
@@ -189,13 +190,36 @@ async function superviseBwrap(input: AgentSampleInput, mounts: AgentMounts, pass
   }
 }
 
-function dockerCommand(input: AgentSampleInput, mounts: AgentMounts, pass: Record<string, string>, command: string): { argv: string[]; env: Record<string, string>; stop: () => void } {
+const liveGroups = new Set<number>();
+let groupsHooked = false;
+
+/**
+ * Agents run in their own process group, out of reach of a Ctrl-C to lmr: on
+ * SIGINT/SIGTERM/SIGHUP every live agent's group is killed before lmr exits
+ * with that signal. (kill -9 of lmr: the next run's lock takes the leftovers.)
+ */
+function trackGroup(pid: number): () => void {
+  liveGroups.add(pid);
+  if (!groupsHooked) {
+    groupsHooked = true;
+    for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+      process.once(sig, () => {
+        for (const g of liveGroups) killGroup(g, "SIGKILL");
+        process.kill(process.pid, sig);
+      });
+    }
+  }
+  return () => liveGroups.delete(pid);
+}
+
+function dockerCommand(input: AgentSampleInput, mounts: AgentMounts, pass: Record<string, string>, command: string): { argv: string[]; env: Record<string, string>; stop: () => void; untrack: () => void } {
   const name = `lmr-agent-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  const untrack = trackContainer(name);
   const env = { HOME: AGENT_PATHS.home, LMR_WORKSPACE: AGENT_PATHS.workspace, LMR_INSTRUCTION: AGENT_PATHS.instruction, LMR_AGENT_OUT: AGENT_PATHS.out, ...pass };
   const stop = (): void => {
     spawn("docker", ["rm", "-f", name], { stdio: "ignore" }).on("error", () => {});
   };
-  return { argv: ["docker", ...dockerAgentArgs({ name, image: input.image!, mounts, env, command })], env: { ...process.env, ...env } as Record<string, string>, stop };
+  return { argv: ["docker", ...dockerAgentArgs({ name, image: input.image!, mounts, env, command })], env: { ...process.env, ...env } as Record<string, string>, stop, untrack };
 }
 
 /** A capped copy of a stream into a file: the first LOG_CAP bytes, then a note of how many were left out. */
@@ -222,13 +246,14 @@ function capped(file: string): { write: (d: Buffer) => void; close: () => Promis
  * limit the group gets SIGTERM, then SIGKILL (and `stop`, for a container).
  * bwrap's --die-with-parent and pid namespace take everything inside with it.
  */
-async function superviseAgent(o: { argv: string[]; env: Record<string, string>; cwd: string; timeoutS: number; outDir: string; stop?: () => void }): Promise<Supervised> {
+async function superviseAgent(o: { argv: string[]; env: Record<string, string>; cwd: string; timeoutS: number; outDir: string; stop?: () => void; untrack?: () => void }): Promise<Supervised> {
   const stdout = capped(join(o.outDir, AGENT_FILES.stdout));
   const stderr = capped(join(o.outDir, AGENT_FILES.stderr));
   const result = await new Promise<Supervised>((resolveRun) => {
     let timedOut = false;
     let killTimer: NodeJS.Timeout | undefined;
     const child = spawn(o.argv[0]!, o.argv.slice(1), { cwd: o.cwd, env: o.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const untrackGroup = child.pid !== undefined ? trackGroup(child.pid) : () => {};
     const wall = setTimeout(() => {
       timedOut = true;
       killGroup(child.pid, "SIGTERM");
@@ -241,6 +266,8 @@ async function superviseAgent(o: { argv: string[]; env: Record<string, string>; 
     const end = (r: Supervised): void => {
       if (done) return;
       done = true;
+      untrackGroup();
+      o.untrack?.();
       clearTimeout(wall);
       clearTimeout(killTimer);
       resolveRun(r);

@@ -110,6 +110,7 @@ export function dockerAgentArgs(o: { name: string; image: string; mounts: AgentM
     "-v", `${m.instruction}:${AGENT_PATHS.instruction}:ro`,
     "-v", `${m.out}:${AGENT_PATHS.out}`,
     "-v", `${m.home}:${AGENT_PATHS.home}`,
+    ...m.readOnly.filter((p) => existsSync(p)).flatMap((p) => ["-v", `${resolve(p)}:${resolve(p)}:ro`]),
     "-w", AGENT_PATHS.workspace,
     ...Object.keys(o.env).flatMap((k) => ["-e", k]),
     o.image,
