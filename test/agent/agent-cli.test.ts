@@ -7,7 +7,8 @@ import { hashTree } from "../../src/core/hash.js";
 import { probeBwrap } from "../../src/runner/backends.js";
 import type { SampleResult } from "../../src/run-folder/index.js";
 import { EXAMPLE_TASKS, REPO_ROOT, UPSTREAMS, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { CLI, runCli } from "../helpers/run-cli.js";
+import { execa } from "execa";
 
 /**
  * `lmr agent run` end to end with the scripted agents of test/fixtures/agents on
@@ -168,6 +169,27 @@ describe.skipIf(!bwrap.ok)("lmr agent run with scripted agents", () => {
     expect(rep.exitCode, rep.stderr).toBe(0);
     expect(rep.stdout).toContain('"passed": 1');
   });
+});
+
+describe.skipIf(!bwrap.ok)("lmr agent run interrupted", () => {
+  afterAll(removeTempDirs);
+  it("Ctrl-C of lmr takes the agent's whole process tree with it; the next run starts clean", async () => {
+    const out = join(await makeTempDir("agent-int"), "run");
+    const marker = `lmr-int-marker-${process.pid}-${Date.now()}`;
+    const args = ["agent", "run", "--tasks-dir", "examples/tasks", "--tasks", "pref-loss", "--out", out, "--agent-bind", AGENTS, "--sandbox", "bwrap", "--python", "/usr/bin/python3", "--timeout", "300"];
+    const child = execa("node", [CLI, ...args, "--cmd", py("loop.py", marker)], { cwd: REPO_ROOT, reject: false, env: { LMR_PYTHON: "/usr/bin/python3" } });
+    const t0 = Date.now();
+    while ((await processesWith(marker)).length < 3 && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 200));
+    expect((await processesWith(marker)).length).toBeGreaterThanOrEqual(3);
+    child.kill("SIGINT");
+    const r = await child;
+    expect(r.signal ?? r.exitCode).toMatch(/SIGINT|130/);
+    await new Promise((res) => setTimeout(res, 500));
+    expect(await processesWith(marker)).toEqual([]);
+    const again = await runCli([...args, "--cmd", "true", "--json"], { env: { LMR_PYTHON: "/usr/bin/python3" } });
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(await readdir(join(out, ".scratch")).catch(() => [])).toEqual([]);
+  }, 120_000);
 });
 
 describe("lmr agent run: bad flags stop it before anything runs", () => {
