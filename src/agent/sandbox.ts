@@ -1,5 +1,6 @@
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { OWNER_LABEL, ownerLabel } from "../runner/docker-sweep.js";
 import { AGENT_PATHS } from "./template.js";
 
 /** The host folders an agent's sandbox is made of: the scratch copies it may write, what it may read. */
@@ -101,7 +102,8 @@ export function dockerAgentArgs(o: { name: string; image: string; mounts: AgentM
   const uid = typeof process.getuid === "function" ? process.getuid() : 1000;
   const gid = typeof process.getgid === "function" ? process.getgid() : 1000;
   return [
-    "run", "--rm", "--name", o.name,
+    // the owner label lets the sweep of a later run remove it when this lmr was killed with -9
+    "run", "--rm", "--name", o.name, "--label", `${OWNER_LABEL}=${ownerLabel()}`,
     "--network", m.network ? "bridge" : "none",
     "--user", `${uid}:${gid}`,
     "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
