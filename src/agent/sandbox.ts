@@ -30,7 +30,8 @@ function isInsideOrSame(root: string, p: string): boolean {
 
 /** bubblewrap argv (before the command): a fresh root holding only the system folders and the agent's paths. */
 export function bwrapAgentArgs(bwrap: string, m: AgentMounts): string[] {
-  const args: string[] = [bwrap];
+  // /tmp first: an --agent-bind folder under the host's /tmp is bound over the private one
+  const args: string[] = [bwrap, "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/lmr"];
   for (const d of SYSTEM_DIRS) {
     let st;
     try {
@@ -42,19 +43,19 @@ export function bwrapAgentArgs(bwrap: string, m: AgentMounts): string[] {
     if (st.isSymbolicLink()) args.push("--symlink", readlinkSync(d), d);
     else args.push("--ro-bind", d, d);
   }
-  for (const r of m.readOnly.map((p) => resolve(p)).filter((p) => existsSync(p))) args.push("--ro-bind", r, r);
-  // A hidden folder under a bound one (a task kept under /opt) gets an empty tmpfs over it.
-  const bound = [...SYSTEM_DIRS, ...m.readOnly.map((p) => resolve(p))];
-  for (const h of m.hide.map((p) => resolve(p))) {
-    if (h === "/" || !existsSync(h) || !bound.some((b) => isInsideOrSame(b, h))) continue;
-    if (m.readOnly.some((r) => isInsideOrSame(h, resolve(r)) && resolve(r) !== h)) continue; // an agent folder bound inside stays readable
-    args.push(lstatSync(h).isDirectory() ? "--tmpfs" : "--ro-bind", ...(lstatSync(h).isDirectory() ? [h] : ["/dev/null", h]));
+  const readOnly = m.readOnly.map((p) => resolve(p)).filter((p) => existsSync(p));
+  for (const r of readOnly) args.push("--ro-bind", r, r);
+  // A hidden folder under a bound one (a task kept under /opt, a toolkit under an --agent-bind
+  // folder) gets an empty tmpfs over it; then an agent folder inside a hidden one is bound again,
+  // so it alone shows through.
+  const bound = [...SYSTEM_DIRS, ...readOnly];
+  const hidden = m.hide.map((p) => resolve(p)).filter((h) => h !== "/" && existsSync(h) && bound.some((b) => isInsideOrSame(b, h)));
+  for (const h of hidden) {
+    if (lstatSync(h).isDirectory()) args.push("--tmpfs", h);
+    else args.push("--ro-bind", "/dev/null", h);
   }
+  for (const r of readOnly) if (hidden.some((h) => r !== h && isInsideOrSame(h, r))) args.push("--ro-bind", r, r);
   args.push(
-    "--dev", "/dev",
-    "--proc", "/proc",
-    "--tmpfs", "/tmp",
-    "--dir", "/lmr",
     "--bind", m.workspace, AGENT_PATHS.workspace,
     "--ro-bind", m.instruction, AGENT_PATHS.instruction,
     "--bind", m.out, AGENT_PATHS.out,

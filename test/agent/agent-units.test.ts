@@ -64,6 +64,21 @@ describe("the agent's sandbox", () => {
     expect(args).toContain("--die-with-parent");
     expect(bwrapAgentArgs("/usr/bin/bwrap", { ...m, network: true })).not.toContain("--unshare-net");
   });
+
+  it("hides a folder under a bound one, and lets only the agent's own folder inside it show through", async () => {
+    const root = await makeTempDir("agent-hide");
+    const toolkit = join(root, "toolkit");
+    await mkdir(join(toolkit, "agents"), { recursive: true });
+    await mkdir(join(toolkit, "tasks"), { recursive: true });
+    const args = bwrapAgentArgs("/usr/bin/bwrap", { workspace: "/s/ws", instruction: "/s/i.md", out: "/s/out", home: "/s/home", readOnly: [root, join(toolkit, "agents")], hide: [toolkit, "/nonexistent"], network: false });
+    const at = (flag: string, path: string): number[] => args.flatMap((a, i) => (a === flag && args[i + 1] === path ? [i] : []));
+    const tmpfs = at("--tmpfs", toolkit);
+    expect(tmpfs).toHaveLength(1);
+    expect(at("--ro-bind", root)[0]).toBeLessThan(tmpfs[0]!);
+    const agentBinds = at("--ro-bind", join(toolkit, "agents"));
+    expect(agentBinds.some((i) => i > tmpfs[0]!)).toBe(true);
+    expect(args).not.toContain("/nonexistent");
+  });
 });
 
 describe("the workspace diff", () => {
@@ -111,20 +126,40 @@ describe.skipIf(!bwrap.ok)("runAgentSample (the library step a queue can carry)"
     await mkdir(ws);
     await writeFile(join(ws, "solve.py"), "def f():\n    raise NotImplementedError\n");
     await writeFile(join(root, "instruction.md"), "Implement f: return 42.\n");
+    await mkdir(join(root, "tools"));
+    await writeFile(join(root, "tools", "tool.txt"), "the agent's own tool\n");
     const input: AgentSampleInput = {
       task_id: "t", model: "m", sample: "0", workspace: ws, instruction: join(root, "instruction.md"),
-      command: "cat {instruction}; sed -i 's/raise NotImplementedError/return 42/' {workspace}/solve.py; echo step > {out}/traj.txt; ls " + root + " 2>&1; echo to-stderr >&2; exit 3",
-      timeout_s: 20, network: false, sandbox: "bwrap", env_names: [], read_only: [], hide: [root], out_dir: join(root, "out"), scratch_parent: join(root, "scratch"), key: "k1",
+      command: "cat {instruction}; sed -i 's/raise NotImplementedError/return 42/' {workspace}/solve.py; echo step > {out}/traj.txt; ls " + root + " 2>&1; cat " + join(root, "tools", "tool.txt") + "; echo to-stderr >&2; exit 3",
+      timeout_s: 20, network: false, sandbox: "bwrap", env_names: [], read_only: [join(root, "tools")], hide: [root], out_dir: join(root, "out"), scratch_parent: join(root, "scratch"), key: "k1",
     };
     const rec = await runAgentSample(input);
     expect(rec).toMatchObject({ status: "finished", exit_code: 3, backend: "bwrap", changed: ["solve.py"], kept: ["traj.txt"] });
     const stdout = await readFile(join(root, "out", "stdout.txt"), "utf8");
     expect(stdout).toContain("Implement f: return 42.");
-    expect(stdout).toContain(`ls: cannot access '${root}': No such file or directory`);
+    // of the folder above the bound tools folder only the tools folder is there: not the workspace, instruction or outputs
+    expect(stdout).toContain("Implement f: return 42.\ntools\nthe agent's own tool\n");
     expect(await readFile(join(root, "out", "stderr.txt"), "utf8")).toBe("to-stderr\n");
     expect(await readFile(join(root, "out", "patch.diff"), "utf8")).toContain("+    return 42");
     expect(await readFile(join(ws, "solve.py"), "utf8")).toContain("raise NotImplementedError");
     expect(JSON.parse(await readFile(join(root, "out", "agent.json"), "utf8"))).toEqual(JSON.parse(JSON.stringify(rec)));
     expect(await readdir(join(root, "scratch"))).toEqual([]);
+  }, 30_000);
+
+  it("has no network but loopback unless asked", async () => {
+    const root = await makeTempDir("agent-net");
+    await mkdir(join(root, "ws"));
+    await writeFile(join(root, "ws", "a.txt"), "a\n");
+    await writeFile(join(root, "i.md"), "x\n");
+    const base: AgentSampleInput = {
+      task_id: "t", model: "m", sample: "0", workspace: join(root, "ws"), instruction: join(root, "i.md"),
+      command: "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '", timeout_s: 20, network: false, sandbox: "bwrap",
+      env_names: [], read_only: [], hide: [], out_dir: join(root, "off"), scratch_parent: join(root, "scratch"), key: "k",
+    };
+    await runAgentSample(base);
+    expect((await readFile(join(root, "off", "stdout.txt"), "utf8")).trim()).toBe("lo");
+    await runAgentSample({ ...base, network: true, out_dir: join(root, "on") });
+    const host = (await readFile("/proc/net/dev", "utf8")).split("\n").slice(2).map((l) => l.split(":")[0]!.trim()).filter(Boolean);
+    expect((await readFile(join(root, "on", "stdout.txt"), "utf8")).trim().split("\n").sort()).toEqual(host.sort());
   }, 30_000);
 });
