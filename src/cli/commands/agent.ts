@@ -60,7 +60,7 @@ export function registerAgent(program: Command): void {
     .option("--agent-sandbox <MODE>", "auto | docker | bwrap (auto: docker when --agent-image is given and a daemon answers, else bwrap)", "auto")
     .option("--agent-image <IMAGE>", "docker image the agent is installed in")
     .option("--agent-env <NAME...>", "environment variables passed to the agent (API keys); values are never written")
-    .option("--agent-bind <PATH...>", "host paths the agent may read (its install outside /usr and /opt), bound read-only (bwrap)")
+    .option("--agent-bind <PATH...>", "host paths the agent may read (its install outside /usr and /opt), bound read-only at the same path")
     .option("--agent-jobs <N>", "agents run at once", "1")
     .option("-j, --jobs <N>", "parallel gradings (default: number of cores)")
     .option("--sandbox <MODE>", "grading sandbox, as for lmr eval: auto | docker | bwrap | none", "auto")
@@ -90,7 +90,8 @@ infra and is run again by the next run. Per sample, RUN_DIR/${AGENT_DIR}/<model>
 keeps stdout.txt, stderr.txt, patch.diff, out/ and agent.json (status, exit, wall
 time); RUN_DIR/${AGENT_DIR}/${AGENT_RUN_FILES.submissions} holds the rows that were graded.
 RUN_DIR is a normal run folder: lmr report RUN_DIR. Rerunning the same command
-keeps finished agent runs and grades only what changed.
+keeps finished agent runs and grades only what changed. agent.json records the
+command as run: pass API keys with --agent-env NAME, never inside --cmd.
 
 Presets (untested here: they need the agent installed and its API; check the
 flags against your version):
