@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import pLimit from "p-limit";
 import { BUNDLE_FILES } from "../bundle/index.js";
@@ -6,6 +6,7 @@ import { sha256 } from "../core/hash.js";
 import { TOOLKIT_ROOT } from "../core/paths.js";
 import { writeFileAtomic, writeJsonAtomic } from "../core/fs-atomic.js";
 import { lockRunDir } from "../evaluate/run-dir.js";
+import { checkRunFolderLayout } from "../evaluate/run-state.js";
 import { TOOLKIT_VERSION, prepareBundles, runEval, type EvalOptions, type EvalOutcome } from "../evaluate/run-eval.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { nameModelFolder } from "../run-folder/index.js";
@@ -64,13 +65,17 @@ export interface AgentRunSummary {
 export async function runAgents(opts: AgentRunOptions): Promise<{ summary: AgentRunSummary; eval: EvalOutcome }> {
   const outDir = resolve(opts.outDir);
   const agentRoot = join(outDir, AGENT_DIR);
-  const bundles = await prepareBundles({ tasks: opts.tasks, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}), ...(opts.mirror ? { mirror: opts.mirror } : {}) }, outDir);
-  const hide = [outDir, TOOLKIT_ROOT, ...(opts.tasksRoot ? [resolve(opts.tasksRoot)] : []), ...opts.tasks.map((t) => t.dir), ...[...bundles.values()].map((b) => b.dir)];
   const inputs: AgentSampleInput[] = [];
+  await checkRunFolderLayout(outDir);
+  await mkdir(outDir, { recursive: true });
+  // The agents run under the run folder's lock, as gradings do: their scratch copies sit in
+  // RUN_DIR/.scratch, so after a kill -9 the next run's lock kills the leftovers and sweeps them.
   const lock = await lockRunDir(outDir);
   let records: AgentRecord[];
   let reused = 0;
   try {
+    const bundles = await prepareBundles({ tasks: opts.tasks, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}), ...(opts.mirror ? { mirror: opts.mirror } : {}) }, outDir);
+    const hide = [outDir, TOOLKIT_ROOT, ...(opts.tasksRoot ? [resolve(opts.tasksRoot)] : []), ...opts.tasks.map((t) => t.dir), ...[...bundles.values()].map((b) => b.dir)];
     for (const task of opts.tasks) {
       const bundle = bundles.get(task.manifest.id)!;
       const instruction = join(task.dir, task.manifest.instruction);
