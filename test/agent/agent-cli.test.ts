@@ -190,6 +190,21 @@ describe.skipIf(!bwrap.ok)("lmr agent run interrupted", () => {
     expect(again.exitCode, again.stderr).toBe(0);
     expect(await readdir(join(out, ".scratch")).catch(() => [])).toEqual([]);
   }, 120_000);
+
+  it("kill -9 of lmr leaves no agent process either (bwrap's --die-with-parent)", async () => {
+    const out = join(await makeTempDir("agent-kill9"), "run");
+    const marker = `lmr-kill9-marker-${process.pid}-${Date.now()}`;
+    const args = ["agent", "run", "--tasks-dir", "examples/tasks", "--tasks", "pref-loss", "--out", out, "--agent-bind", AGENTS, "--sandbox", "bwrap", "--python", "/usr/bin/python3", "--timeout", "300"];
+    const child = execa("node", [CLI, ...args, "--cmd", py("loop.py", marker)], { cwd: REPO_ROOT, reject: false, env: { LMR_PYTHON: "/usr/bin/python3" } });
+    const t0 = Date.now();
+    while ((await processesWith(marker)).length < 3 && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 200));
+    expect((await processesWith(marker)).length).toBeGreaterThanOrEqual(3);
+    child.kill("SIGKILL");
+    await child;
+    const t1 = Date.now();
+    while ((await processesWith(marker)).length > 0 && Date.now() - t1 < 5_000) await new Promise((r) => setTimeout(r, 100));
+    expect(await processesWith(marker)).toEqual([]);
+  }, 120_000);
 });
 
 describe("lmr agent run: bad flags stop it before anything runs", () => {
