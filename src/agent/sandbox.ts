@@ -60,6 +60,8 @@ export function bwrapAgentArgs(bwrap: string, m: AgentMounts): string[] {
     "--ro-bind", m.instruction, AGENT_PATHS.instruction,
     "--bind", m.out, AGENT_PATHS.out,
     "--bind", m.home, AGENT_PATHS.home,
+    // bwrap's new root is a tmpfs: read-only, so only the binds above and /tmp take writes
+    "--remount-ro", "/",
     "--unshare-pid", "--unshare-ipc", "--unshare-uts",
     ...(m.network ? [] : ["--unshare-net"]),
     "--die-with-parent",

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -114,6 +115,8 @@ describe.skipIf(!bwrap.ok)("lmr agent run with scripted agents", () => {
     expect(s.stdout).not.toMatch(/snoop: (READ|LISTED|SEEN) \/(work|root|home|tmp\/lmr)/);
     expect(s.stdout).not.toContain("COPIED");
     expect(s.stdout).toContain("snoop: found no reference");
+    expect(s.stdout).not.toContain("snoop: WROTE");
+    for (const d of ["/etc", "/usr/local", "/opt", "/", TASK_DIR, canary]) expect(existsSync(join(d, "lmr-snoop-was-here")), d).toBe(false);
     expect(s.result.verdict).toBe("invalid");
     expect(s.result.reason).toContain("changed nothing");
   });
