@@ -56,8 +56,10 @@ describe("the agent's sandbox", () => {
   it("starts from an empty root: system folders, the agent's paths, no network unless asked", () => {
     const m = { workspace: "/s/ws", instruction: "/s/i.md", out: "/s/out", home: "/s/home", readOnly: [], hide: [], network: false };
     const args = bwrapAgentArgs("/usr/bin/bwrap", m);
-    expect(args).not.toContain("/");
     const pairs = (flag: string): string[][] => args.flatMap((a, i) => (a === flag ? [[args[i + 1]!, args[i + 2]!]] : []));
+    // never the host's root: only named system folders
+    expect([...pairs("--ro-bind"), ...pairs("--bind")].map(([from]) => from)).not.toContain("/");
+    expect(args.slice(args.indexOf("--remount-ro"), args.indexOf("--remount-ro") + 2)).toEqual(["--remount-ro", "/"]);
     expect(pairs("--bind")).toEqual([["/s/ws", "/workspace"], ["/s/out", "/lmr/out"], ["/s/home", "/lmr/home"]]);
     expect(pairs("--ro-bind")).toContainEqual(["/s/i.md", "/lmr/instruction.md"]);
     expect(args).toContain("--unshare-net");
