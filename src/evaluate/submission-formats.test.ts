@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadSubmissions, mapLmrBenchFolder } from "./submissions.js";
+import { applySubmission } from "./apply-submission.js";
+import { hashSubmission, loadSubmissions, mapLmrBenchFolder } from "./submissions.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -86,5 +87,26 @@ describe("LMR-Bench's layout (a folder per paper holding the filled repository)"
       expect.objectContaining({ file: join(root, "5-Pref", "info.json"), pointer: "/repo_folder_name", message: expect.stringContaining("'gone' is not a folder") }),
       expect.objectContaining({ file: join(root, "6-Pref", "info.json"), message: expect.stringContaining("info.json that cannot be read") }),
     ]);
+  });
+});
+
+describe("rows that say why there is no code", () => {
+  it("reads timeout and infra rows as stopped samples with their reason; each hashes apart", async () => {
+    const f = join(dir, "stopped.jsonl");
+    await writeFile(f, [
+      JSON.stringify({ task_id: "pref-loss", model: "a", timeout: "the agent ran past 3 s" }),
+      JSON.stringify({ task_id: "pref-loss", model: "a", infra: "no sandbox" }),
+      JSON.stringify({ task_id: "pref-loss", model: "a", invalid: "the agent ran past 3 s" }),
+    ].join("\n") + "\n");
+    const { submissions, problems } = await loadSubmissions(f, { knownTaskIds: known });
+    expect(problems).toEqual([]);
+    expect(submissions.map((s) => s.content)).toEqual([
+      { kind: "stopped", verdict: "timeout", reason: "the agent ran past 3 s" },
+      { kind: "stopped", verdict: "infra", reason: "no sandbox" },
+      { kind: "invalid", reason: "the agent ran past 3 s" },
+    ]);
+    const hashes = await Promise.all(submissions.map((s) => hashSubmission(s, ["trainers.py"])));
+    expect(new Set(hashes).size).toBe(3);
+    expect(await applySubmission(submissions[0]!, dir, ["trainers.py"], "lmr_tests")).toEqual({ ok: false, reason: "the agent ran past 3 s" });
   });
 });
