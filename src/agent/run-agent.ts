@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
-import { createWriteStream, type WriteStream } from "node:fs";
+import { createWriteStream, existsSync, type WriteStream } from "node:fs";
 import { copyFile, lstat, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
 import { probeDocker } from "../env/docker-cli.js";
@@ -184,7 +184,7 @@ async function superviseBwrap(input: AgentSampleInput, mounts: AgentMounts, pass
   const bwrap = [process.env.LMR_BWRAP, "/usr/bin/bwrap", "/usr/local/bin/bwrap"].find((p) => p && p.startsWith("/")) ?? "/usr/bin/bwrap";
   const pids = await createPidsLimit(1024, `${process.pid}-agent-${Math.random().toString(36).slice(2, 10)}`);
   try {
-    return await superviseAgent({ argv: [...pids.prefix, ...bwrapAgentArgs(bwrap, mounts), "/bin/sh", "-c", command], env: agentEnv(pass), cwd: scratch, timeoutS: input.timeout_s, outDir });
+    return await superviseAgent({ argv: [...pids.prefix, ...bwrapAgentArgs(bwrap, mounts), "/bin/sh", "-c", command], env: agentEnv(pass, binFolders(input.read_only)), cwd: scratch, timeoutS: input.timeout_s, outDir });
   } finally {
     await pids.release();
   }
@@ -210,6 +210,11 @@ function trackGroup(pid: number): () => void {
     }
   }
   return () => liveGroups.delete(pid);
+}
+
+/** An --agent-bind folder that is a bin/ folder or holds one goes on the agent's PATH, first. */
+function binFolders(paths: string[]): string[] {
+  return paths.map((p) => resolve(p)).flatMap((p) => (basename(p) === "bin" ? [p] : existsSync(join(p, "bin")) ? [join(p, "bin")] : []));
 }
 
 function dockerCommand(input: AgentSampleInput, mounts: AgentMounts, pass: Record<string, string>, command: string): { argv: string[]; env: Record<string, string>; stop: () => void; untrack: () => void } {

@@ -130,9 +130,11 @@ describe.skipIf(!bwrap.ok)("runAgentSample (the library step a queue can carry)"
     await writeFile(join(root, "instruction.md"), "Implement f: return 42.\n");
     await mkdir(join(root, "tools"));
     await writeFile(join(root, "tools", "tool.txt"), "the agent's own tool\n");
+    await mkdir(join(root, "tools", "bin"));
+    await writeFile(join(root, "tools", "bin", "my-tool"), "#!/bin/sh\necho my-tool on PATH\n", { mode: 0o755 });
     const input: AgentSampleInput = {
       task_id: "t", model: "m", sample: "0", workspace: ws, instruction: join(root, "instruction.md"),
-      command: "cat {instruction}; sed -i 's/raise NotImplementedError/return 42/' {workspace}/solve.py; echo step > {out}/traj.txt; ls " + root + " 2>&1; cat " + join(root, "tools", "tool.txt") + "; echo to-stderr >&2; exit 3",
+      command: "cat {instruction}; sed -i 's/raise NotImplementedError/return 42/' {workspace}/solve.py; echo step > {out}/traj.txt; ls " + root + " 2>&1; cat " + join(root, "tools", "tool.txt") + "; my-tool; echo to-stderr >&2; exit 3",
       timeout_s: 20, network: false, sandbox: "bwrap", env_names: [], read_only: [join(root, "tools")], hide: [root], out_dir: join(root, "out"), scratch_parent: join(root, "scratch"), key: "k1",
     };
     const rec = await runAgentSample(input);
@@ -140,7 +142,7 @@ describe.skipIf(!bwrap.ok)("runAgentSample (the library step a queue can carry)"
     const stdout = await readFile(join(root, "out", "stdout.txt"), "utf8");
     expect(stdout).toContain("Implement f: return 42.");
     // of the folder above the bound tools folder only the tools folder is there: not the workspace, instruction or outputs
-    expect(stdout).toContain("Implement f: return 42.\ntools\nthe agent's own tool\n");
+    expect(stdout).toContain("Implement f: return 42.\ntools\nthe agent's own tool\nmy-tool on PATH\n");
     expect(await readFile(join(root, "out", "stderr.txt"), "utf8")).toBe("to-stderr\n");
     expect(await readFile(join(root, "out", "patch.diff"), "utf8")).toContain("+    return 42");
     expect(await readFile(join(ws, "solve.py"), "utf8")).toContain("raise NotImplementedError");
