@@ -7,8 +7,10 @@
  * quiet with 80 files, before verify.test, run-tests and eval-cli moved here.)
  */
 export const SLOW_TEST_FILES = [
+  "test/agent/agent-cli.test.ts",
   "test/contributing/contributing.test.ts",
   "test/eval/eval-cli.test.ts",
+  "test/eval/eval-formats.test.ts",
   "test/eval/eval-models.test.ts",
   "test/eval/kill-resume.test.ts",
   "test/eval/shard-merge.test.ts",

@@ -45,6 +45,7 @@ export async function applySubmission(sub: Submission, workspace: string, target
   };
 
   if (c.kind === "invalid") return { ok: false, reason: `the submission gives no code: ${c.reason}` };
+  if (c.kind === "stopped") return { ok: false, reason: c.reason };
   if (c.kind === "files") {
     for (const [raw, content] of Object.entries(c.files)) {
       const path = cleanPath(raw) ?? raw;

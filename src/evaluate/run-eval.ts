@@ -154,7 +154,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
 
 /** Loads and checks the submissions; every problem at once, before the run folder is touched. */
 async function readInput(opts: EvalOptions): Promise<SelectedSubmissions> {
-  const loaded = await loadSubmissions(opts.submissions);
+  const loaded = await loadSubmissions(opts.submissions, { knownTaskIds: [...(opts.knownTaskIds ?? []), ...opts.tasks.map((t) => t.manifest.id)] });
   const selected = selectSubmissions({
     file: opts.submissions,
     submissions: loaded.submissions,
@@ -221,8 +221,8 @@ async function readPrevious(outDir: string, job: GradeJob): Promise<SampleResult
   return read.ok ? read.result : undefined;
 }
 
-/** Bundles live in RUN_DIR/bundles and are rebuilt only when the task's inputs or the toolkit changed. */
-async function prepareBundles(opts: EvalOptions, outDir: string): Promise<Map<string, BundleInfo>> {
+/** Bundles live in RUN_DIR/bundles and are rebuilt only when the task's inputs or the toolkit changed (lmr agent run builds them first). */
+export async function prepareBundles(opts: Pick<EvalOptions, "tasks"> & SourceOptions, outDir: string): Promise<Map<string, BundleInfo>> {
   const root = join(outDir, BUNDLES_DIR);
   const out = new Map<string, BundleInfo>();
   for (const task of opts.tasks) {

@@ -16,6 +16,7 @@ export type WireSubmission =
   | { kind: "files"; files: Record<string, string> }
   | { kind: "patch"; patch: string }
   | { kind: "invalid"; reason: string }
+  | { kind: "stopped"; verdict: "timeout" | "infra"; reason: string }
   | { kind: "tree"; entries: Record<string, WireTreeEntry> };
 
 /**

@@ -61,6 +61,16 @@ Submissions: a JSONL file, one row per sample: {task_id, model, patch} (SWE-benc
 instance_id / model_name_or_path / model_patch work too) or {task_id, model,
 files: {path: content}}, with an optional "sample" id; or a folder of workspaces,
 DIR/<task_id>/ or DIR/<task_id>/<n>/ per sample, with an optional DIR/model.txt.
+OpenHands' output.jsonl is read as it is: instance_id is the task id,
+test_result.git_patch the patch, metadata.llm_config.model the model; a row with
+an error and no patch is graded invalid with that error. LMR-Bench's layout works
+as a folder: DIR/<n>-<Name>/ holding info.json and the filled repository
+(info.json's repo_folder_name); it is graded for the task in info.json's
+lmr.task_id, else for every task lmr import makes of that folder (ids
+'<name>-…': "1-DPO" → dpo-…). An instance_id that is such a folder name maps the
+same way. A folder or row that maps to no task is bad input, named. A row with
+"invalid", "timeout" or "infra": "<why>" instead of code is graded with that
+verdict and reason (lmr generate and lmr agent run write these).
 Every row is graded as (task, model, sample): several models in one file each get
 their own results folder and their own pass@k. Samples are numbered per task and
 model in file order. Bad input stops the run before anything is written (exit 2):
