@@ -196,18 +196,25 @@ let groupsHooked = false;
 /**
  * Agents run in their own process group, out of reach of a Ctrl-C to lmr: on
  * SIGINT/SIGTERM/SIGHUP every live agent's group is killed before lmr exits
- * with that signal. (kill -9 of lmr: the next run's lock takes the leftovers.)
+ * with that signal, unless the process handles the signal itself (a worker
+ * finishes its jobs first); on any exit the live groups are killed. (kill -9
+ * of lmr: the next run's lock takes the leftovers.)
  */
 function trackGroup(pid: number): () => void {
   liveGroups.add(pid);
   if (!groupsHooked) {
     groupsHooked = true;
     for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+      // a process with its own handler (lmr worker: finish the jobs in progress, then exit) keeps its policy
+      if (process.listenerCount(sig) > 0) continue;
       process.once(sig, () => {
         for (const g of liveGroups) killGroup(g, "SIGKILL");
         process.kill(process.pid, sig);
       });
     }
+    process.once("exit", () => {
+      for (const g of liveGroups) killGroup(g, "SIGKILL");
+    });
   }
   return () => liveGroups.delete(pid);
 }

@@ -1,7 +1,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import pLimit from "p-limit";
-import { BUNDLE_FILES } from "../bundle/index.js";
+import { BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import { sha256 } from "../core/hash.js";
 import { TOOLKIT_ROOT } from "../core/paths.js";
 import { writeFileAtomic, writeJsonAtomic } from "../core/fs-atomic.js";
@@ -38,8 +38,10 @@ export interface AgentRunOptions extends SourceOptions {
   image?: string;
   envNames: string[];
   readOnly: string[];
-  /** How the patches are graded: as lmr eval would. */
-  grade: Pick<EvalOptions, "jobs" | "sandbox" | "python" | "set" | "knownTaskIds">;
+  /** How the patches are graded: as lmr eval would (a queue's dispatcher included). */
+  grade: Pick<EvalOptions, "jobs" | "sandbox" | "python" | "set" | "knownTaskIds" | "dispatcher">;
+  /** Where one agent runs (default: here, runAgentSample); a queue's workers with `lmr agent run --queue`. */
+  runSample?: (input: AgentSampleInput, hashes: BundleInfo["hashes"]) => Promise<AgentRecord>;
   onAgent?: (p: { done: number; total: number; reused: number; last?: AgentRecord }) => void;
   onGrade?: EvalOptions["onProgress"];
 }
@@ -66,6 +68,7 @@ export async function runAgents(opts: AgentRunOptions): Promise<{ summary: Agent
   const outDir = resolve(opts.outDir);
   const agentRoot = join(outDir, AGENT_DIR);
   const inputs: AgentSampleInput[] = [];
+  const hashesOf = new Map<string, BundleInfo["hashes"]>();
   await checkRunFolderLayout(outDir);
   await mkdir(outDir, { recursive: true });
   // The agents run under the run folder's lock, as gradings do: their scratch copies sit in
@@ -78,6 +81,7 @@ export async function runAgents(opts: AgentRunOptions): Promise<{ summary: Agent
     const hide = [outDir, TOOLKIT_ROOT, ...(opts.tasksRoot ? [resolve(opts.tasksRoot)] : []), ...opts.tasks.map((t) => t.dir), ...[...bundles.values()].map((b) => b.dir)];
     for (const task of opts.tasks) {
       const bundle = bundles.get(task.manifest.id)!;
+      hashesOf.set(task.manifest.id, bundle.hashes);
       const instruction = join(task.dir, task.manifest.instruction);
       const instructionText = await readFile(instruction, "utf8");
       for (let i = 0; i < opts.samples; i++) {
@@ -113,7 +117,7 @@ export async function runAgents(opts: AgentRunOptions): Promise<{ summary: Agent
           if (prev && prev.key === input.key && prev.status !== "infra") {
             r = prev;
             reused++;
-          } else r = await runAgentSample(input);
+          } else r = opts.runSample ? await opts.runSample(input, hashesOf.get(input.task_id)!) : await runAgentSample(input);
           done++;
           opts.onAgent?.({ done, total: inputs.length, reused, last: r });
           return r;

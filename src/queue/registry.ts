@@ -4,20 +4,20 @@ import type { Redis } from "ioredis";
  * Redis names lmr uses, one place. BullMQ keys live under `lmr:<queue>:…`;
  * lmr's own under `lmr:queues`, `lmr:queue-alive:<queue>`, `lmr:worker:<id>`.
  *
- * Job kinds: `eval/grade` (lmr eval) and `generate/sample` (lmr generate:
- * one chat request). `agent run` is meant to add "agent/run" the same way,
- * with a queue per run of its own: a coordinator registers the queue
+ * Job kinds: `eval/grade` (lmr eval), `generate/sample` (lmr generate: one
+ * chat request) and `agent/run` (lmr agent run: one agent on one sample),
+ * each with a queue per run of its own: a coordinator registers the queue
  * (registerQueue), enqueues jobs of its kind, and a worker picks a handler
  * by job kind (serve-worker.ts, JOB_HANDLERS), so one worker fleet serves
  * all of them.
  */
 export const QUEUE_PREFIX = "lmr";
-export type JobKind = "eval/grade" | "generate/sample";
+export type JobKind = "eval/grade" | "generate/sample" | "agent/run";
 const REGISTRY_KEY = `${QUEUE_PREFIX}:queues`;
 const ALIVE_MS = 30_000;
 
 /** The queue of one run: `eval-<run_id>` or `generate-<run_id>` (run ids are hex, so no ':' that BullMQ would split on). */
-export function nameRunQueue(kind: "eval" | "generate", runId: string): string {
+export function nameRunQueue(kind: "eval" | "generate" | "agent", runId: string): string {
   return `${kind}-${runId}`;
 }
 

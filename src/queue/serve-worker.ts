@@ -7,6 +7,7 @@ import type { ChatCall } from "../llm/client.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import type { PythonEnv, SandboxChoice } from "../runner/types.js";
 import { connectRedis, withTimeout, type QueueConnection } from "./connection.js";
+import { runQueuedAgent, type AgentPayload } from "./agent-job.js";
 import { serveChatJob, type ChatPayload } from "./chat-job.js";
 import { gradeQueuedJob } from "./grade-job.js";
 import type { GradePayload, GradeReturn } from "./grade-payload.js";
@@ -24,6 +25,8 @@ export interface ServeOptions {
   concurrency: number;
   /** Chat requests (`lmr generate --queue`) made at once per generation run (I/O, not CPU: default 8). */
   requests?: number;
+  /** Agents (`lmr agent run --queue`) run at once per agent run (default 1). */
+  agents?: number;
   /** How long a job's lock lasts without renewal: a killed worker's job is graded again after about this long. */
   lockS: number;
   /** Serve only this run's queue (default: every live queue). */
@@ -68,6 +71,15 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
   const handlers: Record<JobKind, (job: Job) => Promise<unknown>> = {
     // One try of one request; a failed try is returned, not thrown: the coordinator's retry loop decides.
     "generate/sample": (job) => serveChatJob(job.data as ChatPayload, id, process.env, chatClients),
+    "agent/run": async (job) => {
+      const ret = await runQueuedAgent(job.data as AgentPayload, { workerId: id, tasks, tasksDir: opts.tasksDir, bundlesDir: opts.bundlesDir, scratch, toolkitVersion: TOOLKIT_VERSION });
+      const attempts = job.opts.attempts ?? 1;
+      if (ret.record.status === "infra" && job.attemptsMade + 1 < attempts) {
+        opts.log(`lmr worker: ${describeJob(job)}: infra (${ret.record.reason ?? "no reason"}); attempt ${job.attemptsMade + 1} of ${attempts}, retried`);
+        throw new Error(ret.record.reason ?? "infra");
+      }
+      return ret;
+    },
     "eval/grade": async (job) => {
       const graded = await gradeQueuedJob(job.data as GradePayload, env);
       const attempts = job.opts.attempts ?? 1;
@@ -100,7 +112,7 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
           lastBusy = Date.now();
         }
       },
-      { connection: opts.connection.options, prefix: QUEUE_PREFIX, concurrency: name.startsWith("generate-") ? (opts.requests ?? 8) : opts.concurrency, lockDuration: opts.lockS * 1000, stalledInterval: opts.lockS * 1000, maxStalledCount: 2, name: id },
+      { connection: opts.connection.options, prefix: QUEUE_PREFIX, concurrency: name.startsWith("generate-") ? (opts.requests ?? 8) : name.startsWith("agent-") ? (opts.agents ?? 1) : opts.concurrency, lockDuration: opts.lockS * 1000, stalledInterval: opts.lockS * 1000, maxStalledCount: 2, name: id },
     );
     worker.on("error", () => {}); // connection errors: ioredis reconnects; BullMQ retries its loop
     return worker;
@@ -128,7 +140,7 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
         wasDown = false;
         const now = Date.now();
         for (const name of live) {
-          if (opts.runId !== undefined && name !== `eval-${opts.runId}` && name !== `generate-${opts.runId}`) continue;
+          if (opts.runId !== undefined && ![`eval-${opts.runId}`, `generate-${opts.runId}`, `agent-${opts.runId}`].includes(name)) continue;
           const s = served.get(name);
           if (s) s.seen = now;
           else served.set(name, { worker: serveQueue(name), seen: now });
@@ -172,6 +184,10 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
 
 function describeJob(job: Job): string {
   if (job.name === "generate/sample") return `chat request of run ${(job.data as ChatPayload).run_id}`;
+  if (job.name === "agent/run") {
+    const i = (job.data as AgentPayload).input;
+    return `agent run of task '${i.task_id}', model '${i.model}', sample '${i.sample}'`;
+  }
   const k = (job.data as GradePayload).key;
   return `task '${k.task_id}', model '${k.model}', sample '${k.sample}'`;
 }

@@ -1,13 +1,18 @@
 import { Option, type Command } from "commander";
 import { availableParallelism } from "node:os";
-import { basename } from "node:path";
+import { basename, resolve } from "node:path";
 import { AGENT_DIR, AGENT_RUN_FILES, runAgents, type AgentRunSummary } from "../../agent/run-agents.js";
 import { AGENT_SANDBOX_CHOICES, type AgentSandboxChoice } from "../../agent/run-agent.js";
 import { AGENT_PATHS, AGENT_PRESETS, TEMPLATE_VARIABLES, presetTemplate, templateVariables } from "../../agent/template.js";
 import { EXIT, LmrError } from "../../core/errors.js";
+import { sha256 } from "../../core/hash.js";
+import { TOOLKIT_VERSION } from "../../evaluate/run-eval.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import type { ResolvedTask } from "../../manifest/types.js";
 import { validateTasks } from "../../manifest/validate.js";
+import { openAgentQueue } from "../../queue/agent-queue.js";
+import { parseQueueUrl } from "../../queue/connection.js";
+import { createQueueDispatcher } from "../../queue/dispatch-queue.js";
 import { formatRate, formatVerdictCounts } from "../../report/format.js";
 import { writeSummary } from "../../report/summarize.js";
 import type { Summary } from "../../report/types.js";
@@ -37,6 +42,8 @@ interface AgentRunFlags {
   sandbox: string;
   python?: string;
   mirror?: string;
+  queue?: string;
+  queueAttempts: string;
   json?: boolean;
 }
 
@@ -66,6 +73,8 @@ export function registerAgent(program: Command): void {
     .option("--sandbox <MODE>", "grading sandbox, as for lmr eval: auto | docker | bwrap | none", "auto")
     .option("--python <PATH>", "Python interpreter for the tests; default $LMR_PYTHON, else python3")
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
+    .option("--queue <URL>", "run the agents, and grade them, on `lmr worker --queue URL` processes (redis://… or rediss://…) instead of here")
+    .option("--queue-attempts <N>", "with --queue: tries per agent run and per grading before an infra result is kept", "2")
     .option("--json", "print agent/agent-run.json and summary.json to stdout, as {agent, summary}")
     .addHelpText(
       "after",
@@ -92,6 +101,12 @@ time); RUN_DIR/${AGENT_DIR}/${AGENT_RUN_FILES.submissions} holds the rows that w
 RUN_DIR is a normal run folder: lmr report RUN_DIR. Rerunning the same command
 keeps finished agent runs and grades only what changed. agent.json records the
 command as run: pass API keys with --agent-env NAME, never inside --cmd.
+
+--queue: this process plans, builds the bundles and writes RUN_DIR as a local
+run does; each (task, sample) is an agent/run job that a worker runs on its own
+checkout of the task (refused, as infra, when the task hashes differently
+there), with --agent-env values from the worker's own environment; the files
+come back into RUN_DIR/${AGENT_DIR}/…, and the patches are graded on the queue too.
 
 Presets (untested here: they need the agent installed and its API; check the
 flags against your version):
@@ -150,6 +165,10 @@ async function runAgentCommand(flags: AgentRunFlags): Promise<number> {
   }
   const tasks = await Promise.all(chosen.map((d) => loadTask(d)));
   const mirror = flags.mirror ?? process.env.LMR_MIRROR;
+  const connection = flags.queue !== undefined ? parseQueueUrl(flags.queue) : undefined;
+  const attempts = int(flags.queueAttempts, "--queue-attempts", 1);
+  const agents = connection ? await openAgentQueue({ connection, runId: sha256(`${resolve(flags.out)}\n${model}`).slice(0, 16), toolkitVersion: TOOLKIT_VERSION, attempts }) : undefined;
+  const dispatcher = connection ? createQueueDispatcher({ connection, sandbox, attempts, toolkitVersion: TOOLKIT_VERSION, log: (l) => process.stderr.write(`${l}\n`) }) : undefined;
   const { summary, eval: outcome } = await runAgents({
     tasks,
     tasksRoot: flags.tasksDir,
@@ -172,11 +191,14 @@ async function runAgentCommand(flags: AgentRunFlags): Promise<number> {
       ...(flags.python ? { python: flags.python } : {}),
       set: flags.set ?? (flags.tasks ? "all" : "core"),
       knownTaskIds: [...new Set([...all.filter((t): t is ResolvedTask => t !== undefined).map((t) => t.manifest.id), ...dirs.map((d) => basename(d))])],
+      ...(dispatcher ? { dispatcher } : {}),
     },
+    ...(agents ? { runSample: (input, hashes) => agents.run(input, hashes) } : {}),
     onAgent: (p) => progress(`agent ${p.done}/${p.total}${p.reused ? ` (${p.reused} already run)` : ""}${p.last ? ` — ${p.last.task_id}#${p.last.sample}: ${p.last.status} in ${p.last.wall_s} s` : ""}`),
     onGrade: (p) => progress(`grading ${p.done}/${p.total}${p.last ? ` — ${p.last.task_id}#${p.last.sample}: ${p.last.verdict}` : ""}`),
-  });
+  }).finally(() => agents?.close());
   progressDone();
+  if (agents) process.stderr.write(`lmr: agent runs through the queue at ${connection!.display}: ${Object.entries(agents.workers()).map(([w, n]) => `${w} (${n})`).join(", ") || "none needed"}\n`);
   printProblems(outcome.problems);
   const s = await writeSummary(flags.out);
   if (flags.json) printJson({ agent: summary, summary: s });

@@ -12,6 +12,7 @@ interface WorkerFlags {
   tasksDir: string;
   concurrency: string;
   requests: string;
+  agents: string;
   run?: string;
   lockS: string;
   idleExit?: string;
@@ -28,6 +29,7 @@ export function registerWorker(program: Command): void {
     .requiredOption("--queue <URL>", "redis://[user:password@]host[:port][/db] or rediss://… (password also from $LMR_REDIS_PASSWORD)")
     .option("--tasks-dir <DIR>", "this machine's checkout of the tasks", "tasks")
     .option("-c, --concurrency <N>", "samples graded at once", "1")
+    .option("--agents <N>", "agents run at once for each `lmr agent run --queue` run (they run in their own sandboxes here)", "1")
     .option("--requests <N>", "chat requests made at once for each \`lmr generate --queue\` run (the API key comes from this machine's environment)", "8")
     .option("--run <RUN_ID>", "serve only this run (run.json's run_id); default: every run with a live coordinator")
     .option("--lock-s <S>", "a job's lock without renewal: a killed worker's job is graded again after about this long", "30")
@@ -52,6 +54,9 @@ A \`lmr generate --queue\` run's jobs are single chat requests: the worker makes
 one try against the run's --base-url with the key from the variable the run
 names (--api-key-env; set it here, it never travels) and returns the reply or
 the failure; the coordinator retries, caches and writes the submission.
+A \`lmr agent run --queue\` run's jobs are agent runs: the worker runs the agent
+on its own bundle of the task, in its own sandbox, with the --agent-env values
+of its own environment, and sends back the sample's files.
 Exit codes: 0 stopped or idle, 2 bad usage, 3 Redis unreachable at start.
 
 Examples:
@@ -86,6 +91,7 @@ async function runWorkerCommand(flags: WorkerFlags): Promise<number> {
     bundlesDir: flags.bundles ?? join(defaultCacheDir(), "bundles"),
     concurrency: count(flags.concurrency, "--concurrency", 1),
     requests: count(flags.requests, "--requests", 1),
+    agents: count(flags.agents, "--agents", 1),
     lockS: count(flags.lockS, "--lock-s", 1),
     ...(flags.run ? { runId: flags.run } : {}),
     ...(flags.idleExit !== undefined ? { idleExitS: count(flags.idleExit, "--idle-exit", 1) } : {}),
