@@ -25,6 +25,7 @@ export const SLOW_TEST_FILES = [
   "test/record/record-mutations.test.ts",
   "test/record/record-scaffold.test.ts",
   "test/record/record-torch.test.ts",
+  "test/runner/node-test-run.test.ts",
   "test/runner/run-tests.test.ts",
   "test/verify/task-standard.test.ts",
   "test/verify/verify.test.ts",
