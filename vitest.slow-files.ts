@@ -14,6 +14,7 @@ export const SLOW_TEST_FILES = [
   "test/eval/shard-merge.test.ts",
   "test/generate/generate-cli.test.ts",
   "test/hack/hack-suite.test.ts",
+  "test/hack/ts-hack.test.ts",
   "test/interop/import-lmr-bench.test.ts",
   "test/mask/stdlib-sweep.test.ts",
   "test/paper/paper-fetch.test.ts",

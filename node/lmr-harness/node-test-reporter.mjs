@@ -75,7 +75,10 @@ export default async function* lmrReporter(source) {
       if (data.nesting === 0) {
         if (type === "test:fail" && failureType !== "subtestsFailed") {
           collectErrors++;
-          send({ t: "collect_error", id: data.name, message: describeError(data.details?.error) });
+          // the error itself last, where a verdict's reason takes it from (as pytest's E line)
+          const cause = data.details?.error?.cause ?? data.details?.error;
+          const last = String(cause?.message ?? cause ?? "").split("\n")[0];
+          send({ t: "collect_error", id: data.name, message: `${describeError(data.details?.error)}\n${cause?.name ?? "Error"}: ${last}` });
         }
         finishedFiles++;
       } else if (data.details?.type === "suite" || top.hasChildren) {
