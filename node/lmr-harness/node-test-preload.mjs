@@ -5,6 +5,8 @@
 // runs. Every test start is sent from a root beforeEach hook at once, for the parent's
 // per-test watchdog (the reporter sees events only later).
 import nodeModule, { register, syncBuiltinESMExports } from "node:module";
+import inspector from "node:inspector";
+import inspectorPromises from "node:inspector/promises";
 import { before, beforeEach } from "node:test";
 import { MessageChannel } from "node:worker_threads";
 import { handOver, openChannel, parseArgs, reporterReady } from "./channel.mjs";
@@ -25,6 +27,18 @@ register("./ts-hooks.mjs", { parentURL: import.meta.url, data: { root: args.root
 nodeModule.register = () => {
   throw new Error("lmr: module.register is not available to code under test");
 };
+// An in-process inspector session could read the channel key out of the harness's closures.
+const noInspector = () => {
+  throw new Error("lmr: node:inspector is not available to code under test");
+};
+for (const mod of [inspector, inspectorPromises]) {
+  mod.Session = class {
+    constructor() {
+      noInspector();
+    }
+  };
+  mod.open = noInspector;
+}
 syncBuiltinESMExports();
 handOver("imports", imports);
 handOver("args", args);

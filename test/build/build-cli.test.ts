@@ -11,7 +11,7 @@ import { runCli, runGrader } from "../helpers/run-cli.js";
 
 afterAll(removeTempDirs);
 
-const TASK_IDS = ["dpo-grad-region", "mcts-best-action", "pref-loss", "rouge-notebook", "trainer-class"];
+const TASK_IDS = ["beam-search", "bpe-merge", "dpo-grad-region", "mcts-best-action", "pref-loss", "rouge-notebook", "trainer-class"];
 
 async function exists(p: string): Promise<boolean> {
   return stat(p).then(() => true, () => false);

@@ -87,6 +87,12 @@ describe("runTests with testRunner node-test", () => {
     expect(rebound.reason).toMatch(/tampered with.*node:test (test|it) was replaced/);
   });
 
+  it("an inspector session (which could read the channel key) cannot be opened", async () => {
+    const o = await run(add("  return a + b;", 'import { Session } from "node:inspector";\nimport { createRequire } from "node:module";\nconst mod = createRequire(import.meta.url)("node:inspector");\nfor (const S of [Session, mod.Session]) { try { new S().connect(); throw new Error("connected"); } catch (e) { if (String(e).includes("connected")) throw e; } }\nnew Session();'));
+    expect(o.status).toBe("error");
+    expect(o.reason).toMatch(/node:inspector is not available to code under test/);
+  });
+
   it("refuses docker: task images have no Node", async () => {
     const o = await run(add("  return a + b;"), { sandbox: "docker" });
     expect(o.status).toBe("infra");
