@@ -6,6 +6,7 @@ import { basename, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { LmrError, formatProblem, type Problem } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
+import { toolkitPath } from "../core/paths.js";
 import { hashFile, hashTree, listFiles } from "../core/hash.js";
 import { buildBundle, hashTaskInputs, BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import { isUrlUpstream, type ResolvedTask } from "../manifest/types.js";
@@ -314,6 +315,11 @@ async function keepForHand(bundle: BundleInfo, references: Record<string, string
   const args = [...(task.manifest.tests.pytest_args ?? [])].map((a) => JSON.stringify(a)).join(" ");
   const pytest = `-m pytest -p no:cacheprovider ${args ? `${args} ` : ""}${mount}`;
   // an interpreter that lives in a task image runs there: the tree goes in as the container's working folder
+  if (task.manifest.tests.runner === "node-test") {
+    // by hand, Node's own runner over the grader files (the TypeScript hooks without lmr's channel)
+    const files = task.manifest.tests.files.map((f) => JSON.stringify(`${mount}/${f}`)).join(" ");
+    return { bundle: bundle.dir, tree, command: `cd ${JSON.stringify(tree)} && ${python.path} --import ${JSON.stringify(toolkitPath("node", "lmr-harness", "ts-register.mjs"))} --test ${files}` };
+  }
   const image = (python as { image?: { tag: string } }).image;
   const command = image
     ? `docker run --rm --network none --user "$(id -u):$(id -g)" -v ${JSON.stringify(`${tree}:/work`)} -w /work -e PYTHONPATH=/work ${image.tag} ${python.path} ${pytest}`
