@@ -92,7 +92,8 @@ export function verdicts(results: Map<string, SampleResult>): Record<string, str
 
 /** `lmr eval` over the example tasks; extra flags appended. */
 export function evalExamples(submissions: string, out: string, ...extra: string[]) {
-  return runCli(["eval", "--tasks-dir", "examples/tasks", ...PY_EXAMPLES, "--submissions", submissions, "--out", out, ...extra]);
+  const only = extra.includes("--tasks") ? [] : PY_EXAMPLES;
+  return runCli(["eval", "--tasks-dir", "examples/tasks", ...only, "--submissions", submissions, "--out", out, ...extra]);
 }
 
 /** Processes whose environment says they run in `scratchRoot` (the runner sets TMPDIR there; children inherit it). */
