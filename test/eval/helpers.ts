@@ -11,8 +11,8 @@ import { runCli } from "../helpers/run-cli.js";
 export const TASK_IDS = ["dpo-grad-region", "mcts-best-action", "pref-loss", "rouge-notebook", "trainer-class"];
 /** The TypeScript/JavaScript examples (node:test graders; test/hack/ts-hack.test.ts grades one through eval). */
 export const TS_TASK_IDS = ["beam-search", "bpe-merge"];
-/** `lmr eval` flags that keep a run over examples/tasks to the Python examples its submissions are for. */
-export const PY_EXAMPLES = ["--tasks", ...TASK_IDS];
+/** `lmr eval` flags that keep a run over examples/tasks to the Python examples its submissions are for (`--set core`: as without --tasks, which would make it "all"). */
+export const PY_EXAMPLES = ["--tasks", ...TASK_IDS, "--set", "core"];
 
 /** `lmr build` of the example tasks into a temp folder: the masked workspaces and references submissions are made from. */
 export async function buildExampleBundles(): Promise<string> {
