@@ -4,6 +4,7 @@ import { runGenerateBench } from "./generate-bench.js";
 import { runMaskBench } from "./mask-bench.js";
 import { runQueueBench } from "./queue-bench.js";
 import { runSandboxBench } from "./sandbox-bench.js";
+import { runTsMaskBench } from "./ts-mask-bench.js";
 import type { Bench, BenchResult } from "./types.js";
 import { runVerifyBench } from "./verify-bench.js";
 
@@ -13,6 +14,7 @@ import { runVerifyBench } from "./verify-bench.js";
  */
 const BENCHES: Bench[] = [
   { name: "mask", description: "tree-sitter masker vs a Python ast masker over the stdlib's functions", run: runMaskBench },
+  { name: "ts-mask", description: "ts-morph masker vs the TypeScript compiler API directly on the TS sweep's definitions", run: runTsMaskBench },
   { name: "eval", description: "lmr eval -j1/-j2 vs a bare pytest loop over the example tasks", run: runEvalBench },
   { name: "verify", description: "cold lmr verify --force of the pilot tasks: the fast path vs the old per-run path, equal outcomes", run: runVerifyBench },
   { name: "sandbox", description: "per-sample grading cost under docker vs bwrap vs local over the example tasks", run: runSandboxBench },
@@ -22,7 +24,8 @@ const BENCHES: Bench[] = [
 
 function formatResult(r: BenchResult): string {
   if (r.rows.length === 0) return [`## ${r.name}`, ...r.notes].join("\n");
-  const head = ["row", "defs", "TS defs/s", "Python defs/s", "TS/Python time", "failures"];
+  const [a, b] = r.labels ?? ["TS", "Python"];
+  const head = ["row", "defs", `${a} defs/s`, `${b} defs/s`, `${a}/${b} time`, "failures"];
   const body = r.rows.map((row) => [row.name, String(row.pairs), row.ts_defs_per_s.toFixed(0), row.py_defs_per_s.toFixed(0), row.ratio.toFixed(2), String(row.failures)]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");

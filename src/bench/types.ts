@@ -17,6 +17,8 @@ export interface BenchRow {
 
 export interface BenchResult {
   name: string;
+  /** The two sides' names in the table (default "TS" and "Python"). */
+  labels?: [string, string];
   rows: BenchRow[];
   notes: string[];
 }

@@ -4,7 +4,7 @@ import { writeFileAtomic } from "../core/fs-atomic.js";
 import { BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { JUNIT_FILE, LOG_FILE, RESULT_FILE, readTaskSet, type SampleKey, type SampleResult, type Verdict } from "../run-folder/index.js";
-import { runTests } from "../runner/index.js";
+import { nodeRuntime, runTests } from "../runner/index.js";
 import type { PythonEnv, RunOutcome, SandboxChoice } from "../runner/types.js";
 import { applySubmission } from "./apply-submission.js";
 import type { Submission } from "./submissions.js";
@@ -107,7 +107,8 @@ async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdi
   const targetFiles = [...new Set(job.bundle.targets.map((t) => t.file))];
   const applied = await applySubmission(job.sub, workspace, targetFiles, mount);
   if (!applied.ok) return { verdict: "invalid", reason: applied.reason, log: `lmr: invalid submission: ${applied.reason}\n` };
-  const python = await ctx.pythonFor(job.task);
+  const node = m.tests.runner === "node-test";
+  const python = node ? nodeRuntime() : await ctx.pythonFor(job.task);
   const outcome = await runTests({
     tree: workspace,
     overlay: applied.overlay,
@@ -122,6 +123,7 @@ async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdi
     // a verified task's reference imports what it needs: a module the image lacks is the submission's own import
     missingModule: "error",
     ...(m.tests.pytest_args ? { pytestArgs: m.tests.pytest_args } : {}),
+    ...(node ? { testRunner: "node-test" as const } : {}),
     hidePaths: [job.bundle.dir, job.task.dir, ctx.outDir],
     scratchParent: ctx.scratchParent,
   });

@@ -111,6 +111,22 @@ describe("semantic findings", () => {
     expect(out).toEqual(["/upstream/commit: commit must be a full 40-hex SHA, got '0123456789ABCDEF0123456789ABCDEF01234567' | write the SHA in lowercase"]);
   });
 
+  it("checks that the test files suit tests.runner, and refuses vitest", async () => {
+    const file = (base.tests as { files: string[] }).files[0]!;
+    const node = await findings(edit((m) => {
+      m.tests.runner = "node-test";
+      m.tests.pytest_args = ["-q"];
+    }));
+    expect(node).toEqual([
+      `/tests/files/0: '${file}' is not a JavaScript or TypeScript file, and tests.runner is "node-test" | name node:test files *.test.ts or *.test.mjs, or drop "runner" to run pytest`,
+      '/tests/pytest_args: pytest_args are given, but tests.runner is "node-test" | remove pytest_args: node:test takes none',
+    ]);
+    const vitest = await findings(edit((m) => (m.tests.runner = "vitest")));
+    expect(vitest).toHaveLength(1);
+    expect(vitest[0]).toMatch(/^\/tests\/runner: .*"pytest".*"node-test"/);
+    expect(await findings(edit((m) => (m.tests.runner = "pytest")))).toEqual([]);
+  });
+
   it("reports an id that differs from the folder name", async () => {
     const out = await findings(edit((m) => (m.id = "other-name")));
     expect(out).toEqual(["/id: id 'other-name' does not match its folder name 'valid-minimal' | rename the folder to 'other-name', or set \"id\": \"valid-minimal\""]);

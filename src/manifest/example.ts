@@ -54,6 +54,7 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
     mount: "lmr_tests",
     timeout_per_test_s: 30,
     timeout_total_s: 300,
+    runner: "pytest",
     pytest_args: ["-q"],
   },
   environment: {

@@ -135,6 +135,7 @@ export function checkSemantics(data: unknown, folderName: string, duplicateKeys:
   findings.push(...checkLineOrder(m));
   findings.push(...checkPaperPin(m));
   findings.push(...checkEnvironment(m.environment));
+  findings.push(...checkTestRunner(m));
 
   const tests = asObject(m.tests);
   const perTest = tests?.timeout_per_test_s;
@@ -228,4 +229,31 @@ export function checkUniqueIds(tasks: { id: unknown; file: string }[]): Map<stri
     }
   }
   return out;
+}
+
+const NODE_TEST_FILE = /\.(m?[jt]s|c[jt]s|tsx?)$/;
+
+/**
+ * Test files the runner can run: node:test takes JavaScript/TypeScript modules, pytest
+ * Python files; pytest arguments mean nothing to node:test. The runner decides where a
+ * mismatch would otherwise fail: in the middle of a verify, as a collection error.
+ */
+function checkTestRunner(m: Obj): Finding[] {
+  const tests = asObject(m.tests);
+  if (!tests) return [];
+  const node = tests.runner === "node-test";
+  const findings: Finding[] = [];
+  asArray(tests.files).forEach((f, i) => {
+    const file = asString(f);
+    if (file === undefined) return;
+    if (node && !NODE_TEST_FILE.test(file)) {
+      findings.push({ pointer: `/tests/files/${i}`, message: `'${file}' is not a JavaScript or TypeScript file, and tests.runner is "node-test"`, hint: 'name node:test files *.test.ts or *.test.mjs, or drop "runner" to run pytest' });
+    } else if (!node && /\.(m?[jt]s|c[jt]s|tsx?)$/.test(file)) {
+      findings.push({ pointer: `/tests/files/${i}`, message: `'${file}' is a JavaScript/TypeScript file, but pytest runs the tests`, hint: 'set "runner": "node-test" in tests to run node:test files' });
+    }
+  });
+  if (node && asArray(tests.pytest_args).length > 0) {
+    findings.push({ pointer: "/tests/pytest_args", message: 'pytest_args are given, but tests.runner is "node-test"', hint: "remove pytest_args: node:test takes none" });
+  }
+  return findings;
 }

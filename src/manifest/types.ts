@@ -152,6 +152,8 @@ export interface TestsSpec {
   mount?: string;
   timeout_per_test_s: number;
   timeout_total_s: number;
+  /** "pytest" (default) or "node-test" (node:test files, TypeScript/JavaScript targets). */
+  runner?: "pytest" | "node-test";
   /** Extra pytest arguments. */
   pytest_args?: string[];
 }

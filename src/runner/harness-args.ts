@@ -31,3 +31,23 @@ export function harnessArgs(o: {
     "--", ...pytestArgs,
   ];
 }
+
+/**
+ * Node's argv for a node:test run: the preload opens the channel and loads the reporter
+ * before node-test-main.mjs imports any test file (see node/lmr-harness/). `--bail` is
+ * stopAtFirstFailure; node:test has no way to reorder tests, so `firstTests` is not used,
+ * and per-test line tracing is pytest-only.
+ */
+export function nodeHarnessArgs(o: { req: RunRequest; dir: string; root: string; mount: string; results: string[] }): string[] {
+  const { req, mount } = o;
+  const paths = (req.testPaths ?? ["."]).map((p) => (p === "." ? mount : `${mount}/${p.split("::")[0]}`));
+  return [
+    "--import", `${o.dir}/node-test-preload.mjs`,
+    `--test-reporter=${o.dir}/node-test-reporter.mjs`,
+    `${o.dir}/node-test-main.mjs`,
+    ...o.results, "--root", o.root, "--mount", mount, "--per-test-s", String(req.timeoutPerTestS ?? 0),
+    ...(req.reportImports ? ["--report-imports"] : []),
+    ...(req.stopAtFirstFailure ? ["--bail"] : []),
+    "--", ...new Set(paths),
+  ];
+}

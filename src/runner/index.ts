@@ -4,5 +4,6 @@ export { selectBackend, probeBwrap, bwrapBackend, localBackend, dockerBackend, p
 export { dockerImageOf, findDockerTarget, forgetDockerTargets, type DockerTarget } from "./docker-image.js";
 export { sweepStaleContainers } from "./docker-sweep.js";
 export { resolveRunPython } from "./run-python.js";
+export { nodeRuntime } from "./node-env.js";
 export type * from "./types.js";
 export { runPythonInImage, runRecordInImage, type ContainerRun } from "./docker-exec.js";

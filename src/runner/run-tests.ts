@@ -7,7 +7,7 @@ import { hashTree } from "../core/hash.js";
 import { checkRelativePath, toolkitPath } from "../core/paths.js";
 import { selectBackend } from "./backends.js";
 import { executeInDocker, missingModuleVerdict } from "./docker-run.js";
-import { harnessArgs } from "./harness-args.js";
+import { harnessArgs, nodeHarnessArgs } from "./harness-args.js";
 import { buildChildEnv, createPidsLimit, findPrlimit } from "./limits.js";
 import { prepareScratch, type Scratch } from "./scratch.js";
 import { LogBuffer, killGroup, superviseRun } from "./supervise.js";
@@ -17,6 +17,7 @@ import type { RecordReader } from "./channel.js";
 
 const HARNESS = toolkitPath("python", "lmr_harness", "run_pytest.py");
 const HARNESS_INI = toolkitPath("python", "lmr_harness", "pytest.ini");
+const NODE_HARNESS = toolkitPath("node", "lmr-harness");
 
 function validate(req: RunRequest): void {
   const bad = (pointer: string, message: string): LmrError =>
@@ -38,6 +39,16 @@ function validate(req: RunRequest): void {
  */
 function visibleFolders(req: RunRequest): string[] {
   const out = new Set<string>([dirname(HARNESS), ...(req.python.prefixes ?? [])]);
+  if (req.testRunner === "node-test") {
+    // the Node harness, and the toolkit's TypeScript (ts-morph) its loader hooks transpile with
+    out.add(NODE_HARNESS);
+    try {
+      // the real folder: bwrap cannot bind over a symlink
+      out.add(realpathSync(toolkitPath("node_modules")));
+    } catch {
+      // no node_modules next to the toolkit: resolved from further up
+    }
+  }
   const exes = [req.python.path];
   try {
     exes.push(realpathSync(req.python.path));
@@ -84,7 +95,11 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
   const mount = req.mount ?? "lmr_tests";
   const memoryMb = req.memoryMb ?? 4096;
   const network = req.network ?? false;
-  const sel = await selectBackend(req.sandbox ?? "auto", req.environment);
+  const node = req.testRunner === "node-test";
+  // task images have no Node yet: a node:test run never gets docker from auto, and refuses it when asked
+  const sel = node && req.sandbox === "docker"
+    ? { reason: "node-test tasks run on the host backends (bwrap, none): task images have no Node yet", wanted: "docker" as const }
+    : await selectBackend(req.sandbox ?? "auto", node ? undefined : req.environment);
   const docker = "backend" in sel && sel.backend.name === "docker" ? sel.image : undefined;
   let python = docker ? { path: docker.python, version: docker.pythonVersion } : { path: req.python.path, version: req.python.version };
   const infra = (backend: RunOutcome["backend"], reason: string): RunOutcome => ({
@@ -99,7 +114,7 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
     reason,
   });
   if ("reason" in sel) return infra(sel.wanted, sel.reason);
-  if (!docker && !existsSync(req.python.path)) return infra(sel.backend.name, `python interpreter not found: ${req.python.path}`);
+  if (!docker && !existsSync(req.python.path)) return infra(sel.backend.name, `${node ? "node" : "python interpreter"} not found: ${req.python.path}`);
 
   const scratch = await prepareScratch(req.tree, req.grader, mount, req.overlay, req.scratchParent);
   try {
@@ -143,10 +158,13 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
   const pids = await createPidsLimit(maxProcs, runId);
   const prlimit = findPrlimit();
   const asBytes = memoryMb * 1024 * 1024;
+  const results = ["--results-fd", "3"];
   const cmd = [
     ...(prlimit ? [prlimit, `--as=${asBytes}`, `--nproc=${maxProcs}`, "--"] : []),
     req.python.path,
-    ...harnessArgs({ req, harness: HARNESS, ini: HARNESS_INI, root: scratch.root, mountDir: scratch.mountDir, mount, results: ["--results-fd", "3"], ...(prlimit ? {} : { asBytes }) }),
+    ...(req.testRunner === "node-test"
+      ? nodeHarnessArgs({ req, dir: NODE_HARNESS, root: scratch.root, mount, results })
+      : harnessArgs({ req, harness: HARNESS, ini: HARNESS_INI, root: scratch.root, mountDir: scratch.mountDir, mount, results, ...(prlimit ? {} : { asBytes }) })),
   ];
   const wrapOpts: WrapOptions = {
     scratch: scratch.dir,

@@ -13,6 +13,10 @@ export interface ImageRecord {
   digest: string | null;
 }
 
+/** What runs the grader's tests: pytest (python/lmr_harness) or Node's built-in runner (node/lmr-harness). */
+export type TestRunner = "pytest" | "node-test";
+export const TEST_RUNNERS: readonly TestRunner[] = ["pytest", "node-test"];
+
 export type TestStatus = "passed" | "failed" | "error" | "skipped";
 
 export interface TestCaseResult {
@@ -110,6 +114,11 @@ export interface RunRequest {
   overlay?: Record<string, string>;
   /** Where the grader goes in the copy (relative; default "lmr_tests"). */
   mount?: string;
+  /**
+   * Default "pytest". "node-test": the grader's node:test files run under node/lmr-harness with
+   * the Node that runs lmr (`python` is then that Node), on the host backends only.
+   */
+  testRunner?: TestRunner;
   /** Test paths relative to the grader folder (default: the whole mount). */
   testPaths?: string[];
   python: PythonEnv;

@@ -1,7 +1,9 @@
 import { lstat, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join, posix, resolve } from "node:path";
 import { LmrError } from "../core/errors.js";
-import { isInside, toPosix } from "../core/paths.js";
+import { isInside, toolkitPath, toPosix } from "../core/paths.js";
+import { isTsJsFile } from "../lang/ts-source.js";
+import { execa } from "execa";
 import { displayPath } from "../manifest/read.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import type { PythonEnv } from "../runner/types.js";
@@ -61,6 +63,10 @@ export async function runGenerator(task: ResolvedTask, gen: GeneratorSpec, env: 
   const control = join(env.dir, "control");
   await mkdir(control, { recursive: true });
   for (const o of gen.outputs) await mkdir(join(outDir, posix.dirname(o)), { recursive: true });
+  if (isTsJsFile(abs)) {
+    await runNodeGenerator(gen, abs, env, outDir);
+    return collectOutputs(gen, outDir, pointer);
+  }
   const config = { mode: "generator", tree: env.tree, out: control, task: task.manifest.id, seed: env.seed, script: abs, script_label: gen.script, conftests: env.conftests };
   const configPath = join(env.dir, "config.json");
   await writeFile(configPath, JSON.stringify(config));
@@ -73,6 +79,36 @@ export async function runGenerator(task: ResolvedTask, gen: GeneratorSpec, env: 
     timeoutS: env.timeoutS,
     python: env.python,
   });
+  return collectOutputs(gen, outDir, pointer);
+}
+
+/**
+ * A JavaScript or TypeScript generator (tasks graded by node:test): run with the Node that
+ * runs lmr, from the tree with the reference in place, TypeScript imports transpiled by the
+ * Node harness's loader hooks, LMR_FIXTURES_OUT set as for a Python generator.
+ */
+async function runNodeGenerator(gen: GeneratorSpec, abs: string, env: GeneratorEnv, outDir: string): Promise<void> {
+  const home = join(env.dir, "home");
+  await mkdir(home, { recursive: true });
+  const r = await execa(process.execPath, ["--import", toolkitPath("node", "lmr-harness", "ts-register.mjs"), abs], {
+    cwd: env.tree,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, LANG: "C.UTF-8", LMR_FIXTURES_OUT: outDir, LMR_SEED: String(env.seed) },
+    extendEnv: false,
+    reject: false,
+    timeout: env.timeoutS * 1000,
+    stdin: "ignore",
+  });
+  if (r.timedOut) {
+    throw new LmrError({ code: "record-generator-failed", kind: "input", file: gen.script, message: `${gen.script} ran past ${env.timeoutS} s`, hint: "make the generator faster, or raise --timeout" });
+  }
+  if (r.exitCode !== 0) {
+    const tail = String(r.stderr ?? "").trim().split("\n").slice(-8).join("\n");
+    throw new LmrError({ code: "record-generator-failed", kind: "input", file: gen.script, message: `${gen.script} exited with ${r.exitCode ?? r.signal}${tail ? `:\n${tail}` : ""}`, hint: "run it by hand from the workspace with the reference in place: node --import <lmr>/node/lmr-harness/ts-register.mjs SCRIPT" });
+  }
+}
+
+/** The generator's outputs, read back and checked against its declared outputs. */
+async function collectOutputs(gen: GeneratorSpec, outDir: string, pointer: string): Promise<ProducedFile[]> {
   const written = await listWritten(outDir, gen.script);
   const declared = new Set(gen.outputs);
   const extra = written.filter((f) => !declared.has(f));

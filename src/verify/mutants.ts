@@ -4,6 +4,8 @@ import { locateSymbol } from "../mask/locate-symbol.js";
 import { collectMethods } from "../mask/python-body.js";
 import { indexDefinitions, type PyIndex } from "../mask/python-index.js";
 import { collectMutationPoints, type Edit, type MutantOperator, type MutationPoint } from "./mutant-points.js";
+import { enumerateTsCandidates, tsParsesCleanly } from "./ts-mutants.js";
+import { isTsJsFile } from "../lang/ts-source.js";
 
 export type { MutantOperator } from "./mutant-points.js";
 
@@ -49,11 +51,12 @@ export interface MutantCandidate extends MutationPoint {
  * Candidates are enumerated in source order; above `opts.max`, a seeded sample that
  * takes operators in turn. Every mutant parses without error nodes and differs from `source`.
  */
-export async function generateMutants(source: string, targets: MutantTarget[], opts: MutantOptions): Promise<Mutant[]> {
+export async function generateMutants(source: string, targets: MutantTarget[], opts: MutantOptions, file?: string): Promise<Mutant[]> {
   if (!Number.isInteger(opts.max) || opts.max < 0) {
     throw new LmrError({ code: "verify/bad-mutant-max", kind: "usage", message: `mutant limit must be a whole number >= 0, got ${opts.max}`, hint: "pass e.g. max: 50" });
   }
-  const candidates = await enumerateCandidates(source, targets);
+  const ts = file !== undefined && isTsJsFile(file);
+  const candidates = ts ? await enumerateTsCandidates(source, targets, file) : await enumerateCandidates(source, targets);
   const order = opts.max >= candidates.length ? candidates : sampleOrder(candidates, opts.seed);
   const accepted: { index: number; mutant: Mutant }[] = [];
   const seen = new Set<string>([source]);
@@ -62,7 +65,7 @@ export async function generateMutants(source: string, targets: MutantTarget[], o
     const mutated = applyEdits(source, c.edits);
     if (seen.has(mutated)) continue;
     seen.add(mutated);
-    if (!(await parsesCleanly(mutated))) continue;
+    if (!(ts ? await tsParsesCleanly(mutated, file) : await parsesCleanly(mutated))) continue;
     const id = `m${c.index + 1}-${c.operator}-L${c.line}`;
     accepted.push({ index: c.index, mutant: { id, operator: c.operator, symbol: c.symbol, line: c.line, lines: editedLines(source, c.edits), description: c.description, source: mutated } });
   }

@@ -113,7 +113,7 @@ export async function mutantsStep(
     const targets = await mutantTargets(task, file, references[file]!);
     // share the budget between files, the first ones taking the remainder
     const share = Math.floor(settings.mutants / files.length) + (i < settings.mutants % files.length ? 1 : 0);
-    for (const mutant of await generateMutants(references[file]!, targets, { max: share, seed: settings.seed })) mutants.push({ file, mutant });
+    for (const mutant of await generateMutants(references[file]!, targets, { max: share, seed: settings.seed }, file)) mutants.push({ file, mutant });
   }
   let done = 0;
   // shared by the runs in flight, and left in `plan` for the caller to remember

@@ -6,10 +6,11 @@ import { basename, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { LmrError, formatProblem, type Problem } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
+import { toolkitPath } from "../core/paths.js";
 import { hashFile, hashTree, listFiles } from "../core/hash.js";
 import { buildBundle, hashTaskInputs, BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import { isUrlUpstream, type ResolvedTask } from "../manifest/types.js";
-import { dockerImageOf, resolveRunPython, runTests } from "../runner/index.js";
+import { dockerImageOf, nodeRuntime, resolveRunPython, runTests } from "../runner/index.js";
 import type { PythonEnv, RunOutcome, RunRequest, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { ForkServer } from "../runner/fork-server.js";
@@ -181,23 +182,26 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       return finish(record, task, opts, t0);
     };
 
+    // a node:test task runs with the Node that runs lmr: there is no interpreter to resolve
+    const node = m.tests.runner === "node-test";
     let python: PythonEnv;
     try {
       // under docker the image's interpreter: nothing is resolved or installed on the host
-      python = await resolveRunPython({ sandbox: opts.sandbox ?? "auto", environment: m.environment, ...(opts.python ? { python: opts.python } : {}), requirements: m.environment.requirements, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
+      python = node ? nodeRuntime() : await resolveRunPython({ sandbox: opts.sandbox ?? "auto", environment: m.environment, ...(opts.python ? { python: opts.python } : {}), requirements: m.environment.requirements, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
     } catch (err) {
       record.steps.reference = { ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0, runs: [] };
       return await withFixtures();
     }
     record.environment.python = { path: python.path, version: python.version };
-    record.environment.packages = await packageVersions(python.path, ["pytest", ...m.environment.requirements]);
+    record.environment.packages = node ? {} : await packageVersions(python.path, ["pytest", ...m.environment.requirements]);
 
     const references = await readReferences(bundle);
     const base = baseRequest(task, bundle, python, opts);
     const runWith = (overlay: Record<string, string>, extra: Partial<RunRequest> = {}): Promise<RunOutcome> => runTests({ ...base, overlay, ...extra });
 
     emit("reference", `reference × ${settings.runs}`);
-    const fast = opts.fastMutants !== false;
+    // the Node harness traces no lines and has no fork server: its mutants run the whole suite
+    const fast = opts.fastMutants !== false && !node;
     // Reference run 1 is a fresh process that also reports the imports (the environment step, and
     // what a fork server should preload) and, on the fast path, traces which target lines each test
     // executes (a mutant then runs only where it can be killed). The reference is our code: its
@@ -313,6 +317,11 @@ async function keepForHand(bundle: BundleInfo, references: Record<string, string
   const args = [...(task.manifest.tests.pytest_args ?? [])].map((a) => JSON.stringify(a)).join(" ");
   const pytest = `-m pytest -p no:cacheprovider ${args ? `${args} ` : ""}${mount}`;
   // an interpreter that lives in a task image runs there: the tree goes in as the container's working folder
+  if (task.manifest.tests.runner === "node-test") {
+    // by hand, Node's own runner over the grader files (the TypeScript hooks without lmr's channel)
+    const files = task.manifest.tests.files.map((f) => JSON.stringify(`${mount}/${f}`)).join(" ");
+    return { bundle: bundle.dir, tree, command: `cd ${JSON.stringify(tree)} && ${python.path} --import ${JSON.stringify(toolkitPath("node", "lmr-harness", "ts-register.mjs"))} --test ${files}` };
+  }
   const image = (python as { image?: { tag: string } }).image;
   const command = image
     ? `docker run --rm --network none --user "$(id -u):$(id -g)" -v ${JSON.stringify(`${tree}:/work`)} -w /work -e PYTHONPATH=/work ${image.tag} ${python.path} ${pytest}`
@@ -380,6 +389,7 @@ function baseRequest(task: ResolvedTask, bundle: BundleInfo, python: PythonEnv, 
     network: task.manifest.environment.network,
     environment: task.manifest.environment,
     ...(t.pytest_args ? { pytestArgs: t.pytest_args } : {}),
+    ...(t.runner === "node-test" ? { testRunner: "node-test" as const } : {}),
     // the bundle holds the reference, the task folder the tests' sources: neither is visible to the code under test
     hidePaths: [bundle.dir, task.dir],
   };

@@ -7,7 +7,12 @@ import { nameModelFolder, type SampleResult } from "../../src/run-folder/index.j
 import { makeTempDir } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
 
+/** The Python examples: the eval tests build their submissions as Python patches and files. */
 export const TASK_IDS = ["dpo-grad-region", "mcts-best-action", "pref-loss", "rouge-notebook", "trainer-class"];
+/** The TypeScript/JavaScript examples (node:test graders; test/hack/ts-hack.test.ts grades one through eval). */
+export const TS_TASK_IDS = ["beam-search", "bpe-merge"];
+/** `lmr eval` flags that keep a run over examples/tasks to the Python examples its submissions are for (`--set core`: as without --tasks, which would make it "all"). */
+export const PY_EXAMPLES = ["--tasks", ...TASK_IDS, "--set", "core"];
 
 /** `lmr build` of the example tasks into a temp folder: the masked workspaces and references submissions are made from. */
 export async function buildExampleBundles(): Promise<string> {
@@ -87,7 +92,8 @@ export function verdicts(results: Map<string, SampleResult>): Record<string, str
 
 /** `lmr eval` over the example tasks; extra flags appended. */
 export function evalExamples(submissions: string, out: string, ...extra: string[]) {
-  return runCli(["eval", "--tasks-dir", "examples/tasks", "--submissions", submissions, "--out", out, ...extra]);
+  const only = extra.includes("--tasks") ? [] : PY_EXAMPLES;
+  return runCli(["eval", "--tasks-dir", "examples/tasks", ...only, "--submissions", submissions, "--out", out, ...extra]);
 }
 
 /** Processes whose environment says they run in `scratchRoot` (the runner sets TMPDIR there; children inherit it). */

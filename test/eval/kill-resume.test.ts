@@ -6,7 +6,7 @@ import { validateSummary, type Summary } from "../../src/report/index.js";
 import { probeBwrap } from "../../src/runner/index.js";
 import { REPO_ROOT, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { CLI } from "../helpers/run-cli.js";
-import { TASK_IDS, buildExampleBundles, countResultFiles, evalExamples, processesUsing, readResults, referenceFiles, referencePatch, stubPatch, verdicts, writeJsonl } from "./helpers.js";
+import { PY_EXAMPLES, TASK_IDS, buildExampleBundles, countResultFiles, evalExamples, processesUsing, readResults, referenceFiles, referencePatch, stubPatch, verdicts, writeJsonl } from "./helpers.js";
 
 /**
  * kill -9 of a running `lmr eval` (the whole process group) while samples are
@@ -78,7 +78,7 @@ describe.each(variants)("kill -9 during lmr eval --sandbox $sandbox, then the sa
     await writeJsonl(jsonl, await submissions(slow));
     const runDir = join(work, `run-${sandbox}`);
     const scratch = join(runDir, ".scratch");
-    const args = ["eval", "--tasks-dir", "examples/tasks", "--submissions", jsonl, "--out", runDir, "-j", "2", "--sandbox", sandbox];
+    const args = ["eval", "--tasks-dir", "examples/tasks", ...PY_EXAMPLES, "--submissions", jsonl, "--out", runDir, "-j", "2", "--sandbox", sandbox];
 
     const child = spawn("node", [CLI, ...args], { cwd: REPO_ROOT, detached: true, stdio: "ignore", env: { ...process.env, NO_COLOR: "1" } });
     const exited = new Promise<void>((r) => child.on("exit", () => r()));

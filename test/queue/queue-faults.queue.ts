@@ -5,7 +5,7 @@ import type { QueueStatus } from "../../src/queue/queue-status.js";
 import type { Summary } from "../../src/report/index.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { explainNoRedis, startRedis, type RedisHandle } from "../helpers/redis-server.js";
-import { TASK_IDS, buildExampleBundles, countResultFiles, evalExamples, readResults, referenceFiles, referencePatch, stubPatch, verdicts, writeJsonl } from "../eval/helpers.js";
+import { PY_EXAMPLES, TASK_IDS, buildExampleBundles, countResultFiles, evalExamples, readResults, referenceFiles, referencePatch, stubPatch, verdicts, writeJsonl } from "../eval/helpers.js";
 import { findAncestor, spawnCli, spawnWorker, stopGracefully, waitFor, type Spawned } from "./helpers.js";
 
 /**
@@ -66,7 +66,7 @@ describe.skipIf(noRedis !== undefined)("queue faults", () => {
     return w;
   };
   const coordinator = (runDir: string): Spawned => {
-    const c = spawnCli(["eval", "--tasks-dir", "examples/tasks", "--submissions", jsonl, "--out", runDir, "--sandbox", "none", "--queue", redis.url, "--json"]);
+    const c = spawnCli(["eval", "--tasks-dir", "examples/tasks", ...PY_EXAMPLES, "--submissions", jsonl, "--out", runDir, "--sandbox", "none", "--queue", redis.url, "--json"]);
     spawned.push(c);
     return c;
   };

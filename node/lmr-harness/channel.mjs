@@ -1,0 +1,130 @@
+// lmr's results channel for Node test runs: HMAC-signed records, one per line,
+// `<hmac-sha256 hex> <json>`, on an inherited file descriptor or a unix socket, exactly
+// as python/lmr_harness/run_pytest.py sends them (src/runner/channel.ts reads both).
+//
+// The key is a random nonce the parent writes on stdin; it is read before any code under
+// test runs and then lives only in this module's closure. `claimSender()` hands the
+// sender out once (to our reporter, which claims it before the first test file is
+// imported); a later claim, by code under test, throws.
+import { createHmac } from "node:crypto";
+import { closeSync, openSync, readSync, writeSync } from "node:fs";
+
+const hmac = createHmac;
+const write = writeSync;
+const stringify = JSON.stringify;
+
+let sender;
+let claimed = false;
+let resolveClaim;
+/** Settles when the reporter has claimed the sender. */
+export const reporterReady = new Promise((resolve) => {
+  resolveClaim = resolve;
+});
+
+/** `--results-fd N` or `--results-socket PATH`, `--root`, `--mount`, `--per-test-s`, flags, then `--` and the test files. */
+export function parseArgs(argv) {
+  const out = { resultsFd: undefined, resultsSocket: undefined, root: undefined, mount: "lmr_tests", perTestS: 0, bail: false, reportImports: false, files: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--") {
+      out.files = argv.slice(i + 1);
+      break;
+    }
+    if (a === "--results-fd") out.resultsFd = Number(argv[++i]);
+    else if (a === "--results-socket") out.resultsSocket = argv[++i];
+    else if (a === "--root") out.root = argv[++i];
+    else if (a === "--mount") out.mount = argv[++i];
+    else if (a === "--per-test-s") out.perTestS = Number(argv[++i]);
+    else if (a === "--bail") out.bail = true;
+    else if (a === "--report-imports") out.reportImports = true;
+  }
+  return out;
+}
+
+/** Reads the key line from stdin (fd 0), then points fd 0 at /dev/null. */
+function readKey() {
+  const chunks = [];
+  const buf = Buffer.alloc(256);
+  for (let total = 0; total < 512; ) {
+    let n;
+    try {
+      n = readSync(0, buf, 0, buf.length, null);
+    } catch (err) {
+      if (err.code === "EAGAIN") continue;
+      throw err;
+    }
+    if (n === 0) break;
+    chunks.push(Buffer.from(buf.subarray(0, n)));
+    total += n;
+    if (buf.subarray(0, n).includes(10)) break;
+  }
+  closeSync(0);
+  openSync("/dev/null", "r"); // takes fd 0 again
+  return Buffer.concat(chunks).toString("ascii").split("\n")[0].trim();
+}
+
+/**
+ * The inherited results fd (a socket pair end from the parent; /proc/self/fd cannot reopen
+ * a socket). Processes the tests start inherit it too, but without the key anything they
+ * write there only makes the channel untrusted: an error, never a pass.
+ */
+function openResults(args) {
+  if (args.resultsFd !== undefined && Number.isInteger(args.resultsFd)) {
+    const fd = args.resultsFd;
+    return (text) => {
+      let off = 0;
+      const bytes = Buffer.from(text, "ascii");
+      while (off < bytes.length) {
+        try {
+          off += write(fd, bytes, off);
+        } catch (err) {
+          if (err.code !== "EAGAIN") throw err;
+        }
+      }
+    };
+  }
+  process.stderr.write("lmr harness: give --results-fd N (the Node harness has no --results-socket yet)\n");
+  process.reallyExit(97);
+}
+
+/** JSON with every non-ASCII character escaped, as Python's ensure_ascii. */
+function asciiJson(record) {
+  return stringify(record).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** Reads the key, opens the channel and returns the sender (the preload's); the reporter's comes from claimSender(). */
+export function openChannel(args) {
+  const key = readKey();
+  if (key.length < 32) {
+    process.stderr.write("lmr harness: no results key on stdin\n");
+    process.reallyExit(97);
+  }
+  const out = openResults(args);
+  let seq = 0;
+  const send = (record) => {
+    const body = asciiJson({ ...record, seq: seq++ });
+    const mac = hmac("sha256", key).update(body, "ascii").digest("hex");
+    out(`${mac} ${body}\n`);
+  };
+  sender = send;
+  return send;
+}
+
+export function claimSender() {
+  if (claimed || !sender) throw new Error("lmr harness: the results channel is not available");
+  claimed = true;
+  const s = sender;
+  sender = undefined;
+  resolveClaim();
+  return s;
+}
+
+/** One-time hand-over of values from the entry to the reporter (the suites it will wait for). */
+const handed = new Map();
+export function handOver(name, value) {
+  if (handed.has(name)) throw new Error(`lmr harness: ${name} was already handed over`);
+  handed.set(name, value);
+}
+export function takeOver(name) {
+  return handed.get(name);
+}
