@@ -19,6 +19,7 @@ import { registerNew } from "./commands/new.js";
 import { registerEnv } from "./commands/env.js";
 import { registerWorker } from "./commands/worker.js";
 import { registerGenerate } from "./commands/generate.js";
+import { registerJudge } from "./commands/judge.js";
 
 const require = createRequire(import.meta.url);
 const { version } = require("../../package.json") as { version: string };
@@ -41,6 +42,7 @@ export function createProgram(): Command {
   registerList(program);
   registerEval(program);
   registerGenerate(program);
+  registerJudge(program);
   registerWorker(program);
   registerEnv(program);
   registerReport(program);
