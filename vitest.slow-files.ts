@@ -15,6 +15,7 @@ export const SLOW_TEST_FILES = [
   "test/generate/generate-cli.test.ts",
   "test/hack/hack-suite.test.ts",
   "test/interop/import-lmr-bench.test.ts",
+  "test/judge/judge-e2e.test.ts",
   "test/mask/stdlib-sweep.test.ts",
   "test/paper/paper-fetch.test.ts",
   "test/queue/queue-eval.test.ts",

@@ -8,7 +8,7 @@ import { sha256 } from "../core/hash.js";
 import { TOOLKIT_VERSION } from "../evaluate/run-eval.js";
 import { loadTemplates } from "../generate/prompt.js";
 import { redactUrl } from "../generate/run-generate.js";
-import { ResponseCache, hashPrompt, type ResponseKey } from "../llm/cache.js";
+import { ResponseCache, hashPrompt, hashResponseKey, type ResponseKey } from "../llm/cache.js";
 import { classifyApiError, createChatCall, type ChatCall, type ChatRequest } from "../llm/client.js";
 import { callWithRetry, type RetryPolicy } from "../llm/retry.js";
 import { loadRun } from "../report/read-run.js";
@@ -201,6 +201,17 @@ export async function runJudge(opts: JudgeOptions): Promise<JudgeOutcome> {
   const responseFormat = structured ? { type: "json_schema" as const, json_schema: { name: "judge_verdict", schema: judgeReplySchema().schema, strict: true } } : undefined;
   let done = 0;
   let cachedVotes = 0;
+  // Samples whose code is the same get the same prompt: one request per (prompt, vote), shared.
+  const inFlight = new Map<string, Promise<JudgeVote>>();
+  const voteOnce = (key: ResponseKey, ask: () => Promise<JudgeVote>): Promise<JudgeVote> => {
+    const id = hashResponseKey(key);
+    const first = inFlight.get(id);
+    // the tries were the first sample's: counted once
+    if (first) return first.then((v) => ({ ...v, cached: v.class !== undefined, requests: 0, parse_failures: 0 }));
+    const p = ask();
+    inFlight.set(id, p);
+    return p;
+  };
   const records = await Promise.all(
     planned.map(async (p): Promise<{ record: JudgedSampleRecord; judgement: SampleJudgement }> => {
       const previous = await readSampleJudgement(runDir, p.rel, p.result);
@@ -215,7 +226,8 @@ export async function runJudge(opts: JudgeOptions): Promise<JudgeOutcome> {
       } else {
         const votes = await Promise.all(
           Array.from({ length: opts.votes }, async (_, vote) => {
-            const v = await askVote(vote, keyOf(p, vote), { model: opts.model, messages: p.prompt!.messages, ...(parameters(vote) as Pick<ChatRequest, "temperature">), ...(responseFormat ? { response_format: responseFormat } : {}) }, cache, chat, limit, opts);
+            const key = keyOf(p, vote);
+            const v = await voteOnce(key, () => askVote(vote, key, { model: opts.model, messages: p.prompt!.messages, ...(parameters(vote) as Pick<ChatRequest, "temperature">), ...(responseFormat ? { response_format: responseFormat } : {}) }, cache, chat, limit, opts));
             if (v.cached) cachedVotes++;
             return v;
           }),
