@@ -1,4 +1,4 @@
-import { cp, mkdir, readFile, readdir, stat } from "node:fs/promises";
+import { cp, mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,6 +7,7 @@ import type { JudgeSummary } from "../../src/judge/run-judge.js";
 import { PythonMasker } from "../../src/mask/python-masker.js";
 import { nameModelFolder, type SampleJudgement } from "../../src/run-folder/index.js";
 import type { Summary } from "../../src/report/types.js";
+import { sampleAnchor } from "../../src/report/render-html-compare.js";
 import { makeTempDir, removeTempDirs, REPO_ROOT } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
 import { readResults, verdicts } from "../eval/helpers.js";
@@ -175,7 +176,7 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
   it("a rerun of every step makes no new request", async () => {
     const before = server.requests.length;
     for (const [model, run] of [["model-a", runA()], ["model-b", runB()]] as const) {
-      const g = await runCli(["generate", "--tasks-dir", "examples/tasks", "--tasks", ...TASKS, "--base-url", server.baseUrl, "--model", model, "--api-key-env", "LMR_TEST_API_KEY", "--out", join(work, `gen-${model}`), "-n", "3", "--temperature", "0.7", "--seed", "1", "--json"], { env: ENV });
+      const g = await runCli(["generate", "--tasks-dir", "examples/tasks", "--tasks", ...TASKS, "--base-url", server.baseUrl, "--model", model, "--api-key-env", "LMR_TEST_API_KEY", "--out", join(work, `gen-${model}`), "-n", "3", "--temperature", "0.7", "--seed", "1", "--price", "1,2", "--json"], { env: ENV });
       expect(g.exitCode, g.stderr).toBe(0);
       expect((JSON.parse(g.stdout) as GenerateSummary).totals).toMatchObject({ requests: 0, cached: 6 });
       const j = await judge(run);
@@ -183,6 +184,65 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
       expect((JSON.parse(j.stdout) as JudgeSummary).totals).toMatchObject({ requests: 0, reused: 6 });
     }
     expect(server.requests.length).toBe(before);
+  }, 120_000);
+
+  it("lmr report over both run folders: the model × category table, tests vs judge, tokens; Markdown and JSON carry the same numbers", async () => {
+    const json = await runCli(["report", runA(), runB(), "--format", "json"]);
+    expect(json.exitCode, json.stderr).toBe(0);
+    const s = JSON.parse(json.stdout) as Summary;
+    const [a, b] = [s.models.find((m) => m.model === "model-a")!, s.models.find((m) => m.model === "model-b")!];
+    expect(a.pass_at_1).toBe(0.5);
+    expect(a.pass_at_1_ci).toMatchObject({ low: 0, high: 1, level: 0.95 });
+    expect(a.judge).toMatchObject({ judged: 3, no_code: 3, classes: { "fully-correct": 3, "implementation-error": 0, "incorrect-logic": 0 }, tests_vs_judge: { samples: 3, both_pass: 3, tests_only: 0, judge_only: 0, both_fail: 0, kappa: null } });
+    // b: pref-loss fails its tests and the judge says implementation-error (2 of 3 votes); mcts passes and is fully-correct
+    expect(b.judge).toMatchObject({ judged: 6, classes: { "fully-correct": 3, "implementation-error": 3 }, tests_vs_judge: { samples: 6, both_pass: 3, both_fail: 3, observed: 1, kappa: 1 } });
+    expect(b.judge!.mean_agreement).toBeCloseTo((3 * (2 / 3) + 3) / 6, 5);
+    // generation tokens from generate.json (the scripted server counts 100 + 20 per reply, priced 1 and 2 $/M)
+    expect(a.usage?.generation).toMatchObject({ prompt_tokens: 600, completion_tokens: 120, cost_usd: 0.00084 });
+    expect(b.usage?.judge?.prompt_tokens).toBeGreaterThan(0);
+    expect(b.categories.map((c) => c.judge?.classes["fully-correct"])).toEqual(b.categories.map((c) => (c.category === b.tasks.find((t) => t.task_id === "mcts-best-action")!.category ? 3 : 0)));
+    const md = await runCli(["report", runA(), runB()]);
+    expect(md.exitCode, md.stderr).toBe(0);
+    expect(md.stdout).toContain("## Models by category");
+    expect(md.stdout).toMatch(/\| `model-a` \| \*\*all\*\* \| 2 of 2 \| 50\.0% \| \[0\.0%, 100\.0%\] \| @1 50\.0%, @2 50\.0%, @3 50\.0% \| 3 correct, 0 impl\. error, 0 wrong logic, 3 no code \|/);
+    expect(md.stdout).toMatch(/\| `model-b` \| `judge-1` \| 6 \| 3 \| 0 \| 0 \| 3 \| 100\.0% \| 1\.00 \| 83\.3% \|/);
+    expect(md.stdout).toMatch(/\| `model-a` \| 600 \| 120 \| \$0\.0008 \|/);
+  }, 120_000);
+
+  it("the HTML comparison of the two models, opened in headless Chromium: the matrix, and one opened cell", async () => {
+    // an agent's log where lmr agent run will keep it: the cell shows it
+    const sampleDir = join(runB(), "results", "model-b", "pref-loss", "0");
+    await mkdir(join(sampleDir, "agent"), { recursive: true });
+    await writeFile(join(sampleDir, "agent", "stdout.txt"), "step 1: read trainers.py\nstep 2: wrote preference_loss\n");
+    const page = join(work, "compare.html");
+    const r = await runCli(["report", runA(), runB(), "--format", "html", "--out", page]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const html = await readFile(page, "utf8");
+    const anchor = sampleAnchor("model-b", "pref-loss", "0");
+    expect(html).toContain('<table class="matrix">');
+    expect(html).toMatch(/<th><code>model-a<\/code><\/th><th><code>model-b<\/code><\/th>/);
+    const panel = html.slice(html.indexOf(`<article class="sample" id="${anchor}">`), html.indexOf("</article>", html.indexOf(`id="${anchor}"`)));
+    expect(panel).toContain("the chosen reward has its sign flipped");
+    expect(panel).toContain('<span class="add">+        chosen_rewards.append(beta * (reference_chosen_logps[i] - policy_chosen_logps[i]))</span>');
+    expect(panel).toContain("step 2: wrote preference_loss");
+    expect(panel).toMatch(/<li><code>lmr_tests\/[^<]+<\/code><\/li>/);
+    expect(html).toContain(`href="#${anchor}"`);
+
+    await mkdir(ARTIFACTS, { recursive: true });
+    const shot = async (name: string, url: string): Promise<Buffer> => {
+      const file = join(ARTIFACTS, name);
+      const c = await execa("chromium", ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", `--screenshot=${file}`, "--window-size=1280,1600", url], { reject: false, timeout: 60_000 });
+      expect(c.exitCode, String(c.stderr)).toBe(0);
+      return readFile(file);
+    };
+    const closed = await shot("compare-matrix.png", `file://${page}`);
+    const opened = await shot("compare-cell-opened.png", `file://${page}#${anchor}`);
+    for (const png of [closed, opened]) {
+      expect(png.subarray(1, 4).toString()).toBe("PNG");
+      expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1280, 1600]);
+    }
+    // the drawer of the opened cell changes the picture
+    expect(opened.equals(closed)).toBe(false);
   }, 120_000);
 
   it("wrote the key nowhere", async () => {
