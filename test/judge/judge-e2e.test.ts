@@ -184,6 +184,17 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
       expect((JSON.parse(j.stdout) as JudgeSummary).totals).toMatchObject({ requests: 0, reused: 6 });
     }
     expect(server.requests.length).toBe(before);
+    // --dry-run: the prompts with the reference and the submission, no request, nothing written
+    const judgeFile = join(runB(), "results", "model-b", "pref-loss", "0", "judge.json");
+    const kept = await readFile(judgeFile, "utf8");
+    const dry = await runCli(["judge", runB(), "--base-url", server.baseUrl, "--model", "judge-1", "-n", "3", "--temperature", "0.7", "--seed", "0", "--dry-run"]);
+    expect(dry.exitCode, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/===== pref-loss#0 \(model-b\): \d+ prompt tokens; 3\/3 votes cached/);
+    expect(dry.stdout).toContain("# Reference (the original code)");
+    expect(dry.stdout).toContain("chosen_rewards.append(beta * (reference_chosen_logps[i] - policy_chosen_logps[i]))");
+    expect(dry.stdout).toMatch(/6 samples to judge, \d+ prompt tokens for -n 3; no request made/);
+    expect(server.requests.length).toBe(before);
+    expect(await readFile(judgeFile, "utf8")).toBe(kept);
   }, 120_000);
 
   it("lmr report over both run folders: the model × category table, tests vs judge, tokens; Markdown and JSON carry the same numbers", async () => {
