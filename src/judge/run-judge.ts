@@ -5,6 +5,7 @@ import { BUNDLE_FILES, type BundleManifest } from "../bundle/index.js";
 import { isLmrError, type Problem } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
 import { sha256 } from "../core/hash.js";
+import { lockRunDir } from "../evaluate/run-dir.js";
 import { TOOLKIT_VERSION } from "../evaluate/run-eval.js";
 import { loadTemplates } from "../generate/prompt.js";
 import { redactUrl } from "../generate/run-generate.js";
@@ -196,6 +197,17 @@ export async function runJudge(opts: JudgeOptions): Promise<JudgeOutcome> {
     return { dryRun: true, samples, problems };
   }
 
+  // lmr eval and lmr judge take turns in a run folder: a regrade under a running judge would leave judgements of replaced submissions
+  const lock = await lockRunDir(runDir, "lmr judge");
+  try {
+    return { dryRun: false, summary: await judgeAll(runDir, planned, results.length, notGraded, unjudgeable, problems, keyOf, parameters, cache, opts) };
+  } finally {
+    await lock.release();
+  }
+}
+
+async function judgeAll(runDir: string, planned: Planned[], sampleCount: number, notGraded: number, unjudgeable: number, problems: Problem[], keyOf: (p: Planned, vote: number) => ResponseKey, parameters: (vote: number) => Record<string, unknown>, cache: ResponseCache, opts: JudgeOptions): Promise<JudgeSummary> {
+  const structured = opts.structured ?? true;
   const chat = opts.chat ?? createChatCall({ baseUrl: opts.baseUrl, apiKey: opts.apiKey ?? "", timeoutMs: opts.timeoutMs });
   const limit = pLimit(opts.jobs);
   const responseFormat = structured ? { type: "json_schema" as const, json_schema: { name: "judge_verdict", schema: judgeReplySchema().schema, strict: true } } : undefined;
@@ -264,7 +276,7 @@ export async function runJudge(opts: JudgeOptions): Promise<JudgeOutcome> {
     votes: opts.votes,
     parameters: opts.parameters,
     totals: {
-      samples: results.length,
+      samples: sampleCount,
       judged: count("judged"),
       no_code: count("no-code"),
       infra,
@@ -282,7 +294,7 @@ export async function runJudge(opts: JudgeOptions): Promise<JudgeOutcome> {
     samples: records.map((r) => r.record),
     problems,
   };
-  return { dryRun: false, summary };
+  return summary;
 }
 
 function compose(p: Planned, model: string, votes: JudgeVote[], status: SampleJudgement["status"], reason: string | undefined): SampleJudgement {

@@ -1,4 +1,4 @@
-import { readFile, stat } from "node:fs/promises";
+import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JudgeSummary } from "../../src/judge/run-judge.js";
@@ -53,5 +53,19 @@ describe("lmr judge: bad input and run folders it cannot judge", () => {
     const j = JSON.parse(await readFile(join(run.dir, "results", "example-model-1", invalid.task_id, invalid.sample, "judge.json"), "utf8"));
     expect(j).toMatchObject({ status: "no-code", judge_model: "j", majority: null });
     expect(await exists(join(run.dir, "judge-responses"))).toBe(false);
+    expect(await exists(join(run.dir, ".lock"))).toBe(false);
+  });
+
+  it("waits its turn: a run folder a live lmr eval is grading into is refused, exit 2, nothing judged", async () => {
+    const lock = join(run.dir, ".lock");
+    await writeFile(lock, JSON.stringify({ pid: process.pid, start: "", started_at: "now" }));
+    try {
+      const r = await judge(run.dir);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`another lmr eval \\(pid ${process.pid}, started now\\) is grading into this run folder`));
+      expect(server.requests).toHaveLength(0);
+    } finally {
+      await rm(lock, { force: true });
+    }
   });
 });
