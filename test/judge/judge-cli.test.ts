@@ -29,14 +29,18 @@ describe("lmr judge: bad input and run folders it cannot judge", () => {
       [run.dir, ["--api-key-env", "LMR_TEST_NO_SUCH"], {}, /--api-key-env: the environment variable LMR_TEST_NO_SUCH is not set/],
       [join(run.dir, "results"), [], ENV, /run\.json: not a run folder: run\.json is missing/],
     ];
-    for (const [dir, flags, env, message] of cases) {
-      const r = await runCli(["judge", dir, "--base-url", server.baseUrl, "--model", "j", "--api-key-env", "LMR_TEST_API_KEY", ...flags], { env });
-      expect(r.exitCode, r.stderr).toBe(2);
-      expect(r.stderr).toMatch(message);
-    }
-    const noModel = await runCli(["judge", run.dir, "--base-url", server.baseUrl], { env: ENV });
-    expect(noModel.exitCode).toBe(2);
-    expect(noModel.stderr).toMatch(/--model: --model is required/);
+    // independent runs, side by side
+    const [noModel] = await Promise.all([
+      runCli(["judge", run.dir, "--base-url", server.baseUrl], { env: ENV }),
+      ...cases.map(async ([dir, flags, env, message]) => {
+        const r = await runCli(["judge", dir, "--base-url", server.baseUrl, "--model", "j", "--api-key-env", "LMR_TEST_API_KEY", ...flags], { env });
+        expect(r.exitCode, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(message);
+        return r;
+      }),
+    ]);
+    expect(noModel!.exitCode).toBe(2);
+    expect(noModel!.stderr).toMatch(/--model: --model is required/);
     expect(server.requests).toHaveLength(0);
   });
 

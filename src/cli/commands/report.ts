@@ -5,6 +5,7 @@ import { writeFileAtomic } from "../../core/fs-atomic.js";
 import { renderReport } from "../../report/render.js";
 import { loadRuns } from "../../report/merge-runs.js";
 import { loadSampleDetails } from "../../report/sample-details.js";
+import { validateSummary } from "../../report/validate-summary.js";
 import { buildSummary, summarizeRun, writeSummary } from "../../report/summarize.js";
 import { REPORT_FORMATS, type ReportFormat, type SummaryProblem } from "../../report/types.js";
 import { SUMMARY_FILE, TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
@@ -76,6 +77,9 @@ Examples:
         let merged = runDirs.length > 1 ? await loadRuns(runDirs) : undefined;
         if (merged) {
           summary = buildSummary(merged, opts.set === "all" ? {} : { set: opts.set });
+          // a merged summary is written nowhere, but what --format json prints is the schema's all the same
+          const check = await validateSummary(summary);
+          if (!check.ok) throw new LmrError({ code: "report.summary-invalid", kind: "infra", message: `the merged summary does not match schema/summary.schema.json: ${check.problems.map((p) => `${p.pointer || "/"} ${p.message}`).join("; ")}`, hint: "this is a bug in lmr; please report it with the run folders" });
           dir = ""; // problems name their folder themselves
         } else {
           const whole = await writeSummary(dir);
