@@ -1,22 +1,21 @@
-import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import pLimit, { type LimitFunction } from "p-limit";
-import { BUNDLE_FILES, type BundleManifest } from "../bundle/index.js";
-import { isLmrError, type Problem } from "../core/errors.js";
+import pLimit from "p-limit";
+import type { Problem } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
-import { sha256 } from "../core/hash.js";
 import { lockRunDir } from "../evaluate/run-dir.js";
 import { TOOLKIT_VERSION } from "../evaluate/run-eval.js";
 import { loadTemplates } from "../generate/prompt.js";
 import { redactUrl } from "../generate/run-generate.js";
-import { ResponseCache, hashPrompt, hashResponseKey, type ResponseKey } from "../llm/cache.js";
-import { classifyApiError, createChatCall, type ChatCall, type ChatRequest } from "../llm/client.js";
-import { callWithRetry, type RetryPolicy } from "../llm/retry.js";
+import { ResponseCache, hashResponseKey, type ResponseKey } from "../llm/cache.js";
+import { createChatCall, type ChatCall, type ChatRequest } from "../llm/client.js";
+import type { RetryPolicy } from "../llm/retry.js";
 import { loadRun } from "../report/read-run.js";
-import { BUNDLES_DIR, DIFF_FILE, JUDGE_FILE, JUDGE_FILE_VERSION, RESULTS_DIR, compareIds, locateSample, readSampleJudgement, type JudgeVote, type SampleJudgement, type SampleResult } from "../run-folder/index.js";
+import { JUDGE_FILE, JUDGE_FILE_VERSION, readSampleJudgement, type JudgeVote, type SampleJudgement } from "../run-folder/index.js";
+import { askVote } from "./ask-vote.js";
 import { majorityOf } from "./majority.js";
-import { parseVerdict, judgeReplySchema } from "./parse-verdict.js";
-import { DEFAULT_JUDGE_TEMPLATES_DIR, JUDGE_TEMPLATE_VARIABLES, buildJudgePrompt, type JudgePrompt } from "./prompt.js";
+import { judgeReplySchema } from "./parse-verdict.js";
+import { checkRunDir, planJudgements, type JudgePlan, type Planned } from "./plan.js";
+import { DEFAULT_JUDGE_TEMPLATES_DIR, JUDGE_TEMPLATE_VARIABLES } from "./prompt.js";
 
 /** RUN_DIR/judge-responses: the judge's reply cache, unless --cache-dir says otherwise. */
 export const JUDGE_CACHE_DIR = "judge-responses";
@@ -108,14 +107,6 @@ export interface DryRunSample {
 
 export type JudgeOutcome = { dryRun: false; summary: JudgeSummary } | { dryRun: true; samples: DryRunSample[]; problems: Problem[] };
 
-interface Planned {
-  result: SampleResult;
-  rel: string;
-  kind: "judge" | "no-code";
-  prompt?: JudgePrompt;
-  promptHash?: string;
-  judgeKey: string;
-}
 
 const REPLY_FORMAT = "lmr-judge-reply-1";
 
@@ -132,10 +123,19 @@ const REPLY_FORMAT = "lmr-judge-reply-1";
  */
 export async function runJudge(opts: JudgeOptions): Promise<JudgeOutcome> {
   const runDir = resolve(opts.runDir);
+  // lmr eval and lmr judge take turns in a run folder: a regrade under a running judge would leave judgements of replaced submissions
+  const lock = opts.dryRun ? undefined : await lockRunDir(await checkRunDir(runDir), "lmr judge");
+  try {
+    return await judgeRun(runDir, opts);
+  } finally {
+    await lock?.release();
+  }
+}
+
+async function judgeRun(runDir: string, opts: JudgeOptions): Promise<JudgeOutcome> {
   const loaded = await loadRun(runDir);
   const templates = await loadTemplates(opts.templatesDir ?? DEFAULT_JUDGE_TEMPLATES_DIR, JUDGE_TEMPLATE_VARIABLES);
   const cache = new ResponseCache(opts.cacheDir ? resolve(opts.cacheDir) : join(runDir, JUDGE_CACHE_DIR));
-  const problems: Problem[] = loaded.problems.map((p) => ({ ...p, file: p.file === undefined ? undefined : join(runDir, p.file) }));
   const structured = opts.structured ?? true;
   const parameters = (vote: number): Record<string, unknown> => ({
     temperature: opts.parameters.temperature,
@@ -144,52 +144,13 @@ export async function runJudge(opts: JudgeOptions): Promise<JudgeOutcome> {
     ...(structured ? { response_format: REPLY_FORMAT } : {}),
   });
 
-  const results = [...loaded.results].sort((a, b) => compareIds(a.model, b.model) || compareIds(a.task_id, b.task_id) || compareIds(a.sample, b.sample));
-  const planned: Planned[] = [];
-  let notGraded = 0;
-  let unjudgeable = 0;
-  const bundles = new Map<string, BundleManifest | undefined>();
-  for (const result of results) {
-    if (result.verdict === "infra") {
-      notGraded++;
-      continue;
-    }
-    const rel = loaded.layout >= 2 ? locateSample(result) : `${RESULTS_DIR}/${result.task_id}/${result.sample}`;
-    const diff = await readFile(join(runDir, rel, DIFF_FILE), "utf8").catch(() => undefined);
-    const base = { judge_model: opts.model, submission_hash: result.submission_hash, votes: opts.votes, version: JUDGE_FILE_VERSION };
-    if (diff === undefined) {
-      if (result.verdict === "invalid") {
-        planned.push({ result, rel, kind: "no-code", judgeKey: sha256(JSON.stringify({ ...base, kind: "no-code" })) });
-        continue;
-      }
-      unjudgeable++;
-      problems.push({ file: join(runDir, rel), message: `no ${DIFF_FILE}: graded by an lmr that did not keep the applied submission`, hint: "run lmr eval on this run folder again (with this lmr), then lmr judge" });
-      continue;
-    }
-    if (!bundles.has(result.task_id)) bundles.set(result.task_id, await readBundle(runDir, result.task_id));
-    const bundle = bundles.get(result.task_id);
-    if (!bundle) {
-      unjudgeable++;
-      problems.push({ file: join(runDir, BUNDLES_DIR, result.task_id, BUNDLE_FILES.manifest), message: `the task's bundle is missing or unreadable, so the reference for ${rel} is unknown`, hint: "run lmr eval on this run folder again: it rebuilds the bundles" });
-      continue;
-    }
-    let prompt: JudgePrompt;
-    try {
-      prompt = await buildJudgePrompt({ taskId: result.task_id, bundleDir: join(runDir, BUNDLES_DIR, result.task_id), targets: bundle.targets, diff, maxPromptTokens: opts.maxPromptTokens, templates });
-    } catch (err) {
-      if (!isLmrError(err) || err.code === "judge/prompt-too-long") throw err;
-      unjudgeable++;
-      problems.push({ file: join(runDir, rel, DIFF_FILE), message: err.message, ...(err.hint ? { hint: err.hint } : {}) });
-      continue;
-    }
-    const promptHash = hashPrompt(prompt.messages);
-    planned.push({ result, rel, kind: "judge", prompt, promptHash, judgeKey: sha256(JSON.stringify({ ...base, prompt: promptHash, parameters: Array.from({ length: opts.votes }, (_, v) => parameters(v)) })) });
-  }
+  const plan = await planJudgements(runDir, loaded, { model: opts.model, votes: opts.votes, maxPromptTokens: opts.maxPromptTokens, templates, parameters });
+  const problems: Problem[] = [...loaded.problems.map((p) => ({ ...p, file: p.file === undefined ? undefined : join(runDir, p.file) })), ...plan.problems];
   const keyOf = (p: Planned, vote: number): ResponseKey => ({ prompt_sha256: p.promptHash!, model: opts.model, parameters: parameters(vote), sample: vote });
 
   if (opts.dryRun) {
     const samples: DryRunSample[] = [];
-    for (const p of planned.filter((x) => x.kind === "judge")) {
+    for (const p of plan.planned.filter((x) => x.kind === "judge")) {
       let cached = 0;
       for (let v = 0; v < opts.votes; v++) if (await cache.get(keyOf(p, v))) cached++;
       samples.push({ task_id: p.result.task_id, model: p.result.model, sample: p.result.sample, prompt_tokens: p.prompt!.tokens, messages: p.prompt!.messages, cached_votes: cached });
@@ -197,16 +158,11 @@ export async function runJudge(opts: JudgeOptions): Promise<JudgeOutcome> {
     return { dryRun: true, samples, problems };
   }
 
-  // lmr eval and lmr judge take turns in a run folder: a regrade under a running judge would leave judgements of replaced submissions
-  const lock = await lockRunDir(runDir, "lmr judge");
-  try {
-    return { dryRun: false, summary: await judgeAll(runDir, planned, results.length, notGraded, unjudgeable, problems, keyOf, parameters, cache, opts) };
-  } finally {
-    await lock.release();
-  }
+  return { dryRun: false, summary: await judgeAll(runDir, plan, problems, keyOf, parameters, cache, opts) };
 }
 
-async function judgeAll(runDir: string, planned: Planned[], sampleCount: number, notGraded: number, unjudgeable: number, problems: Problem[], keyOf: (p: Planned, vote: number) => ResponseKey, parameters: (vote: number) => Record<string, unknown>, cache: ResponseCache, opts: JudgeOptions): Promise<JudgeSummary> {
+async function judgeAll(runDir: string, plan: JudgePlan, problems: Problem[], keyOf: (p: Planned, vote: number) => ResponseKey, parameters: (vote: number) => Record<string, unknown>, cache: ResponseCache, opts: JudgeOptions): Promise<JudgeSummary> {
+  const { planned } = plan;
   const structured = opts.structured ?? true;
   const chat = opts.chat ?? createChatCall({ baseUrl: opts.baseUrl, apiKey: opts.apiKey ?? "", timeoutMs: opts.timeoutMs });
   const limit = pLimit(opts.jobs);
@@ -276,13 +232,13 @@ async function judgeAll(runDir: string, planned: Planned[], sampleCount: number,
     votes: opts.votes,
     parameters: opts.parameters,
     totals: {
-      samples: sampleCount,
+      samples: plan.samples,
       judged: count("judged"),
       no_code: count("no-code"),
       infra,
       reused: records.length - fresh.length,
-      not_graded: notGraded,
-      unjudgeable,
+      not_graded: plan.notGraded,
+      unjudgeable: plan.unjudgeable,
       requests: fresh.reduce((a, r) => a + r.record.requests, 0),
       parse_failures: fresh.reduce((a, r) => a + r.record.parse_failures, 0),
       cached_votes: cachedVotes,
@@ -290,7 +246,7 @@ async function judgeAll(runDir: string, planned: Planned[], sampleCount: number,
       completion_tokens: completionTokens,
       ...(opts.price ? { cost_usd: Math.round(((promptTokens * opts.price.prompt + completionTokens * opts.price.completion) / 1e6) * 1e6) / 1e6 } : {}),
     },
-    complete: infra === 0 && unjudgeable === 0,
+    complete: infra === 0 && plan.unjudgeable === 0,
     samples: records.map((r) => r.record),
     problems,
   };
@@ -322,43 +278,3 @@ function compose(p: Planned, model: string, votes: JudgeVote[], status: SampleJu
   };
 }
 
-/** One vote: from the cache, else asked (with retries; re-asked after a reply that does not parse) inside a -j slot. */
-async function askVote(vote: number, key: ResponseKey, req: ChatRequest, cache: ResponseCache, chat: ChatCall, limit: LimitFunction, opts: JudgeOptions): Promise<JudgeVote> {
-  const hit = await cache.get(key);
-  if (hit) {
-    const parsed = parseVerdict(hit.reply.text);
-    if (parsed.ok) return { vote, class: parsed.class, rationale: parsed.rationale, cached: true, requests: 0, parse_failures: 0, ...(hit.reply.usage ? { usage: hit.reply.usage } : {}) };
-  }
-  let requests = 0;
-  let parseFailures = 0;
-  const usage = { prompt_tokens: 0, completion_tokens: 0 };
-  const unparsed: string[] = [];
-  for (let ask = 0; ask <= opts.parseRetries; ask++) {
-    const outcome = await limit(() => callWithRetry(() => chat(req), classifyApiError, opts.retry));
-    requests += outcome.attempts.length;
-    if (!outcome.ok) {
-      const n = outcome.attempts.length;
-      return { vote, error: `request failed: ${outcome.failure.message} (${n} tr${n === 1 ? "y" : "ies"}${outcome.failure.retryable ? "" : "; not retried"})`, cached: false, requests, parse_failures: parseFailures, usage };
-    }
-    const reply = outcome.value;
-    usage.prompt_tokens += reply.usage?.prompt_tokens ?? 0;
-    usage.completion_tokens += reply.usage?.completion_tokens ?? 0;
-    const parsed = parseVerdict(reply.text);
-    if (parsed.ok) {
-      await cache.put(key, reply, requests);
-      return { vote, class: parsed.class, rationale: parsed.rationale, cached: false, requests, parse_failures: parseFailures, usage };
-    }
-    parseFailures++;
-    unparsed.push(parsed.reason);
-  }
-  return { vote, error: `${parseFailures} repl${parseFailures === 1 ? "y" : "ies"} did not parse (last: ${unparsed.at(-1)})`, cached: false, requests, parse_failures: parseFailures, usage };
-}
-
-async function readBundle(runDir: string, taskId: string): Promise<BundleManifest | undefined> {
-  try {
-    const m = JSON.parse(await readFile(join(runDir, BUNDLES_DIR, taskId, BUNDLE_FILES.manifest), "utf8")) as BundleManifest;
-    return Array.isArray(m.targets) ? m : undefined;
-  } catch {
-    return undefined;
-  }
-}
