@@ -56,6 +56,7 @@ table.matrix td.cell { min-width: 150px; }
 a.badge { text-decoration: none; }
 a.badge:hover { outline: 2px solid var(--fg); }
 tr.overall td { background: var(--card); }
+#compare td:first-child code, table.matrix th code { white-space: nowrap; }
 table.confusion { width: auto; font-size: 0.85rem; }
 table.confusion th, table.confusion td { padding: 2px 8px; }
 .sample { display: none; }
