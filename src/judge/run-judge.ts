@@ -175,7 +175,7 @@ async function judgeAll(runDir: string, plan: JudgePlan, problems: Problem[], ke
     const id = hashResponseKey(key);
     const first = inFlight.get(id);
     // the tries were the first sample's: counted once
-    if (first) return first.then((v) => ({ ...v, cached: v.class !== undefined, requests: 0, parse_failures: 0 }));
+    if (first) return first.then(({ usage: _usage, ...v }) => ({ ...v, cached: v.class !== undefined, requests: 0, parse_failures: 0 }));
     const p = ask();
     inFlight.set(id, p);
     return p;
@@ -189,7 +189,7 @@ async function judgeAll(runDir: string, plan: JudgePlan, problems: Problem[], ke
         judgement = previous.judgement;
         reused = true;
       } else if (p.kind === "no-code") {
-        judgement = compose(p, opts.model, [], "no-code", `nothing to judge: ${p.result.reason ?? "the submission gives no code"}`);
+        judgement = compose(p, opts, [], "no-code", `nothing to judge: ${p.result.reason ?? "the submission gives no code"}`);
         await writeJsonAtomic(join(runDir, p.rel, JUDGE_FILE), judgement);
       } else {
         const votes = await Promise.all(
@@ -201,7 +201,7 @@ async function judgeAll(runDir: string, plan: JudgePlan, problems: Problem[], ke
           }),
         );
         const classified = votes.some((v) => v.class !== undefined);
-        judgement = compose(p, opts.model, votes, classified ? "judged" : "infra", classified ? undefined : `no vote got a class: ${votes.map((v) => v.error).filter(Boolean).join("; ")}`);
+        judgement = compose(p, opts, votes, classified ? "judged" : "infra", classified ? undefined : `no vote got a class: ${votes.map((v) => v.error).filter(Boolean).join("; ")}`);
         await writeJsonAtomic(join(runDir, p.rel, JUDGE_FILE), judgement);
       }
       const record: JudgedSampleRecord = {
@@ -244,7 +244,7 @@ async function judgeAll(runDir: string, plan: JudgePlan, problems: Problem[], ke
       cached_votes: cachedVotes,
       prompt_tokens: promptTokens,
       completion_tokens: completionTokens,
-      ...(opts.price ? { cost_usd: Math.round(((promptTokens * opts.price.prompt + completionTokens * opts.price.completion) / 1e6) * 1e6) / 1e6 } : {}),
+      ...(opts.price ? { cost_usd: costOf({ prompt_tokens: promptTokens, completion_tokens: completionTokens }, opts.price) } : {}),
     },
     complete: infra === 0 && plan.unjudgeable === 0,
     samples: records.map((r) => r.record),
@@ -253,9 +253,11 @@ async function judgeAll(runDir: string, plan: JudgePlan, problems: Problem[], ke
   return summary;
 }
 
-function compose(p: Planned, model: string, votes: JudgeVote[], status: SampleJudgement["status"], reason: string | undefined): SampleJudgement {
+function compose(p: Planned, opts: Pick<JudgeOptions, "model" | "price">, votes: JudgeVote[], status: SampleJudgement["status"], reason: string | undefined): SampleJudgement {
+  const model = opts.model;
   const m = status === "judged" ? majorityOf(votes.flatMap((v) => (v.class ? [v.class] : []))) : undefined;
-  const usage = votes.reduce((a, v) => ({ prompt_tokens: a.prompt_tokens + (v.usage?.prompt_tokens ?? 0), completion_tokens: a.completion_tokens + (v.usage?.completion_tokens ?? 0) }), { prompt_tokens: 0, completion_tokens: 0 });
+  const tokens = votes.reduce((a, v) => ({ prompt_tokens: a.prompt_tokens + (v.usage?.prompt_tokens ?? 0), completion_tokens: a.completion_tokens + (v.usage?.completion_tokens ?? 0) }), { prompt_tokens: 0, completion_tokens: 0 });
+  const usage = opts.price ? { ...tokens, cost_usd: costOf(tokens, opts.price) } : tokens;
   return {
     schema_version: JUDGE_FILE_VERSION,
     task_id: p.result.task_id,
@@ -278,3 +280,7 @@ function compose(p: Planned, model: string, votes: JudgeVote[], status: SampleJu
   };
 }
 
+
+function costOf(u: { prompt_tokens: number; completion_tokens: number }, price: { prompt: number; completion: number }): number {
+  return Math.round(((u.prompt_tokens * price.prompt + u.completion_tokens * price.completion) / 1e6) * 1e6) / 1e6;
+}

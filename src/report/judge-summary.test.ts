@@ -14,7 +14,7 @@ function result(model: string, task: string, sample: string, verdict: Verdict, c
 function judged(r: SampleResult, classes: JudgeClass[]): SampleJudgement {
   const n = (c: JudgeClass) => classes.filter((x) => x === c).length;
   const majority = (["incorrect-logic", "implementation-error", "fully-correct"] as JudgeClass[]).reduce((a, b) => (n(b) > n(a) ? b : a));
-  return { schema_version: 1, task_id: r.task_id, model: r.model, sample: r.sample, judge_model: "judge-x", submission_hash: "h", judge_key: "k", status: "judged", votes: classes.map((c, vote) => ({ vote, class: c, rationale: `vote ${vote}: ${c} <b>`, cached: false, requests: 1, parse_failures: 0, usage: { prompt_tokens: 10, completion_tokens: 2 } })), majority, agreement: n(majority) / classes.length, requests: classes.length, parse_failures: 0, infra_votes: 0, usage: { prompt_tokens: 10 * classes.length, completion_tokens: 2 * classes.length }, finished_at: "2025-01-01T00:00:00.000Z", toolkit_version: "0.1.0" };
+  return { schema_version: 1, task_id: r.task_id, model: r.model, sample: r.sample, judge_model: "judge-x", submission_hash: "h", judge_key: "k", status: "judged", votes: classes.map((c, vote) => ({ vote, class: c, rationale: `vote ${vote}: ${c} <b>`, cached: false, requests: 1, parse_failures: 0, usage: { prompt_tokens: 10, completion_tokens: 2 } })), majority, agreement: n(majority) / classes.length, requests: classes.length, parse_failures: 0, infra_votes: 0, usage: { prompt_tokens: 10 * classes.length, completion_tokens: 2 * classes.length, cost_usd: 0.001 }, finished_at: "2025-01-01T00:00:00.000Z", toolkit_version: "0.1.0" };
 }
 
 // model m1: 4 samples over two categories; tests and judge disagree on one in each direction
@@ -38,7 +38,7 @@ describe("the judge in the summary", () => {
     expect(m1.judge!.tests_vs_judge).toEqual({ samples: 4, both_pass: 1, tests_only: 1, judge_only: 1, both_fail: 1, observed: 0.5, kappa: 0 });
     expect(m1.categories.map((c) => [c.category, c.judge?.classes["fully-correct"]])).toEqual([["Cat A", 2], ["Cat B", 0]]);
     expect(m1.tasks[0]!.results[0]!.judge).toMatchObject({ majority: "fully-correct", votes: 3, rationale: "vote 0: fully-correct <b>" });
-    expect(m1.usage).toEqual({ generation: { prompt_tokens: 1000, completion_tokens: 200, cost_usd: 0.0014, source: "gen/generate.json" }, judge: { prompt_tokens: 120, completion_tokens: 24 } });
+    expect(m1.usage).toEqual({ generation: { prompt_tokens: 1000, completion_tokens: 200, cost_usd: 0.0014, source: "gen/generate.json" }, judge: { prompt_tokens: 120, completion_tokens: 24, cost_usd: 0.004 } });
     // a model nobody judged has no judge section, and its graded samples are not called judged
     expect(s.models.find((m) => m.model === "m2")!.judge).toBeUndefined();
   });
@@ -51,7 +51,7 @@ describe("the judge in the summary", () => {
     const md = renderMarkdown(s);
     expect(md).toMatch(/\| `m1` \| `judge-x` \| 4 \| 1 \| 1 \| 1 \| 1 \| 50\.0% \| 0\.00 \| 75\.0% \|/);
     expect(md).toMatch(/\| `m2` \| not judged \|/);
-    expect(md).toMatch(/\| `m1` \| 1,000 \| 200 \| \$0\.0014 \| 120 \| 24 \|/);
+    expect(md).toMatch(/\| `m1` \| 1,000 \| 200 \| \$0\.0014 \| 120 \| 24 \| \$0\.0040 \|/);
     const html = renderHtml(s, new Map([[sampleId(results[1]!), { diff: "--- a/x.py\n+++ b/x.py\n+bad <i>\n", agentLogs: [{ name: "stdout.txt", text: "agent says <hi>" }], votes: judgements[sampleId(results[1]!)]!.votes }]]));
     const anchor = sampleAnchor("m1", "a", "1");
     expect(html).toContain(`href="#${anchor}"`);

@@ -42,9 +42,9 @@ export function renderComparison(s: Summary): string {
     const usage = s.models.map((m) => {
       const g = m.usage?.generation;
       const j = m.usage?.judge;
-      return `<tr><td><code>${esc(m.model)}</code></td><td class="num">${g ? formatCount(g.prompt_tokens) : "—"}</td><td class="num">${g ? formatCount(g.completion_tokens) : "—"}</td><td class="num">${g?.cost_usd !== undefined ? `$${g.cost_usd.toFixed(4)}` : "—"}</td><td class="num">${j ? formatCount(j.prompt_tokens) : "—"}</td><td class="num">${j ? formatCount(j.completion_tokens) : "—"}</td></tr>`;
+      return `<tr><td><code>${esc(m.model)}</code></td><td class="num">${g ? formatCount(g.prompt_tokens) : "—"}</td><td class="num">${g ? formatCount(g.completion_tokens) : "—"}</td><td class="num">${g?.cost_usd !== undefined ? `$${g.cost_usd.toFixed(4)}` : "—"}</td><td class="num">${j ? formatCount(j.prompt_tokens) : "—"}</td><td class="num">${j ? formatCount(j.completion_tokens) : "—"}</td><td class="num">${j?.cost_usd !== undefined ? `$${j.cost_usd.toFixed(4)}` : "—"}</td></tr>`;
     });
-    parts.push("<h3>Tokens and cost</h3>", `<div class="table-wrap"><table>\n<thead><tr><th>Model</th><th class="num">Generation prompt</th><th class="num">Generation completion</th><th class="num">Generation cost</th><th class="num">Judge prompt</th><th class="num">Judge completion</th></tr></thead>\n<tbody>\n${usage.join("\n")}\n</tbody>\n</table></div>`);
+    parts.push("<h3>Tokens and cost</h3>", `<div class="table-wrap"><table>\n<thead><tr><th>Model</th><th class="num">Generation prompt</th><th class="num">Generation completion</th><th class="num">Generation cost</th><th class="num">Judge prompt</th><th class="num">Judge completion</th><th class="num">Judge cost</th></tr></thead>\n<tbody>\n${usage.join("\n")}\n</tbody>\n</table></div>`);
   }
   return `<section id="compare">\n${parts.join("\n")}\n</section>`;
 }

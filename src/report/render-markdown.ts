@@ -62,11 +62,11 @@ function renderComparison(summary: Summary): string[] {
   }
   if (hasUsage(summary)) {
     out.push("## Tokens and cost", "");
-    out.push("| Model | Generation prompt tokens | Generation completion tokens | Generation cost | Judge prompt tokens | Judge completion tokens |", "| --- | ---: | ---: | ---: | ---: | ---: |");
+    out.push("| Model | Generation prompt tokens | Generation completion tokens | Generation cost | Judge prompt tokens | Judge completion tokens | Judge cost |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (const m of summary.models) {
       const g = m.usage?.generation;
       const j = m.usage?.judge;
-      out.push(row([code(m.model), g ? formatCount(g.prompt_tokens) : "—", g ? formatCount(g.completion_tokens) : "—", g?.cost_usd !== undefined ? `$${g.cost_usd.toFixed(4)}` : "—", j ? formatCount(j.prompt_tokens) : "—", j ? formatCount(j.completion_tokens) : "—"]));
+      out.push(row([code(m.model), g ? formatCount(g.prompt_tokens) : "—", g ? formatCount(g.completion_tokens) : "—", g?.cost_usd !== undefined ? `$${g.cost_usd.toFixed(4)}` : "—", j ? formatCount(j.prompt_tokens) : "—", j ? formatCount(j.completion_tokens) : "—", j?.cost_usd !== undefined ? `$${j.cost_usd.toFixed(4)}` : "—"]));
     }
     out.push("", "Generation: generate.json beside the submissions the run graded. Judge: the requests its judge.json files record.", "");
   }

@@ -138,7 +138,10 @@ function summarizeUsage(model: string, results: SampleResult[], run: LoadedRun):
     return j ? [j] : [];
   });
   // samples with the same code share their requests: each judge.json counts only the tries it made
-  const judge = judged.length === 0 ? undefined : judged.reduce((a, j) => ({ prompt_tokens: a.prompt_tokens + j.usage.prompt_tokens, completion_tokens: a.completion_tokens + j.usage.completion_tokens }), { prompt_tokens: 0, completion_tokens: 0 });
+  const tokens = judged.reduce((a, j) => ({ prompt_tokens: a.prompt_tokens + j.usage.prompt_tokens, completion_tokens: a.completion_tokens + j.usage.completion_tokens }), { prompt_tokens: 0, completion_tokens: 0 });
+  // a cost only when every judgement was priced: a partial sum would read as the whole
+  const priced = judged.length > 0 && judged.every((j) => j.usage.cost_usd !== undefined);
+  const judge = judged.length === 0 ? undefined : { ...tokens, ...(priced ? { cost_usd: Math.round(judged.reduce((a, j) => a + j.usage.cost_usd!, 0) * 1e6) / 1e6 } : {}) };
   if (!generation && !judge) return undefined;
   return { ...(generation ? { generation } : {}), ...(judge ? { judge } : {}) };
 }

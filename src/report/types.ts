@@ -173,5 +173,5 @@ export interface ModelJudgeSummary extends JudgeGroupSummary {
 
 export interface ModelUsage {
   generation?: { prompt_tokens: number; completion_tokens: number; cost_usd?: number; source: string };
-  judge?: { prompt_tokens: number; completion_tokens: number };
+  judge?: { prompt_tokens: number; completion_tokens: number; cost_usd?: number };
 }

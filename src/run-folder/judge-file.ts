@@ -54,7 +54,8 @@ export interface SampleJudgement {
   requests: number;
   parse_failures: number;
   infra_votes: number;
-  usage: { prompt_tokens: number; completion_tokens: number };
+  /** Tokens of the replies this judgement's own requests got (a vote shared with a sample of the same code counts once, there); cost with --price. */
+  usage: { prompt_tokens: number; completion_tokens: number; cost_usd?: number };
   finished_at: string;
   toolkit_version: string;
 }

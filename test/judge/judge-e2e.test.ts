@@ -126,7 +126,7 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
     expect(diff).toContain("+        chosen_rewards.append(beta * (reference_chosen_logps[i] - policy_chosen_logps[i]))");
   }, 300_000);
 
-  const judge = (run: string, ...extra: string[]) => runCli(["judge", run, "--base-url", server.baseUrl, "--model", "judge-1", "--api-key-env", "LMR_TEST_API_KEY", "-n", "3", "--temperature", "0.7", "--seed", "0", "--timeout", "1", "--parse-retries", "1", "-j", "1", "--json", ...extra], { env: ENV });
+  const judge = (run: string, ...extra: string[]) => runCli(["judge", run, "--base-url", server.baseUrl, "--model", "judge-1", "--api-key-env", "LMR_TEST_API_KEY", "-n", "3", "--temperature", "0.7", "--seed", "0", "--timeout", "1", "--parse-retries", "1", "-j", "1", "--price", "2,4", "--json", ...extra], { env: ENV });
   const judgementOf = async (run: string, model: string, task: string, sample: string): Promise<SampleJudgement> => JSON.parse(await readFile(join(run, "results", nameModelFolder(model), task, sample, "judge.json"), "utf8")) as SampleJudgement;
 
   it("judges model a: retries 429/500/hang/malformed, re-asks a reply that is not the JSON asked for and counts it, writes no-code for samples without code", async () => {
@@ -210,7 +210,9 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
     expect(b.judge!.mean_agreement).toBeCloseTo((3 * (2 / 3) + 3) / 6, 5);
     // generation tokens from generate.json (the scripted server counts 100 + 20 per reply, priced 1 and 2 $/M)
     expect(a.usage?.generation).toMatchObject({ prompt_tokens: 600, completion_tokens: 120, cost_usd: 0.00084 });
+    // the judge's tokens: each request's reply counted once (three samples with the same code share their votes), priced 2 and 4 $/M
     expect(b.usage?.judge?.prompt_tokens).toBeGreaterThan(0);
+    expect(b.usage?.judge?.cost_usd).toBeCloseTo((b.usage!.judge!.prompt_tokens * 2 + b.usage!.judge!.completion_tokens * 4) / 1e6, 6);
     expect(b.categories.map((c) => c.judge?.classes["fully-correct"])).toEqual(b.categories.map((c) => (c.category === b.tasks.find((t) => t.task_id === "mcts-best-action")!.category ? 3 : 0)));
     const md = await runCli(["report", runA(), runB()]);
     expect(md.exitCode, md.stderr).toBe(0);
