@@ -1,4 +1,4 @@
-import { cp, mkdir, readFile, readdir, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -124,6 +124,12 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
     const diff = await readFile(join(runB(), "results", "model-b", "pref-loss", "0", "submission.diff"), "utf8");
     expect(diff).toMatch(/^--- a\/trainers\.py\n\+\+\+ b\/trainers\.py\n/m);
     expect(diff).toContain("+        chosen_rewards.append(beta * (reference_chosen_logps[i] - policy_chosen_logps[i]))");
+    // a result graded before lmr kept the diff (here: the diff removed) is graded once more by a rerun; the rest is reused
+    await rm(join(runB(), "results", "model-b", "pref-loss", "1", "submission.diff"));
+    const again = await runCli(["eval", "--tasks-dir", "examples/tasks", "--tasks", ...TASKS, "--submissions", join(work, "gen-model-b", "submissions.jsonl"), "--out", runB(), "-j", "2", "--sandbox", "none"], { env: { LMR_PYTHON: process.env.LMR_PYTHON ?? "/usr/bin/python3" } });
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stdout).toContain("(graded 1, reused 5)");
+    expect(await readFile(join(runB(), "results", "model-b", "pref-loss", "1", "submission.diff"), "utf8")).toBe(diff);
   }, 300_000);
 
   const judge = (run: string, ...extra: string[]) => runCli(["judge", run, "--base-url", server.baseUrl, "--model", "judge-1", "--api-key-env", "LMR_TEST_API_KEY", "-n", "3", "--temperature", "0.7", "--seed", "0", "--timeout", "1", "--parse-retries", "1", "-j", "1", "--price", "2,4", "--json", ...extra], { env: ENV });
