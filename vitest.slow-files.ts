@@ -18,6 +18,7 @@ export const SLOW_TEST_FILES = [
   "test/hack/hack-suite.test.ts",
   "test/hack/ts-hack.test.ts",
   "test/interop/import-lmr-bench.test.ts",
+  "test/judge/judge-e2e.test.ts",
   "test/mask/stdlib-sweep.test.ts",
   "test/paper/paper-fetch.test.ts",
   "test/queue/queue-eval.test.ts",

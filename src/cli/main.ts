@@ -20,6 +20,7 @@ import { registerEnv } from "./commands/env.js";
 import { registerWorker } from "./commands/worker.js";
 import { registerGenerate } from "./commands/generate.js";
 import { registerAgent } from "./commands/agent.js";
+import { registerJudge } from "./commands/judge.js";
 
 const require = createRequire(import.meta.url);
 const { version } = require("../../package.json") as { version: string };
@@ -43,6 +44,7 @@ export function createProgram(): Command {
   registerEval(program);
   registerGenerate(program);
   registerAgent(program);
+  registerJudge(program);
   registerWorker(program);
   registerEnv(program);
   registerReport(program);

@@ -1,9 +1,10 @@
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createTwoFilesPatch } from "diff";
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/fs-atomic.js";
 import { BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import type { ResolvedTask } from "../manifest/types.js";
-import { JUNIT_FILE, LOG_FILE, RESULT_FILE, readTaskSet, type SampleKey, type SampleResult, type Verdict } from "../run-folder/index.js";
+import { DIFF_FILE, JUNIT_FILE, LOG_FILE, RESULT_FILE, readTaskSet, type SampleKey, type SampleResult, type Verdict } from "../run-folder/index.js";
 import { nodeRuntime, runTests } from "../runner/index.js";
 import type { PythonEnv, RunOutcome, SandboxChoice } from "../runner/types.js";
 import { applySubmission } from "./apply-submission.js";
@@ -38,6 +39,8 @@ export interface GradedSample {
   result: SampleResult;
   log: string;
   junit: string;
+  /** The applied submission against the masked target files (absent when it did not apply). */
+  diff?: string;
 }
 
 /**
@@ -61,8 +64,9 @@ export async function computeSample(job: GradeJob, ctx: GradeContext): Promise<G
   let verdict: Verdict;
   let reason: string | undefined;
   let log = "";
+  let diff: string | undefined;
   try {
-    ({ verdict, reason, outcome, log } = await grade(job, ctx));
+    ({ verdict, reason, outcome, log, diff } = await grade(job, ctx));
   } catch (err) {
     verdict = "infra";
     reason = err instanceof Error ? err.message : String(err);
@@ -86,7 +90,7 @@ export async function computeSample(job: GradeJob, ctx: GradeContext): Promise<G
     ...(outcome?.isolation ? { isolation: outcome.isolation } : {}),
     finished_at: new Date().toISOString(),
   };
-  return { result, log, junit: outcome?.junit_xml ?? "" };
+  return { result, log, junit: outcome?.junit_xml ?? "", ...(diff !== undefined ? { diff } : {}) };
 }
 
 /** A sample's folder: the old result.json goes first and the new one comes last, renamed into place. */
@@ -95,10 +99,12 @@ export async function writeSampleFiles(dir: string, graded: GradedSample): Promi
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, LOG_FILE), graded.log);
   await writeFile(join(dir, JUNIT_FILE), graded.junit);
+  if (graded.diff !== undefined) await writeFile(join(dir, DIFF_FILE), graded.diff);
+  else await rm(join(dir, DIFF_FILE), { force: true });
   await writeFileAtomic(join(dir, RESULT_FILE), JSON.stringify(graded.result, null, 2) + "\n");
 }
 
-async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdict; reason?: string; outcome?: RunOutcome; log: string }> {
+async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdict; reason?: string; outcome?: RunOutcome; log: string; diff?: string }> {
   if (!job.sub) return { verdict: "invalid", reason: `no submission from model '${job.key.model}' for this task`, log: "" };
   if (job.sub.content.kind === "stopped") return { verdict: job.sub.content.verdict, reason: job.sub.content.reason, log: `lmr: ${job.sub.content.verdict}: ${job.sub.content.reason}\n` };
   const m = job.task.manifest;
@@ -107,6 +113,7 @@ async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdi
   const targetFiles = [...new Set(job.bundle.targets.map((t) => t.file))];
   const applied = await applySubmission(job.sub, workspace, targetFiles, mount);
   if (!applied.ok) return { verdict: "invalid", reason: applied.reason, log: `lmr: invalid submission: ${applied.reason}\n` };
+  const diff = await diffAgainstMasked(workspace, applied.overlay);
   const node = m.tests.runner === "node-test";
   const python = node ? nodeRuntime() : await ctx.pythonFor(job.task);
   const outcome = await runTests({
@@ -128,5 +135,15 @@ async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdi
     scratchParent: ctx.scratchParent,
   });
   const ignored = applied.ignored.length > 0 ? `lmr: ignored non-target files from the submission: ${applied.ignored.join(", ")}\n` : "";
-  return { verdict: outcome.status, ...(outcome.reason ? { reason: outcome.reason } : {}), outcome, log: ignored + outcome.log };
+  return { verdict: outcome.status, ...(outcome.reason ? { reason: outcome.reason } : {}), outcome, log: ignored + outcome.log, diff };
+}
+
+/** What the submission changed in each target file, as one unified diff (what lmr judge and the HTML report show). */
+export async function diffAgainstMasked(workspace: string, overlay: Record<string, string>): Promise<string> {
+  const parts: string[] = [];
+  for (const path of Object.keys(overlay).sort()) {
+    const before = await readFile(join(workspace, path), "utf8").catch(() => "");
+    parts.push(createTwoFilesPatch(`a/${path}`, `b/${path}`, before, overlay[path]!, undefined, undefined, { context: 3 }).replace(/^=+\n/, ""));
+  }
+  return parts.join("");
 }

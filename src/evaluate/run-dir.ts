@@ -9,6 +9,8 @@ interface LockInfo {
   /** Process start time (clock ticks since boot, /proc/PID/stat field 22): tells a live owner from a reused pid. */
   start: string;
   started_at: string;
+  /** The command holding the lock (absent in locks of older lmr: lmr eval). */
+  command?: string;
 }
 
 export interface RunDirLock {
@@ -42,7 +44,7 @@ async function isAlive(lock: LockInfo): Promise<boolean> {
 async function readLock(file: string): Promise<LockInfo | undefined> {
   try {
     const v = JSON.parse(await readFile(file, "utf8")) as Partial<LockInfo>;
-    return typeof v.pid === "number" ? { pid: v.pid, start: String(v.start ?? ""), started_at: String(v.started_at ?? "") } : undefined;
+    return typeof v.pid === "number" ? { pid: v.pid, start: String(v.start ?? ""), started_at: String(v.started_at ?? ""), ...(typeof v.command === "string" ? { command: v.command } : {}) } : undefined;
   } catch {
     return undefined;
   }
@@ -107,11 +109,11 @@ async function sweepAtomicLeftovers(dir: string, depth: number, out: string[]): 
  * run the runner's cleanup, and without bwrap's --die-with-parent they keep
  * running), its scratch copies and half-written files are removed.
  */
-export async function lockRunDir(runDir: string): Promise<RunDirLock> {
+export async function lockRunDir(runDir: string, command = "lmr eval"): Promise<RunDirLock> {
   const root = resolve(runDir);
   const file = join(root, LOCK_FILE);
   const scratch = join(root, SCRATCH_DIR);
-  const me: LockInfo = { pid: process.pid, start: (await processStart(process.pid)) ?? "", started_at: new Date().toISOString() };
+  const me: LockInfo = { pid: process.pid, start: (await processStart(process.pid)) ?? "", started_at: new Date().toISOString(), ...(command !== "lmr eval" ? { command } : {}) };
   const recovered: RunDirLock["recovered"] = { killed: [], swept: [] };
   for (let attempt = 0; ; attempt++) {
     try {
@@ -128,7 +130,7 @@ export async function lockRunDir(runDir: string): Promise<RunDirLock> {
         code: "eval/run-dir-busy",
         kind: "usage",
         file: root,
-        message: `another lmr eval (pid ${held.pid}, started ${held.started_at}) is grading into this run folder`,
+        message: `another ${held.command ?? "lmr eval"} (pid ${held.pid}, started ${held.started_at}) is ${held.command === undefined ? "grading into" : "writing into"} this run folder`,
         hint: `wait for it to finish, or use another --out; if pid ${held.pid} is not lmr, delete ${file}`,
       });
     }

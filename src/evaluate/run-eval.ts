@@ -1,4 +1,4 @@
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { createRequire } from "node:module";
 import pLimit from "p-limit";
@@ -7,6 +7,7 @@ import { buildBundle, hashTaskInputs, BUNDLE_FILES, type BundleInfo, type Bundle
 import type { ResolvedTask } from "../manifest/types.js";
 import {
   BUNDLES_DIR,
+  DIFF_FILE,
   RESULTS_DIR,
   computeGradingKey,
   locateSample,
@@ -126,7 +127,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
     const todo: GradeJob[] = [];
     for (const job of jobs) {
       const previous = await readPrevious(outDir, job);
-      if (previous && previous.grading_key === job.gradingKey && previous.verdict !== "infra") results.set(job, previous);
+      if (previous && previous.grading_key === job.gradingKey && previous.verdict !== "infra" && (await keptDiff(outDir, job, previous))) results.set(job, previous);
       else todo.push(job);
     }
     const reused = results.size;
@@ -213,6 +214,15 @@ export function createPythonResolver(opts: Pick<EvalOptions, "sandbox" | "python
     if (!pythons.has(key)) pythons.set(key, resolveRunPython({ sandbox: opts.sandbox ?? "auto", environment: task.manifest.environment, ...(opts.python ? { python: opts.python } : {}), requirements: reqs, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }));
     return pythons.get(key)!;
   };
+}
+
+/**
+ * Whether a reused sample has the submission.diff lmr judge and the report read: results
+ * graded before lmr kept it are graded once more (an invalid one that never applied has none).
+ */
+async function keptDiff(outDir: string, job: GradeJob, previous: SampleResult): Promise<boolean> {
+  if (previous.verdict === "invalid") return true;
+  return stat(join(locateSampleDir(outDir, job.key), DIFF_FILE)).then(() => true, () => false);
 }
 
 async function readPrevious(outDir: string, job: GradeJob): Promise<SampleResult | undefined> {

@@ -20,7 +20,8 @@ export interface PromptTemplates {
 export const TEMPLATE_VARIABLES = ["task_id", "instruction", "targets", "fence_lang", "masked_files", "context_files", "paper"] as const;
 type TemplateVariable = (typeof TEMPLATE_VARIABLES)[number];
 
-export async function loadTemplates(dir: string = DEFAULT_TEMPLATES_DIR): Promise<PromptTemplates> {
+/** A templates folder's system.md and user.md, every placeholder checked against `variables` (lmr judge has its own). */
+export async function loadTemplates(dir: string = DEFAULT_TEMPLATES_DIR, variables: readonly string[] = TEMPLATE_VARIABLES): Promise<PromptTemplates> {
   const read = async (name: string): Promise<string> => {
     const file = join(dir, name);
     let text: string;
@@ -30,8 +31,8 @@ export async function loadTemplates(dir: string = DEFAULT_TEMPLATES_DIR): Promis
       throw new LmrError({ code: "generate/template-missing", kind: "usage", file, pointer: "--templates", message: `cannot read the prompt template (${(err as NodeJS.ErrnoException).code ?? String(err)})`, hint: `a templates folder holds system.md and user.md; the default is ${DEFAULT_TEMPLATES_DIR}` });
     }
     for (const m of text.matchAll(/\{\{\s*[#/]?\s*([^}\s]+)\s*\}\}/g)) {
-      if (!(TEMPLATE_VARIABLES as readonly string[]).includes(m[1]!)) {
-        throw new LmrError({ code: "generate/template-variable", kind: "usage", file, message: `unknown placeholder {{${m[1]}}}`, hint: `known: ${TEMPLATE_VARIABLES.join(", ")}` });
+      if (!variables.includes(m[1]!)) {
+        throw new LmrError({ code: "generate/template-variable", kind: "usage", file, message: `unknown placeholder {{${m[1]}}}`, hint: `known: ${variables.join(", ")}` });
       }
     }
     return text;
@@ -44,9 +45,9 @@ export async function loadTemplates(dir: string = DEFAULT_TEMPLATES_DIR): Promis
  * then every `{{name}}` by its value, so text inside a value (code that holds
  * `{{x}}`) is never expanded.
  */
-export function renderTemplate(template: string, values: Record<TemplateVariable, string>): string {
-  const sections = template.replace(/\{\{#\s*(\w+)\s*\}\}([\s\S]*?)\{\{\/\s*\1\s*\}\}/g, (_, name: string, body: string) => ((values[name as TemplateVariable] ?? "") === "" ? "" : body));
-  return sections.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, name: string) => values[name as TemplateVariable] ?? "");
+export function renderTemplate(template: string, values: Readonly<Record<string, string>>): string {
+  const sections = template.replace(/\{\{#\s*(\w+)\s*\}\}([\s\S]*?)\{\{\/\s*\1\s*\}\}/g, (_, name: string, body: string) => ((values[name] ?? "") === "" ? "" : body));
+  return sections.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, name: string) => values[name] ?? "");
 }
 
 export interface PromptTarget {
@@ -78,10 +79,10 @@ export interface BuiltPrompt {
   missingContext: string[];
 }
 
-const LANG_BY_EXT: Record<string, string> = { ".py": "python", ".ts": "typescript", ".tsx": "tsx", ".js": "javascript", ".jsx": "jsx" };
+export const LANG_BY_EXT: Record<string, string> = { ".py": "python", ".ts": "typescript", ".tsx": "tsx", ".js": "javascript", ".jsx": "jsx" };
 
 /** A fence longer than any run of backticks in `text`, so a file that holds ``` stays one block. */
-function fenced(text: string, lang: string): string {
+export function fenced(text: string, lang: string): string {
   const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
   const fence = "`".repeat(longest + 1);
   return `${fence}${lang}\n${text.endsWith("\n") ? text : `${text}\n`}${fence}`;

@@ -83,3 +83,28 @@ export function codeSpanMarkdown(text: string): string {
   const pad = clean.startsWith("`") || clean.endsWith("`") ? " " : "";
   return `${fence}${pad}${clean}${pad}${fence}`;
 }
+
+/** "[12.5%, 50.0%]" for a bootstrap interval; "" without one. */
+export function formatInterval(ci: { low: number; high: number } | null | undefined): string {
+  return ci ? `[${formatRate(ci.low)}, ${formatRate(ci.high)}]` : "";
+}
+
+/** The judge's majority classes over a group: "1 incorrect logic, 2 impl. error, 3 correct"; "—" for a group never judged. */
+export function formatJudgeClasses(j: { classes: Record<string, number>; judged: number; no_code: number; infra: number } | undefined): string {
+  if (!j) return "—";
+  const c = j.classes;
+  const parts = [`${c["fully-correct"] ?? 0} correct`, `${c["implementation-error"] ?? 0} impl. error`, `${c["incorrect-logic"] ?? 0} wrong logic`];
+  if (j.no_code > 0) parts.push(`${j.no_code} no code`);
+  if (j.infra > 0) parts.push(`${j.infra} infra`);
+  return parts.join(", ");
+}
+
+/** Cohen's kappa to two decimals; "n/a" when undefined. */
+export function formatKappa(kappa: number | null): string {
+  return kappa === null ? "n/a" : kappa.toFixed(2);
+}
+
+/** 1234567 → "1,234,567". */
+export function formatCount(n: number): string {
+  return n.toLocaleString("en-US");
+}

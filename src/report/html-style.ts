@@ -47,3 +47,26 @@ td.reason { overflow-wrap: anywhere; max-width: 480px; }
 .chart-value { fill: var(--muted); font-size: 13px; font-family: inherit; }
 .problems li { margin-bottom: 4px; overflow-wrap: anywhere; }
 `;
+
+/** The comparison parts: the task × model matrix and the sample drawer that opens beside it (:target, no script). */
+export const HTML_COMPARE_STYLE = `
+table.matrix { width: auto; }
+table.matrix td.cell { min-width: 150px; }
+.cell-rate { color: var(--muted); font-size: 0.8rem; margin-top: 2px; }
+a.badge { text-decoration: none; }
+a.badge:hover { outline: 2px solid var(--fg); }
+tr.overall td { background: var(--card); }
+#compare td:first-child code, table.matrix th code { white-space: nowrap; }
+table.confusion { width: auto; font-size: 0.85rem; }
+table.confusion th, table.confusion td { padding: 2px 8px; }
+.sample { display: none; }
+.sample:target { display: block; position: fixed; top: 0; right: 0; width: min(640px, 52vw); height: 100vh; overflow: auto;
+  background: var(--bg); border-left: 2px solid var(--line); box-shadow: -8px 0 24px rgba(0, 0, 0, 0.18); padding: 8px 20px 32px; z-index: 10; }
+.sample h3 { margin-top: 4px; }
+.sample h4 { margin: 16px 0 6px; font-size: 0.95rem; }
+.sample .close { text-align: right; margin: 0; }
+.sample pre { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; overflow-x: auto; font-size: 0.8rem; line-height: 1.35; }
+.diff .add { color: var(--passed); } .diff .del { color: var(--failed); } .diff .hunk { color: var(--timeout); } .diff .file { font-weight: 600; }
+.votes li { margin-bottom: 6px; }
+.sample li { overflow-wrap: anywhere; }
+`;

@@ -111,6 +111,9 @@ function mergeLoaded(dirs: string[], runs: LoadedRun[]): LoadedRun {
     task_sets: taskSets,
     models: [...models.values()],
     results: runs.flatMap((r) => r.results),
+    judgements: Object.assign({}, ...runs.map((r) => r.judgements ?? {})),
+    sampleDirs: Object.assign({}, ...runs.map((r) => r.sampleDirs ?? {})),
+    generation: Object.assign({}, ...runs.map((r) => r.generation ?? {})),
     problems,
   };
 }

@@ -1,8 +1,8 @@
 import { readFile, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { LmrError } from "../core/errors.js";
 import type { TaskSet } from "../manifest/types.js";
-import { RESULTS_DIR, RUN_FILE, RUN_LAYOUT, TASK_SETS, TASK_SET_CHOICES, isRecord, listSampleFolders, readSampleResult, type RunShard, type SampleResult, type TaskSetChoice } from "../run-folder/index.js";
+import { RESULTS_DIR, RUN_FILE, RUN_LAYOUT, TASK_SETS, TASK_SET_CHOICES, isRecord, listSampleFolders, readSampleJudgement, readSampleResult, type RunShard, type SampleJudgement, type SampleResult, type TaskSetChoice } from "../run-folder/index.js";
 import type { RunInfo, SummaryProblem } from "./types.js";
 
 /** A model run.json declares: name, folder, samples per task asked for (when known). */
@@ -25,7 +25,26 @@ export interface LoadedRun {
   /** The part of a run this folder holds (`lmr eval --shard`); absent for a whole run or a merge of all parts. */
   shard?: RunShard;
   results: SampleResult[];
+  /** judge.json of the samples that have a current one (lmr judge), by sampleId. */
+  judgements?: Record<string, SampleJudgement>;
+  /** Absolute folder of each sample's files (diff, logs), by sampleId: the HTML report reads them. */
+  sampleDirs?: Record<string, string>;
+  /** Tokens and cost of each model's generation, where generate.json lies beside the run's submissions file. */
+  generation?: Record<string, GenerationUsage>;
   problems: SummaryProblem[];
+}
+
+export interface GenerationUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_usd?: number;
+  /** The generate.json it was read from. */
+  source: string;
+}
+
+/** How loaded runs key a sample: model, task and sample, unambiguous. */
+export function sampleId(r: { model: string; task_id: string; sample: string }): string {
+  return JSON.stringify([r.model, r.task_id, r.sample]);
 }
 
 const REGRADE = "re-run `lmr eval` on this run folder to grade the sample again";
@@ -50,12 +69,47 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
   const { samples, empty } = await listSampleFolders(runDir, config.layout);
   for (const folder of empty) problems.push({ file: folder, message: "task folder holds no sample folders" });
   const results: SampleResult[] = [];
+  const judgements: Record<string, SampleJudgement> = {};
+  const sampleDirs: Record<string, string> = {};
   const read = await Promise.all(samples.map((s) => readSampleResult(runDir, s)));
-  for (const r of read) {
-    if (r.ok) results.push(r.result);
-    else problems.push({ file: r.problem.file, ...(r.problem.pointer ? { pointer: r.problem.pointer } : {}), message: `${r.problem.message}; the sample is left out`, hint: REGRADE });
+  for (const [i, r] of read.entries()) {
+    if (!r.ok) {
+      problems.push({ file: r.problem.file, ...(r.problem.pointer ? { pointer: r.problem.pointer } : {}), message: `${r.problem.message}; the sample is left out`, hint: REGRADE });
+      continue;
+    }
+    results.push(r.result);
+    const id = sampleId(r.result);
+    const rel = samples[i]!.rel;
+    sampleDirs[id] = join(resolve(runDir), rel);
+    const j = await readSampleJudgement(runDir, rel, r.result);
+    if (j.ok) {
+      if (j.judgement.submission_hash === r.result.submission_hash) judgements[id] = j.judgement;
+      else problems.push({ file: `${rel}/judge.json`, message: "judges another submission than the one graded now; left out", hint: "run lmr judge on the run folder again" });
+    } else if (!j.missing) problems.push({ file: j.problem.file, ...(j.problem.pointer ? { pointer: j.problem.pointer } : {}), message: `${j.problem.message}; the judgement is left out`, hint: "run lmr judge on the run folder again" });
   }
-  return { ...config, results, problems };
+  const generation = await readGenerationUsage(config.run.submissions, problems);
+  return { ...config, results, judgements, sampleDirs, generation, problems };
+}
+
+/**
+ * Tokens and cost per model from the generate.json that lmr generate wrote
+ * beside the submissions file this run graded (relative paths are read from
+ * the current folder, as lmr eval was given them). Absent or unreadable: none.
+ */
+async function readGenerationUsage(submissions: string | undefined, problems: SummaryProblem[]): Promise<Record<string, GenerationUsage>> {
+  if (submissions === undefined) return {};
+  const file = join(dirname(isAbsolute(submissions) ? submissions : resolve(submissions)), "generate.json");
+  let value: unknown;
+  try {
+    value = JSON.parse(await readFile(file, "utf8"));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") problems.push({ file, message: `cannot read the generation's token counts: ${(err as Error).message}` });
+    return {};
+  }
+  if (!isRecord(value) || typeof value.model !== "string" || !isRecord(value.totals)) return {};
+  const t = value.totals;
+  if (typeof t.prompt_tokens !== "number" || typeof t.completion_tokens !== "number") return {};
+  return { [value.model]: { prompt_tokens: t.prompt_tokens, completion_tokens: t.completion_tokens, ...(typeof t.cost_usd === "number" ? { cost_usd: t.cost_usd } : {}), source: file } };
 }
 
 type RunConfigRead = Pick<LoadedRun, "run" | "layout" | "requested_tasks" | "task_sets" | "models" | "shard">;

@@ -3,11 +3,13 @@ import { join } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
 import type { TaskSet } from "../manifest/types.js";
-import { SUMMARY_FILE, VERDICTS, compareIds, isInSet, nameModelFolder, type SampleResult, type Verdict } from "../run-folder/index.js";
+import { SUMMARY_FILE, VERDICTS, compareIds, isInSet, nameModelFolder, type SampleJudgement, type SampleResult, type Verdict } from "../run-folder/index.js";
 import { checkCoverage } from "./coverage.js";
 import { computePassAtK, computePassAtKs } from "./pass-at-k.js";
-import { loadRun, type LoadedRun } from "./read-run.js";
-import type { GroupSummary, ModelSummary, OverallPassAtK, SampleSummary, Summary, SummaryProblem, TaskSummary, VerdictCounts } from "./types.js";
+import { summarizeJudgeGroup, summarizeJudgement, summarizeModelJudge } from "./judge-summary.js";
+import { loadRun, sampleId, type LoadedRun } from "./read-run.js";
+import { bootstrapMeanInterval } from "./stats.js";
+import type { CategorySummary, GroupSummary, ModelSummary, ModelUsage, OverallPassAtK, SampleSummary, Summary, SummaryProblem, TaskSummary, VerdictCounts } from "./types.js";
 import { validateSummary } from "./validate-summary.js";
 
 const require = createRequire(import.meta.url);
@@ -89,10 +91,12 @@ function summarizeModel(model: string, results: SampleResult[], run: LoadedRun, 
   const declared = run.models.find((m) => m.model === model);
   const dir = run.layout === 1 ? undefined : (declared?.dir ?? nameModelFolder(model));
   const byTask = groupBy(results, (r) => r.task_id);
-  const tasks = [...byTask.keys()].sort(compareIds).map((id) => summarizeTask(id, byTask.get(id)!, facts.get(id)!, `${dir === undefined ? "results" : `results/${dir}`}/${id}`, problems));
+  const tasks = [...byTask.keys()].sort(compareIds).map((id) => summarizeTask(id, byTask.get(id)!, facts.get(id)!, `${dir === undefined ? "results" : `results/${dir}`}/${id}`, problems, run.judgements ?? {}));
   const scored = tasks.filter((t) => t.pass_at_1 !== null);
   const verdicts = sumVerdicts(tasks.map((t) => t.verdicts));
   const samplesPerTask = declared?.samples ?? run.run.samples_per_task;
+  const judge = summarizeModelJudge(tasks);
+  const usage = summarizeUsage(model, results, run);
   return {
     model,
     ...(dir === undefined ? {} : { dir }),
@@ -107,13 +111,42 @@ function summarizeModel(model: string, results: SampleResult[], run: LoadedRun, 
     },
     pass_at_1: mean(scored.map((t) => t.pass_at_1 ?? 0)),
     pass_at_k: averagePassAtK(scored),
-    categories: summarizeGroups(tasks, (t) => t.category).map(([category, g]) => ({ category, ...g })),
+    pass_at_1_ci: bootstrapMeanInterval(scored.map((t) => t.pass_at_1 ?? 0)),
+    ...(judge ? { judge } : {}),
+    ...(usage ? { usage } : {}),
+    categories: summarizeCategories(tasks),
     sets: summarizeGroups(tasks, (t) => t.set).map(([set, g]) => ({ set: set as TaskSet, ...g })),
     tasks,
   };
 }
 
-function summarizeTask(taskId: string, results: SampleResult[], facts: TaskFacts, folder: string, problems: SummaryProblem[]): TaskSummary {
+/** Categories with their bootstrap interval, pass@k and judge classes: the rows of the model × category table. */
+function summarizeCategories(tasks: TaskSummary[]): CategorySummary[] {
+  return summarizeGroups(tasks, (t) => t.category).map(([category, g]) => {
+    const inCategory = tasks.filter((t) => t.category === category);
+    const scored = inCategory.filter((t) => t.pass_at_1 !== null);
+    const judge = summarizeJudgeGroup(inCategory.flatMap((t) => t.results));
+    return { category, ...g, pass_at_1_ci: bootstrapMeanInterval(scored.map((t) => t.pass_at_1 ?? 0)), pass_at_k: averagePassAtK(scored), ...(judge ? { judge } : {}) };
+  });
+}
+
+/** The generation's tokens (generate.json) and the judge's (its judge.json files), when there are any. */
+function summarizeUsage(model: string, results: SampleResult[], run: LoadedRun): ModelUsage | undefined {
+  const generation = run.generation?.[model];
+  const judged = results.flatMap((r) => {
+    const j = run.judgements?.[sampleId(r)];
+    return j ? [j] : [];
+  });
+  // samples with the same code share their requests: each judge.json counts only the tries it made
+  const tokens = judged.reduce((a, j) => ({ prompt_tokens: a.prompt_tokens + j.usage.prompt_tokens, completion_tokens: a.completion_tokens + j.usage.completion_tokens }), { prompt_tokens: 0, completion_tokens: 0 });
+  // a cost only when every judgement was priced: a partial sum would read as the whole
+  const priced = judged.length > 0 && judged.every((j) => j.usage.cost_usd !== undefined);
+  const judge = judged.length === 0 ? undefined : { ...tokens, ...(priced ? { cost_usd: Math.round(judged.reduce((a, j) => a + j.usage.cost_usd!, 0) * 1e6) / 1e6 } : {}) };
+  if (!generation && !judge) return undefined;
+  return { ...(generation ? { generation } : {}), ...(judge ? { judge } : {}) };
+}
+
+function summarizeTask(taskId: string, results: SampleResult[], facts: TaskFacts, folder: string, problems: SummaryProblem[], judgements: NonNullable<LoadedRun["judgements"]>): TaskSummary {
   const sorted = [...results].sort((a, b) => compareIds(a.sample, b.sample));
   const verdicts = countVerdicts(sorted.map((r) => r.verdict));
   const graded = sorted.length - verdicts.infra;
@@ -126,6 +159,8 @@ function summarizeTask(taskId: string, results: SampleResult[], facts: TaskFacts
       hint: "fix the infrastructure problem and re-run `lmr eval` on this run folder",
     });
   }
+  const samples = sorted.map((r) => summarizeSample(r, judgements[sampleId(r)]));
+  const judge = summarizeJudgeGroup(samples);
   return {
     task_id: taskId,
     category: facts.category,
@@ -137,7 +172,8 @@ function summarizeTask(taskId: string, results: SampleResult[], facts: TaskFacts
     pass_at_k: passAtK,
     pass_at_1: passAtK[0]?.value ?? null,
     mean_duration_s: mean(sorted.map((r) => r.duration_s)) ?? 0,
-    results: sorted.map(summarizeSample),
+    results: samples,
+    ...(judge ? { judge } : {}),
   };
 }
 
@@ -166,7 +202,7 @@ function readTaskFacts(results: SampleResult[], setOf: (r: SampleResult) => Task
   return facts;
 }
 
-function summarizeSample(r: SampleResult): SampleSummary {
+function summarizeSample(r: SampleResult, judgement: SampleJudgement | undefined): SampleSummary {
   const out: SampleSummary = {
     sample: r.sample,
     verdict: r.verdict,
@@ -176,6 +212,7 @@ function summarizeSample(r: SampleResult): SampleSummary {
     backend: r.backend,
   };
   if (r.reason !== undefined && r.reason !== "") out.reason = r.reason;
+  if (judgement) out.judge = summarizeJudgement(judgement);
   return out;
 }
 

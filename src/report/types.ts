@@ -1,5 +1,6 @@
 import type { TaskSet } from "../manifest/types.js";
-import type { TaskSetChoice, Verdict } from "../run-folder/index.js";
+import type { JudgeClass, SampleJudgement, TaskSetChoice, Verdict } from "../run-folder/index.js";
+import type { Agreement, BootstrapInterval } from "./stats.js";
 
 export type VerdictCounts = Record<Verdict, number>;
 
@@ -31,6 +32,32 @@ export interface SampleSummary {
   /** Ids of grader tests that failed or errored, in the order the result lists them. */
   failing_tests: string[];
   backend: string;
+  /** lmr judge's verdict, when the sample has a current judge.json. */
+  judge?: SampleJudgeSummary;
+}
+
+export type JudgeClassCounts = Record<JudgeClass, number>;
+
+export interface SampleJudgeSummary {
+  judge_model: string;
+  status: SampleJudgement["status"];
+  majority: JudgeClass | null;
+  agreement: number | null;
+  votes: number;
+  /** The rationale of the first vote for the majority class. */
+  rationale?: string;
+}
+
+/** The judge over a group of samples (a task, a category, a model): majority classes and their mean agreement. */
+export interface JudgeGroupSummary {
+  /** Samples with a judge.json of status judged. */
+  judged: number;
+  no_code: number;
+  infra: number;
+  /** Graded samples with no judge.json. */
+  unjudged: number;
+  classes: JudgeClassCounts;
+  mean_agreement: number | null;
 }
 
 /** One task as one model did on it. */
@@ -49,6 +76,7 @@ export interface TaskSummary {
   pass_at_1: number | null;
   mean_duration_s: number;
   results: SampleSummary[];
+  judge?: JudgeGroupSummary;
 }
 
 /** Tasks of one category or one set, for one model. */
@@ -65,6 +93,11 @@ export interface GroupSummary {
 
 export interface CategorySummary extends GroupSummary {
   category: string;
+  /** Seeded percentile bootstrap over the category's scored tasks of the mean pass@1. */
+  pass_at_1_ci?: BootstrapInterval | null;
+  /** For each k every scored task of the category reaches. */
+  pass_at_k?: OverallPassAtK[];
+  judge?: JudgeGroupSummary;
 }
 
 export interface SetSummary extends GroupSummary {
@@ -92,6 +125,12 @@ export interface ModelSummary {
   pass_at_1: number | null;
   /** For each k that every scored task has at least k graded samples for. */
   pass_at_k: OverallPassAtK[];
+  /** Seeded percentile bootstrap over scored tasks of the mean pass@1 (95 %). */
+  pass_at_1_ci?: BootstrapInterval | null;
+  /** The judge, when some sample has a judge.json: classes, and how they agree with the tests. */
+  judge?: ModelJudgeSummary;
+  /** Tokens (and cost, when priced) of the model's generation and of judging it. */
+  usage?: ModelUsage;
   categories: CategorySummary[];
   sets: SetSummary[];
   tasks: TaskSummary[];
@@ -125,3 +164,14 @@ export interface Summary {
 
 export type ReportFormat = "md" | "html" | "junit" | "json";
 export const REPORT_FORMATS: readonly ReportFormat[] = ["md", "html", "junit", "json"];
+
+export interface ModelJudgeSummary extends JudgeGroupSummary {
+  judge_models: string[];
+  /** Judged, non-infra samples: tests pass vs the judge's fully-correct, with Cohen's kappa. */
+  tests_vs_judge: Agreement;
+}
+
+export interface ModelUsage {
+  generation?: { prompt_tokens: number; completion_tokens: number; cost_usd?: number; source: string };
+  judge?: { prompt_tokens: number; completion_tokens: number; cost_usd?: number };
+}

@@ -1,7 +1,10 @@
 export type { RunConfig, RunModel, RunShard, SampleKey, SampleResult, Verdict } from "./types.js";
 export { VERDICTS } from "./types.js";
 export {
+  AGENT_DIR,
   BUNDLES_DIR,
+  DIFF_FILE,
+  JUDGE_FILE,
   JUNIT_FILE,
   LOCK_FILE,
   LOG_FILE,
@@ -22,3 +25,4 @@ export { computeGradingKey, type GradingKeyInput } from "./grading-key.js";
 export { checkSampleResult, isRecord, type ResultPlace } from "./check-result.js";
 export { TASK_SETS, TASK_SET_CHOICES, isInSet, readTaskSet, type TaskSetChoice } from "./task-set.js";
 export { listSampleFolders, readSampleResult, type FoundSample, type UnreadableResult } from "./read-results.js";
+export { JUDGE_CLASSES, JUDGE_FILE_VERSION, checkSampleJudgement, readSampleJudgement, type JudgeClass, type JudgeVote, type ReadJudgement, type SampleJudgement } from "./judge-file.js";

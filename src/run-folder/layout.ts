@@ -5,7 +5,8 @@ import type { SampleKey } from "./types.js";
 /**
  * The run folder's fixed names. Layout 2 (this one):
  *   RUN_DIR/run.json, summary.json, bundles/<task>/,
- *   results/<model-folder>/<task>/<sample>/{result.json, log.txt, junit.xml}
+ *   results/<model-folder>/<task>/<sample>/{result.json, log.txt, junit.xml,
+ *     submission.diff (when the submission applied), judge.json (lmr judge), agent/ (an agent's logs)}
  * Layout 1 (lmr before models had folders, read-only): results/<task>/<sample>/.
  */
 export const RUN_LAYOUT = 2;
@@ -16,6 +17,12 @@ export const RESULTS_DIR = "results";
 export const RESULT_FILE = "result.json";
 export const LOG_FILE = "log.txt";
 export const JUNIT_FILE = "junit.xml";
+/** The applied submission as a unified diff against the masked target files (a/PATH, b/PATH). */
+export const DIFF_FILE = "submission.diff";
+/** lmr judge's verdict on the sample (see judge-file.ts). */
+export const JUDGE_FILE = "judge.json";
+/** An agent's own logs for the sample, any files (lmr agent run). */
+export const AGENT_DIR = "agent";
 /** RUN_DIR/.lock: who is grading into this run folder. */
 export const LOCK_FILE = ".lock";
 /** RUN_DIR/.scratch: the runner's per-sample copies; everything in it belongs to the run holding the lock. */

@@ -114,7 +114,7 @@ describe.each(variants)("kill -9 during lmr eval --sandbox $sandbox, then the sa
     for (const t of TASK_IDS) {
       const samples = (await readdir(join(runDir, "results", "m", t))).sort();
       expect(samples).toEqual(["0", "1", "2"]);
-      for (const s of samples) expect(await readdir(join(runDir, "results", "m", t, s))).toEqual(["junit.xml", "log.txt", "result.json"]);
+      for (const s of samples) expect((await readdir(join(runDir, "results", "m", t, s))).sort()).toEqual(["junit.xml", "log.txt", "result.json", "submission.diff"]);
     }
     const resumed = verdicts(await readResults(runDir));
     const clean = await evalExamples(jsonl, join(work, `clean-${sandbox}`), "-j", "2", "--sandbox", sandbox);

@@ -13,7 +13,7 @@ export type ScriptedAction =
 export interface SeenRequest {
   path: string;
   authorization: string | undefined;
-  body: { model?: string; messages?: { role: string; content: string }[]; temperature?: number; seed?: number; max_tokens?: number };
+  body: { model?: string; messages?: { role: string; content: string }[]; temperature?: number; seed?: number; max_tokens?: number; response_format?: { type: string; json_schema?: { name: string; schema: object; strict?: boolean } } };
 }
 
 export interface ScriptedServer {

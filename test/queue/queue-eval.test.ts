@@ -56,7 +56,7 @@ describe.skipIf(noRedis !== undefined)("lmr eval --queue with two workers", () =
     const results = await readResults(runDir, "m");
     expect(verdicts(results)).toEqual(Object.fromEntries(TASK_IDS.flatMap((t) => [[`${t}/0`, "passed"], [`${t}/1`, "failed"]]).sort()));
     for (const t of TASK_IDS) {
-      for (const s of ["0", "1"]) expect(await readdir(join(runDir, "results", "m", t, s))).toEqual(["junit.xml", "log.txt", "result.json"]);
+      for (const s of ["0", "1"]) expect((await readdir(join(runDir, "results", "m", t, s))).sort()).toEqual(["junit.xml", "log.txt", "result.json", "submission.diff"]);
       expect(await readdir(join(runDir, "bundles", t))).toContain("bundle.json");
     }
     expect(await readFile(join(runDir, "results", "m", "pref-loss", "0", "junit.xml"), "utf8")).toContain("<testsuite");

@@ -85,13 +85,15 @@ describe("Markdown", () => {
   it("keeps table rows intact when the data holds pipes, newlines and HTML", () => {
     const hostile = renderMarkdown(hostileSummary());
     const tables = tablesOf(hostile);
-    expect(tables).toHaveLength(4);
+    // models, models by category, categories, tasks, non-passing samples
+    expect(tables).toHaveLength(5);
     for (const table of tables) {
       const width = countCells(table[0] ?? "");
       for (const row of table) expect(countCells(row)).toBe(width);
     }
     const hostileRows = tables.flat().filter((l) => l.includes("alert") || l.includes("model</b>"));
-    expect(hostileRows.length).toBe(4);
+    // the four rows as before, and the model's three rows of the models-by-category table (all, and each category)
+    expect(hostileRows.length).toBe(7);
     // raw HTML is inert only inside code spans
     for (const row of hostileRows) expect(row.replace(/(`+).*?\1/g, "")).not.toMatch(/<script>|<img|<b>/);
     expect(hostile).toContain("# lmr run run \\<1\\>");
@@ -105,7 +107,9 @@ describe("HTML", () => {
   it("is one self-contained page with no scripts and no external references", () => {
     expect(html.startsWith("<!doctype html>")).toBe(true);
     expect(html).not.toMatch(/<script|<link|<iframe|<img|@import|url\(/i);
-    expect(html).not.toMatch(/\b(?:src|href|xlink:href|action)\s*=/i);
+    // links only within the page (the matrix's cells open their sample's panel)
+    expect(html).not.toMatch(/\b(?:src|href|xlink:href|action)\s*=\s*"(?!#)/i);
+    expect(html).toMatch(/href="#s-[0-9a-f]{16}"/);
     expect(html).not.toMatch(/https?:|\/\/[a-z]/i);
     expect(html).toContain("<style>");
     expect(html).toContain("@media (prefers-color-scheme: dark)");
@@ -135,7 +139,7 @@ describe("HTML", () => {
     expect(hostile).toContain("<title>lmr run run &lt;1&gt;</title>");
     expect(hostile).not.toContain("<b>model");
     expect(hostile).toContain("&lt;b&gt;model&lt;/b&gt; | &quot;x&quot;");
-    expect(hostile).not.toMatch(/<[^>]*\s(?:src|href)\s*=/i);
+    expect(hostile).not.toMatch(/<[^>]*\s(?:src|href)\s*=\s*"(?!#)/i);
   });
 });
 

@@ -47,10 +47,15 @@ describe("summarizeRun on the fixture run", () => {
     expect(m.pass_at_k).toEqual([{ k: 1, value: expect.closeTo(5 / 18, 12), tasks: 3 }]);
     expect(m.pass_at_1).toBeCloseTo(5 / 18, 12);
     expect(m.sets).toEqual([{ set: "core", tasks: 3, scored_tasks: 3, samples: 7, passed: 2, pass_rate: expect.closeTo(5 / 18, 12), verdicts: m.totals.verdicts }]);
-    expect(m.categories).toEqual([
+    expect(m.categories).toMatchObject([
       { category: DECODE, tasks: 1, scored_tasks: 1, samples: 3, passed: 1, pass_rate: expect.closeTo(1 / 3, 12), verdicts: { passed: 1, failed: 0, error: 1, timeout: 1, invalid: 0, infra: 0 } },
       { category: TRAIN, tasks: 2, scored_tasks: 2, samples: 4, passed: 1, pass_rate: 0.25, verdicts: { passed: 1, failed: 1, error: 0, timeout: 0, invalid: 1, infra: 1 } },
     ]);
+    // the model × category numbers: a seeded bootstrap interval over the category's tasks (pass@1 0.5 and 0), pass@k per category
+    expect(m.categories[1]).toMatchObject({ pass_at_1_ci: { low: 0, high: 0.5, level: 0.95 }, pass_at_k: [{ k: 1, value: 0.25, tasks: 2 }] });
+    expect(m.categories[0]!.pass_at_k?.map((p) => p.k)).toEqual([1, 2, 3]);
+    expect(m.pass_at_1_ci!.low).toBeLessThanOrEqual(m.pass_at_1!);
+    expect(m.pass_at_1_ci!.high).toBeGreaterThanOrEqual(m.pass_at_1!);
     expect(byId["dpo-preference-loss"]?.results[1]).toMatchObject({ verdict: "failed", failing_tests: ["tests/test_dpo_preference_loss.py::test_matches_reference"] });
   });
 

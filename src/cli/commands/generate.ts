@@ -1,7 +1,7 @@
 import { Option, type Command } from "commander";
 import { resolve } from "node:path";
 import { chooseTasks } from "../choose-tasks.js";
-import { EXIT, LmrError } from "../../core/errors.js";
+import { EXIT } from "../../core/errors.js";
 import { GENERATE_FILES, redactUrl, runGenerate, type GenerateSummary } from "../../generate/run-generate.js";
 import { sha256 } from "../../core/hash.js";
 import { readApiKey } from "../../llm/client.js";
@@ -12,6 +12,7 @@ import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import { validateTasks } from "../../manifest/validate.js";
 import { TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
 import { action } from "../action.js";
+import { checkKeyEnvName, int, num, parseBaseUrl, parsePrice, usage } from "../api-flags.js";
 import { printJson, printProblems, progress, progressDone } from "../output.js";
 
 interface GenerateFlags {
@@ -94,46 +95,12 @@ Examples:
     .action(action(runGenerateCommand));
 }
 
-function usage(flag: string, message: string, hint?: string): LmrError {
-  return new LmrError({ code: "usage/bad-flag", kind: "usage", pointer: flag, message, ...(hint ? { hint } : {}) });
-}
-
-function int(value: string, flag: string, min: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw usage(flag, `${flag} must be a whole number >= ${min}, got '${value}'`);
-  return n;
-}
-
-function num(value: string, flag: string, min: number, max: number): number {
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n < min || n > max) throw usage(flag, `${flag} must be a number in [${min}, ${max}], got '${value}'`);
-  return n;
-}
-
-function parsePrice(value: string): { prompt: number; completion: number } {
-  const parts = value.split(",").map((p) => Number(p.trim()));
-  if (parts.length !== 2 || parts.some((p) => !Number.isFinite(p) || p < 0)) throw usage("--price", `--price must be two numbers IN,OUT (dollars per million tokens), got '${value}'`, "e.g. --price 0.15,0.60");
-  return { prompt: parts[0]!, completion: parts[1]! };
-}
-
-function parseBaseUrl(value: string | undefined): string {
-  if (value === undefined) throw usage("--base-url", "--base-url is required", "e.g. --base-url https://api.openai.com/v1 or http://localhost:8000/v1");
-  let u: URL;
-  try {
-    u = new URL(value);
-  } catch {
-    throw usage("--base-url", `--base-url is not a URL: '${value}'`, "give the API root with its scheme, e.g. http://localhost:8000/v1");
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw usage("--base-url", `--base-url must be http or https, got ${u.protocol}`);
-  return value;
-}
-
 async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
   // Every flag is read before anything is built or written.
   const baseUrl = parseBaseUrl(flags.baseUrl);
   if (flags.model === undefined || flags.model.trim() === "") throw usage("--model", "--model is required", "the model name the API knows, e.g. --model gpt-4o-mini");
   if (!flags.dryRun && flags.out === undefined) throw usage("--out", "--out is required (unless --dry-run)", "e.g. --out gen/my-model");
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(flags.apiKeyEnv)) throw usage("--api-key-env", "--api-key-env takes the NAME of an environment variable (letters, digits, '_'); what was given is not one (and is not echoed here, in case it is a key)", "e.g. --api-key-env OPENAI_API_KEY, never the key itself");
+  checkKeyEnvName(flags.apiKeyEnv);
   const samples = int(flags.samples, "--samples", 1);
   const temperature = num(flags.temperature, "--temperature", 0, 2);
   const parameters = {

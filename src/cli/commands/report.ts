@@ -4,6 +4,8 @@ import { formatProblem, LmrError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs-atomic.js";
 import { renderReport } from "../../report/render.js";
 import { loadRuns } from "../../report/merge-runs.js";
+import { loadSampleDetails } from "../../report/sample-details.js";
+import { validateSummary } from "../../report/validate-summary.js";
 import { buildSummary, summarizeRun, writeSummary } from "../../report/summarize.js";
 import { REPORT_FORMATS, type ReportFormat, type SummaryProblem } from "../../report/types.js";
 import { SUMMARY_FILE, TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
@@ -36,9 +38,14 @@ older lmr, results/<task>/<sample>/), so a run can be reported again from disk a
 any time. Unreadable results are listed as warnings and in summary.json
 "problems"; they never stop the report.
 
-Every model in the run is reported on its own: a table of models, then per model
-its pass@1 and pass@k, category, set and task tables. pass@k is never pooled
-across models. summary.json always covers the whole run; --set core|extended
+Every model in the run is reported on its own: a table of models, a model ×
+category table (pass@1 with a seeded bootstrap 95% interval, pass@k, and, after
+\`lmr judge\`, the judge's classes), tests vs judge (confusion matrix, Cohen's
+kappa), tokens and cost (from generate.json beside the graded submissions),
+then per model its pass@1 and pass@k, category, set and task tables. pass@k is
+never pooled across models. The HTML page adds a task × model matrix: each
+sample is a link that opens its failing tests, its diff against the masked
+file, the judge's rationale and the agent's log (files under its agent/). summary.json always covers the whole run; --set core|extended
 narrows the printed report to one set's tasks.
 
 Formats: md (Markdown, default), html (one self-contained page), junit (JUnit
@@ -59,23 +66,29 @@ Examples:
   $ lmr report runs/2024-06-01-gpt --format html --out report.html
   $ lmr report runs/2024-06-01-gpt --format junit --out junit.xml
   $ lmr report runs/2024-06-01-gpt --set core --format json
-  $ lmr report runs/r-1 runs/r-2 runs/r-3 --format html --out report.html`,
+  $ lmr report runs/r-1 runs/r-2 runs/r-3 --format html --out report.html
+  $ lmr report runs/gpt-4o runs/qwen --format html --out compare.html   # two models side by side`,
     )
     .action(
       action(async (runDirs: string[], opts: ReportOptions) => {
         const format: ReportFormat = opts.json ? "json" : opts.format;
         let dir = resolve(runDirs[0]!);
         let summary;
-        if (runDirs.length > 1) {
-          const merged = await loadRuns(runDirs);
+        let merged = runDirs.length > 1 ? await loadRuns(runDirs) : undefined;
+        if (merged) {
           summary = buildSummary(merged, opts.set === "all" ? {} : { set: opts.set });
+          // a merged summary is written nowhere, but what --format json prints is the schema's all the same
+          const check = await validateSummary(summary);
+          if (!check.ok) throw new LmrError({ code: "report.summary-invalid", kind: "infra", message: `the merged summary does not match schema/summary.schema.json: ${check.problems.map((p) => `${p.pointer || "/"} ${p.message}`).join("; ")}`, hint: "this is a bug in lmr; please report it with the run folders" });
           dir = ""; // problems name their folder themselves
         } else {
           const whole = await writeSummary(dir);
           summary = opts.set === "all" ? whole : await summarizeRun(dir, { set: opts.set });
         }
         printWarnings(dir, summary.problems);
-        const text = renderReport(summary, format);
+        // the HTML page's sample panels show files of the sample folders (diff, logs) that the summary does not hold
+        if (format === "html") merged ??= await loadRuns(runDirs);
+        const text = renderReport(summary, format, format === "html" && merged ? await loadSampleDetails(merged) : undefined);
         if (opts.out === undefined) {
           process.stdout.write(text);
         } else {
