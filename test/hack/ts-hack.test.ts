@@ -10,7 +10,7 @@ import { runCli } from "../helpers/run-cli.js";
 
 /**
  * The TypeScript side of the hack suite: submissions for the example task bpe-merge (graded by
- * node:test under node/lmr-harness) in one `lmr eval` run. An honest one (the recount-words
+ * node:test under node/lmr-harness) in one `lmr eval` run. An honest one (the rescan
  * alternative spliced into the masked file) must pass; the hacks, each a wrong applyMerge plus
  * one trick, must not, each for the reason it targets.
  */
@@ -84,7 +84,7 @@ beforeAll(async () => {
   const built = await runCli(["build", "--tasks-dir", "examples/tasks", TASK_DIR, "--out", join(root, "bundles")]);
   expect(built.exitCode, built.stderr).toBe(0);
   const masked = await readFile(join(root, "bundles", TASK, "workspace", TARGET), "utf8");
-  const label = `alternatives/recount-words/bodies.py`;
+  const label = `alternatives/rescan/bodies.py`;
   const honest = spliceBodies(masked, parseBodies(await readFile(join(TASK_DIR, label), "utf8"), label), TARGET, label, (s) => s === "applyMerge");
   const wrongWith = (body: string): string => spliceBodies(masked, parseBodies(`# lmr-body: ${TARGET}::applyMerge\n${body}\n`, "hack"), TARGET, "hack", (s) => s === "applyMerge");
   const rows = [
