@@ -93,12 +93,13 @@ export async function runPythonInImage(o: {
  * fixture check under --sandbox docker. `dir` holds the tree, the config and
  * the outputs (bound writable); files the config names outside it (the driver,
  * a generator script, the grader's conftest.py files, all in the task folder)
- * have their folders bound read-only.
+ * have their folders bound read-only, and so has `taskDir`, the task folder.
  */
-export async function runRecordInImage(python: PythonEnv, tree: string, configPath: string, dir: string, timeoutS: number, extraEnv: Record<string, string> = {}): Promise<ContainerRun> {
+export async function runRecordInImage(python: PythonEnv, tree: string, configPath: string, dir: string, timeoutS: number, extraEnv: Record<string, string> = {}, taskDir?: string): Promise<ContainerRun> {
   const config = JSON.parse(await readFile(configPath, "utf8")) as { driver?: { file?: string }; script?: string; conftests?: { path: string }[] };
   const files = [config.driver?.file, config.script, ...(config.conftests ?? []).map((c) => c.path)].filter((f): f is string => typeof f === "string" && !isInside(dir, f));
-  const folders = [...new Set(files.map((f) => dirname(f)))].sort();
+  // a driver or generator may import the task's own helpers (tests/*.py): the whole task folder is bound when known
+  const folders = [...new Set([...files.map((f) => dirname(f)), ...(taskDir && !isInside(dir, taskDir) ? [taskDir] : [])])].sort();
   const readOnly = folders.filter((f) => !folders.some((g) => g !== f && isInside(g, f)));
   return runPythonInImage({ python, args: ["-B", "-m", "lmr_record", configPath], workDir: dir, cwd: tree, readOnly, env: extraEnv, timeoutS });
 }

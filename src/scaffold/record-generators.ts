@@ -70,7 +70,7 @@ export async function runGenerator(task: ResolvedTask, gen: GeneratorSpec, env: 
   const config = { mode: "generator", tree: env.tree, out: control, task: task.manifest.id, seed: env.seed, script: abs, script_label: gen.script, conftests: env.conftests };
   const configPath = join(env.dir, "config.json");
   await writeFile(configPath, JSON.stringify(config));
-  const run = await runRecordHarness(env.python, env.tree, configPath, env.dir, env.timeoutS, { LMR_FIXTURES_OUT: outDir });
+  const run = await runRecordHarness(env.python, env.tree, configPath, env.dir, env.timeoutS, { LMR_FIXTURES_OUT: outDir }, task.dir);
   await failIfUnsuccessful(run, control, {
     file: gen.script,
     onDriver: gen.script,

@@ -29,8 +29,9 @@ const OUTPUT_TAIL = 8000;
  * (LMR_FIXTURES_OUT for a fixture generator). An interpreter of a task image
  * (--sandbox docker) runs it there instead, with the same inputs and outputs.
  */
-export async function runRecordHarness(interpreter: string | PythonEnv, tree: string, configPath: string, scratch: string, timeoutS: number, extraEnv: Record<string, string> = {}): Promise<HarnessRun> {
-  if (typeof interpreter !== "string" && interpreter.image) return runRecordInImage(interpreter, tree, configPath, scratch, timeoutS, extraEnv);
+export async function runRecordHarness(interpreter: string | PythonEnv, tree: string, configPath: string, scratch: string, timeoutS: number, extraEnv: Record<string, string> = {}, taskDir?: string): Promise<HarnessRun> {
+  // in an image only bound folders exist: the task folder goes in whole (read-only), as the host shows it to a plain subprocess
+  if (typeof interpreter !== "string" && interpreter.image) return runRecordInImage(interpreter, tree, configPath, scratch, timeoutS, extraEnv, taskDir);
   const python = typeof interpreter === "string" ? interpreter : interpreter.path;
   const home = join(scratch, "home");
   const tmp = join(scratch, "tmp");

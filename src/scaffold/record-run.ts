@@ -103,7 +103,7 @@ async function runDriver(task: ResolvedTask, plan: FixturePlan, driver: Resolved
   };
   const configPath = join(dir, "config.json");
   await writeFile(configPath, JSON.stringify(config));
-  const run = await runRecordHarness(plan.python, tree, configPath, dir, plan.timeoutS);
+  const run = await runRecordHarness(plan.python, tree, configPath, dir, plan.timeoutS, {}, task.dir);
   await failIfUnsuccessful(run, out, {
     file: "rel" in driver ? driver.rel : displayPath(task.manifestPath),
     onDriver: "rel" in driver ? driver.rel : "--driver",

@@ -158,4 +158,15 @@ describe.skipIf(!ok)("lmr record --sandbox docker", () => {
     const check = await runCli(["record", "--check", dir, "--sandbox", "docker", "--json"]);
     expect(check.exitCode, check.stdout).toBe(0);
   });
+
+  it("a generator that imports the task's own test helpers runs in the image as on the host (the task folder is bound)", async () => {
+    const root = await makeTempDir("record-docker-helpers");
+    const dir = await copyTask(root, "pref-loss");
+    await writeFile(join(dir, "tests", "pref_settings.py"), "BETAS = (0.1, 0.5, 2.0)\n");
+    const gen = join(dir, "generators", "preference_cases.py");
+    const text = await readFile(gen, "utf8");
+    await writeFile(gen, text.replace("sys.path.insert(0, os.getcwd())", "sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests'))\nimport pref_settings  # noqa: E402\nassert pref_settings.BETAS[0] == 0.1\nsys.path.insert(0, os.getcwd())"));
+    const check = await runCli(["record", "--check", dir, "--sandbox", "docker", "--json"]);
+    expect(check.exitCode, check.stdout + check.stderr).toBe(0);
+  });
 });
