@@ -1,12 +1,11 @@
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { Queue, QueueEvents } from "bullmq";
 import { AGENT_FILES, type AgentRecord, type AgentSampleInput } from "../agent/run-agent.js";
 import type { BundleManifest } from "../bundle/index.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
 import { infraRecord, type AgentPayload, type AgentReturn, type WireAgentInput } from "./agent-job.js";
-import { connectRedis, withTimeout, type QueueConnection } from "./connection.js";
-import { QUEUE_PREFIX, nameRunQueue, registerQueue, unregisterQueue } from "./registry.js";
+import type { QueueConnection } from "./connection.js";
+import { openRunQueue } from "./run-queue.js";
 
 export interface AgentQueueOptions {
   connection: QueueConnection;
@@ -25,8 +24,6 @@ export interface AgentQueue {
   close(): Promise<void>;
 }
 
-const ALIVE_EVERY_MS = 5_000;
-
 /**
  * The coordinator's side of `lmr agent run --queue`: one `agent/run` job per
  * sample to run, id'd by its resume key (a restarted coordinator takes a run
@@ -35,15 +32,8 @@ const ALIVE_EVERY_MS = 5_000;
  * folder is complete exactly when a local run's would be.
  */
 export async function openAgentQueue(opts: AgentQueueOptions): Promise<AgentQueue> {
-  const name = nameRunQueue("agent", opts.runId);
-  const redis = await connectRedis(opts.connection);
-  const queue = new Queue(name, { connection: opts.connection.options, prefix: QUEUE_PREFIX });
-  const events = new QueueEvents(name, { connection: opts.connection.options, prefix: QUEUE_PREFIX });
-  queue.on("error", () => {});
-  events.on("error", () => {});
-  await events.waitUntilReady();
-  await registerQueue(redis, name, true);
-  const alive = setInterval(() => void registerQueue(redis, name).catch(() => {}), ALIVE_EVERY_MS);
+  const runQueue = await openRunQueue(opts.connection, "agent", opts.runId);
+  const { queue, events } = runQueue;
   const byWorker: Record<string, number> = {};
 
   const run = async (input: AgentSampleInput, hashes: BundleManifest["hashes"]): Promise<AgentRecord> => {
@@ -80,13 +70,7 @@ export async function openAgentQueue(opts: AgentQueueOptions): Promise<AgentQueu
   return {
     run,
     workers: () => ({ ...byWorker }),
-    async close() {
-      clearInterval(alive);
-      await withTimeout(unregisterQueue(redis, name), 5_000).catch(() => {});
-      await withTimeout(queue.obliterate({ force: true }), 5_000).catch(() => {});
-      await Promise.allSettled([withTimeout(events.close(), 5_000), withTimeout(queue.close(), 5_000)]);
-      redis.disconnect();
-    },
+    close: () => runQueue.close(),
   };
 }
 

@@ -1,10 +1,9 @@
-import { Queue, QueueEvents } from "bullmq";
 import { LmrError } from "../core/errors.js";
 import { sha256 } from "../core/hash.js";
 import { RemoteCallError, type ChatCall, type ChatReply, type ChatRequest } from "../llm/client.js";
 import type { ChatPayload, ChatReturn } from "./chat-job.js";
-import { connectRedis, withTimeout, type QueueConnection } from "./connection.js";
-import { QUEUE_PREFIX, nameRunQueue, registerQueue, unregisterQueue } from "./registry.js";
+import type { QueueConnection } from "./connection.js";
+import { openRunQueue } from "./run-queue.js";
 
 export interface QueueChatOptions {
   connection: QueueConnection;
@@ -23,8 +22,6 @@ export interface QueueChat {
   close(): Promise<void>;
 }
 
-const ALIVE_EVERY_MS = 5_000;
-
 /**
  * The ChatCall seam of `lmr generate` over a Redis queue: every try is one
  * `generate/sample` job that some `lmr worker` makes against the API with its
@@ -35,15 +32,8 @@ const ALIVE_EVERY_MS = 5_000;
  * replies of its first tries waiting in Redis instead of asking again.
  */
 export async function openQueueChat(opts: QueueChatOptions): Promise<QueueChat> {
-  const name = nameRunQueue("generate", opts.runId);
-  const redis = await connectRedis(opts.connection);
-  const queue = new Queue(name, { connection: opts.connection.options, prefix: QUEUE_PREFIX });
-  const events = new QueueEvents(name, { connection: opts.connection.options, prefix: QUEUE_PREFIX });
-  queue.on("error", () => {});
-  events.on("error", () => {});
-  await events.waitUntilReady();
-  await registerQueue(redis, name, true);
-  const alive = setInterval(() => void registerQueue(redis, name).catch(() => {}), ALIVE_EVERY_MS);
+  const run = await openRunQueue(opts.connection, "generate", opts.runId);
+  const { queue, events } = run;
   const tries = new Map<string, number>();
   const workers: Record<string, number> = {};
   let jobs = 0;
@@ -77,13 +67,7 @@ export async function openQueueChat(opts: QueueChatOptions): Promise<QueueChat> 
   return {
     chat,
     stats: () => ({ jobs, workers: { ...workers } }),
-    async close() {
-      clearInterval(alive);
-      await withTimeout(unregisterQueue(redis, name), 5_000).catch(() => {});
-      await withTimeout(queue.obliterate({ force: true }), 5_000).catch(() => {});
-      await Promise.allSettled([withTimeout(events.close(), 5_000), withTimeout(queue.close(), 5_000)]);
-      redis.disconnect();
-    },
+    close: () => run.close(),
   };
 }
 
