@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { buildBundle, BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import { toolkitPath } from "../core/paths.js";
 import { runEval } from "../evaluate/run-eval.js";
-import { findTaskDirs, loadTask } from "../manifest/load.js";
+import { loadPytestTasks } from "./example-tasks.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { resolvePython } from "../runner/index.js";
 import type { PythonEnv, SandboxChoice } from "../runner/types.js";
@@ -102,11 +102,6 @@ function runProcess(cmd: string, args: string[], cwd: string): Promise<number> {
   });
 }
 
-async function loadTasks(root: string): Promise<ResolvedTask[]> {
-  const tasks: ResolvedTask[] = [];
-  for (const d of await findTaskDirs(root)) tasks.push(await loadTask(d));
-  return tasks;
-}
 
 /** One prepared tree per (task, sample): the graded tree, as the runner would assemble it. */
 async function prepareBareTrees(bundles: BundleInfo[], tasks: ResolvedTask[], samples: number, root: string): Promise<string[]> {
@@ -142,7 +137,7 @@ interface Group {
 
 export async function runEvalBench(ctx: BenchContext): Promise<BenchResult & { eval: EvalBenchFigures[] }> {
   const repeats = ctx.quick ? 1 : 3;
-  const [examples, cpu] = await Promise.all(TASK_DIRS.map(loadTasks));
+  const [examples, cpu] = await Promise.all(TASK_DIRS.map((d) => loadPytestTasks(d)));
   const groups: Group[] = [
     { label: "example tasks (short tests)", tasks: examples!, samples: ctx.quick ? 2 : 4 },
     { label: "cpu-sieve (CPU-bound tests, ~1 s)", tasks: cpu!, samples: ctx.quick ? 2 : 6 },

@@ -2,10 +2,9 @@ import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { toolkitPath } from "../core/paths.js";
 import { runGenerate, type GenerateOptions } from "../generate/run-generate.js";
 import { DEFAULT_RETRY } from "../llm/retry.js";
-import { findTaskDirs, loadTask } from "../manifest/load.js";
+import { loadPytestTasks } from "./example-tasks.js";
 import type { BenchContext, BenchResult } from "./types.js";
 
 /**
@@ -108,7 +107,7 @@ async function bareFetch(url: string, requests: number): Promise<number> {
 }
 
 export async function runGenerateBench(ctx: BenchContext): Promise<BenchResult & { generate: GenerateBenchFigures }> {
-  const tasks = await Promise.all((await findTaskDirs(toolkitPath("examples", "tasks"))).map((d) => loadTask(d)));
+  const tasks = await loadPytestTasks();
   const samples = ctx.quick ? 8 : 40;
   const repeats = ctx.quick ? 1 : 3;
   const requests = tasks.length * samples;

@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { buildBundle, BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import { toolkitPath } from "../core/paths.js";
 import { TOOLKIT_VERSION, runEval } from "../evaluate/run-eval.js";
-import { findTaskDirs, loadTask } from "../manifest/load.js";
+import { loadPytestTasks } from "./example-tasks.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { parseQueueUrl, withTimeout } from "../queue/connection.js";
 import { createQueueDispatcher } from "../queue/dispatch-queue.js";
@@ -103,11 +103,7 @@ function stopWorker(w: ChildProcess): void {
   if (w.exitCode === null) w.kill("SIGKILL");
 }
 
-async function loadTasks(root: string): Promise<ResolvedTask[]> {
-  const out: ResolvedTask[] = [];
-  for (const d of await findTaskDirs(root)) out.push(await loadTask(d));
-  return out;
-}
+const loadTasks = (root: string): Promise<ResolvedTask[]> => loadPytestTasks(root);
 
 /** Bundles built once (copied into each run folder) and a submissions file of K references per task. */
 async function prepare(tasks: ResolvedTask[], samples: number, dir: string): Promise<{ bundles: string; subs: string }> {

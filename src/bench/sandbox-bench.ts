@@ -2,9 +2,8 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBundle, BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
-import { toolkitPath } from "../core/paths.js";
 import { ensureEnv, normaliseEnvironment } from "../env/index.js";
-import { findTaskDirs, loadTask } from "../manifest/load.js";
+import { loadPytestTasks } from "./example-tasks.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { findDockerTarget, probeBwrap, resolvePython, runTests } from "../runner/index.js";
 import type { PythonEnv, RunRequest, SandboxChoice } from "../runner/types.js";
@@ -66,7 +65,7 @@ async function prepareSamples(tasks: ResolvedTask[], work: string, python: Pytho
 
 export async function runSandboxBench(ctx: BenchContext): Promise<BenchResult & { sandbox: SandboxBenchFigures }> {
   const rounds = ctx.quick ? 2 : 6;
-  const tasks = await Promise.all((await findTaskDirs(toolkitPath("examples", "tasks"))).map((d) => loadTask(d)));
+  const tasks = await loadPytestTasks();
   const python = await resolvePython({});
   const skipped: Record<string, string> = {};
   const backends: { name: string; sandbox: SandboxChoice }[] = [{ name: "local", sandbox: "none" }];
