@@ -192,21 +192,29 @@ async function superviseBwrap(input: AgentSampleInput, mounts: AgentMounts, pass
 
 const liveGroups = new Set<number>();
 let groupsHooked = false;
+let hookSignals = true;
+
+/**
+ * For a long-lived process with a signal policy of its own (lmr worker: a
+ * SIGTERM finishes the jobs in progress): agents are not killed on the
+ * signal, only when the process exits.
+ */
+export function leaveAgentSignalsToCaller(): void {
+  hookSignals = false;
+}
 
 /**
  * Agents run in their own process group, out of reach of a Ctrl-C to lmr: on
  * SIGINT/SIGTERM/SIGHUP every live agent's group is killed before lmr exits
- * with that signal, unless the process handles the signal itself (a worker
- * finishes its jobs first); on any exit the live groups are killed. (kill -9
- * of lmr: the next run's lock takes the leftovers.)
+ * with that signal (unless leaveAgentSignalsToCaller was called); on any exit
+ * the live groups are killed. (kill -9 of lmr: the next run's lock takes the
+ * leftovers.)
  */
 function trackGroup(pid: number): () => void {
   liveGroups.add(pid);
   if (!groupsHooked) {
     groupsHooked = true;
-    for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-      // a process with its own handler (lmr worker: finish the jobs in progress, then exit) keeps its policy
-      if (process.listenerCount(sig) > 0) continue;
+    for (const sig of hookSignals ? (["SIGINT", "SIGTERM", "SIGHUP"] as const) : []) {
       process.once(sig, () => {
         for (const g of liveGroups) killGroup(g, "SIGKILL");
         process.kill(process.pid, sig);

@@ -7,6 +7,7 @@ import type { ChatCall } from "../llm/client.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import type { PythonEnv, SandboxChoice } from "../runner/types.js";
 import { connectRedis, withTimeout, type QueueConnection } from "./connection.js";
+import { leaveAgentSignalsToCaller } from "../agent/run-agent.js";
 import { runQueuedAgent, type AgentPayload } from "./agent-job.js";
 import { serveChatJob, type ChatPayload } from "./chat-job.js";
 import { gradeQueuedJob } from "./grade-job.js";
@@ -58,6 +59,8 @@ const LET_GO_MS = 10_000;
  */
 export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
   const id = `${hostname()}:${process.pid}`;
+  // SIGTERM lets the jobs in progress finish, agent runs included (their own --timeout still applies)
+  leaveAgentSignalsToCaller();
   const redis = await connectRedis(opts.connection);
   const scratch = await mkdtemp(join(tmpdir(), `lmr-worker-${process.pid}-`));
   const tasks = new WorkerTasks({ tasksDir: opts.tasksDir, bundlesDir: opts.bundlesDir, workerId: id, ...(opts.mirror ? { mirror: opts.mirror } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
