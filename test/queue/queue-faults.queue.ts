@@ -74,7 +74,7 @@ describe.skipIf(noRedis !== undefined)("queue faults", () => {
     expect(verdicts(await readResults(runDir))).toEqual(local);
     for (const t of TASK_IDS) {
       expect((await readdir(join(runDir, "results", "m", t))).sort()).toEqual(["0", "1"]);
-      for (const s of ["0", "1"]) expect(await readdir(join(runDir, "results", "m", t, s))).toEqual(["junit.xml", "log.txt", "result.json"]);
+      for (const s of ["0", "1"]) expect((await readdir(join(runDir, "results", "m", t, s))).sort()).toEqual(["junit.xml", "log.txt", "result.json", "submission.diff"]);
     }
     expect(await readdir(runDir)).not.toContain(".lock");
   };
