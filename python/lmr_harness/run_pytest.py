@@ -440,6 +440,7 @@ def main(argv=None, key=None):
     os.chdir(root)
 
     imports = None
+    env_before = dict(os.environ)
     if args.report_imports:
         imports = ImportLog(root)
         imports.install()
@@ -464,7 +465,12 @@ def main(argv=None, key=None):
             chunks.append(b)
         chan.send({"t": "junit", "xml": b"".join(chunks).decode("utf-8", "replace")})
     if imports is not None:
-        chan.send({"t": "imports", "modules": imports.report(args.mount)})
+        # what the grader's conftest (or a test) left changed in the environment: a fork server
+        # must import its modules under the same variables (joblib reads JOBLIB_MULTIPROCESSING
+        # when it is first imported, which in a fresh run is after the conftest set it)
+        env_set = {k: v for k, v in os.environ.items() if env_before.get(k) != v}
+        env_unset = sorted(k for k in env_before if k not in os.environ)
+        chan.send({"t": "imports", "modules": imports.report(args.mount), "env": {"set": env_set, "unset": env_unset}})
     chan.send({"t": "done", "exit": code, "n_results": len(plugin.results), "tampered": tampered})
     for stream in (sys.stdout, sys.stderr, err_fd):
         try:

@@ -23,6 +23,8 @@ export interface ChannelState {
   junit?: string;
   /** Third-party modules the tree's and grader's code imported (only with reportImports). */
   imports?: ImportedModule[];
+  /** Environment variables the run left set or unset (only with reportImports): what a fork server must import under. */
+  envChanges?: EnvChanges;
   /** Per test, the traced files' executed lines (only with traceLines). */
   lines: Record<string, Record<string, number[]>>;
   done?: { exit: number; n_results: number; tampered: string[] };
@@ -146,6 +148,7 @@ export class RecordReader {
         break;
       case "imports":
         s.imports = Array.isArray(rec.modules) ? rec.modules.flatMap(readImport) : [];
+        s.envChanges = readEnvChanges(rec.env);
         break;
       case "done":
         s.done = {
@@ -192,4 +195,17 @@ export function readJunitTotals(xml: string): { tests: number; failures: number;
     return a ? Number(a[1]) : 0;
   };
   return { tests: attr("tests"), failures: attr("failures"), errors: attr("errors"), skipped: attr("skipped") };
+}
+
+/** Variables a run set (with their values) and unset. */
+export interface EnvChanges {
+  set: Record<string, string>;
+  unset: string[];
+}
+
+function readEnvChanges(v: unknown): EnvChanges {
+  const o = (typeof v === "object" && v !== null ? v : {}) as { set?: unknown; unset?: unknown };
+  const set: Record<string, string> = {};
+  if (typeof o.set === "object" && o.set !== null) for (const [k, val] of Object.entries(o.set)) if (typeof val === "string") set[k] = val;
+  return { set, unset: Array.isArray(o.unset) ? o.unset.filter((x): x is string => typeof x === "string") : [] };
 }

@@ -47,6 +47,19 @@ export interface ForkServerOptions {
   memoryMb?: number;
   /** Each child's processes; under docker the server's container gets a few times this. */
   maxProcs?: number;
+  /**
+   * What a fresh run's conftest left changed in the environment (RunOutcome.env_changes):
+   * the server preloads under it, as a fresh run imports those modules after the conftest ran.
+   */
+  envChanges?: { set: Record<string, string>; unset: string[] };
+}
+
+/** `env` with a run's environment changes applied. */
+function withChanges(env: Record<string, string>, c: ForkServerOptions["envChanges"]): Record<string, string> {
+  if (!c) return env;
+  const out = { ...env, ...c.set };
+  for (const k of c.unset) delete out[k];
+  return out;
 }
 
 /** Under docker: the server's container, and what a run must do for its user to use its scratch folder. */
@@ -99,7 +112,7 @@ export class ForkServer {
       hide: opts.hidePaths.map((p) => resolve(p)),
       network: opts.network,
     });
-    const env = buildChildEnv({ pythonPath: opts.python.path, home: join(dir, "home"), tmp: dir, threads: opts.threads ?? 1, network: opts.network });
+    const env = withChanges(buildChildEnv({ pythonPath: opts.python.path, home: join(dir, "home"), tmp: dir, threads: opts.threads ?? 1, network: opts.network }), opts.envChanges);
     return ForkServer.connect(argv, env, dir, sel.backend, opts);
   }
 
@@ -125,7 +138,7 @@ export class ForkServer {
       writable: [dir],
       readOnly: [],
       workdir: dir,
-      env: containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, opts.network),
+      env: withChanges(containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, opts.network), opts.envChanges),
       user,
       network: opts.network,
       // children run side by side (one per run slot), each under its own address-space cap

@@ -70,6 +70,8 @@ export interface RunOutcome {
   scratch_dir?: string;
   /** With `reportImports`: what the tree's and grader's code imported. */
   imports?: ImportedModule[];
+  /** With reportImports: the environment variables the run left changed (a fork server imports under them). */
+  env_changes?: { set: Record<string, string>; unset: string[] };
   /** With `traceLines`: test id → file → the 1-based lines it executed. */
   lines?: Record<string, Record<string, number[]>>;
   /** Docker runs: the image the tests ran in. */

@@ -214,7 +214,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
           const first = await runWith(references, { reportImports: true, ...(fast ? { traceLines: Object.keys(references) } : {}) });
           if (fast && opts.forkServer !== false) {
             const preload = [...new Set((first.imports ?? []).filter((x) => x.origin === "installed").map((x) => x.module))];
-            server = await ForkServer.start({ python, sandbox: opts.sandbox ?? "auto", preload, network: m.environment.network, hidePaths: base.hidePaths ?? [], environment: m.environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}) });
+            server = await ForkServer.start({ python, sandbox: opts.sandbox ?? "auto", preload, network: m.environment.network, hidePaths: base.hidePaths ?? [], environment: m.environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}), ...(first.env_changes ? { envChanges: first.env_changes } : {}) });
           }
           return first;
         } finally {

@@ -18,6 +18,8 @@ const SIBLINGS = join("test", "fixtures", "sibling-tasks");
 // docker image would make `auto` run them in a container, where an undeclared module is absent)
 const FAST = ["--runs", "1", "--mutants", "2", "--no-write", "-j", "1", "--sandbox", "none"];
 const schemas = compileVerifySchemas();
+const hasJoblib = (await execa(process.env.LMR_PYTHON ?? "python3", ["-c", "import joblib"], { reject: false })).exitCode === 0;
+if (!hasJoblib) console.warn("skipping the fork-server environment test: joblib is not importable (apt-get install python3-joblib)");
 
 async function verify(args: string[]): Promise<{ exitCode: number; out: Output }> {
   const r = await runCli(["verify", ...args, "--json"]);
@@ -159,6 +161,20 @@ describe.concurrent("the task standard in lmr verify", () => {
     expect(a.killed).toBe(b.killed);
     expect([...a.survivors, ...(a.uncovered ?? [])].map((s) => s.id).sort()).toEqual(b.survivors.map((s) => s.id).sort());
     expect(b.survivors.length).toBeGreaterThan(0); // the comparison covers survivors, not only kills
+  });
+
+  it.skipIf(!hasJoblib)("the fork server imports a task's modules under the environment its conftest sets (joblib reads JOBLIB_MULTIPROCESSING when first imported)", async () => {
+    const taskDir = await copyTask(await makeTempDir("verify-env"), "pref-loss");
+    await writeFile(join(taskDir, "tests", "conftest.py"), 'import os\n\nos.environ["JOBLIB_MULTIPROCESSING"] = "0"\n');
+    await writeFile(join(taskDir, "tests", "test_joblib_env.py"), "import joblib._multiprocessing_helpers as helpers\n\n\ndef test_joblib_saw_the_conftest_setting():\n    assert helpers.mp is None\n");
+    const manifest = JSON.parse(await readFile(join(taskDir, "task.json"), "utf8")) as { tests: { files: string[] }; environment: { system_packages: string[] } };
+    manifest.tests.files.push("tests/conftest.py", "tests/test_joblib_env.py");
+    manifest.environment.system_packages.push("python3-joblib");
+    await writeFile(join(taskDir, "task.json"), JSON.stringify(manifest, null, 2));
+    // run 1 is a fresh process; runs 2 and 3 fork from a server that preloaded joblib
+    const { out } = await verify([taskDir, "--runs", "3", "--mutants", "0", "--no-write", "-j", "1", "--sandbox", "none"]);
+    const runs = out.tasks[0]!.steps.reference.runs;
+    expect(runs.map((r) => r.status)).toEqual(["passed", "passed", "passed"]);
   });
 
   it("validate and verify reject an instruction that still holds TODO(author) markers", async () => {
