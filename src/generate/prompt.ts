@@ -130,11 +130,8 @@ export async function buildPrompt(input: PromptInput): Promise<BuiltPrompt> {
     context_files: context.join("\n\n"),
     paper: "",
   };
-  const render = (paper: string): ChatRequest["messages"] => [
-    { role: "system", content: renderTemplate(input.templates.system, { ...values, paper }).trim() },
-    { role: "user", content: renderTemplate(input.templates.user, { ...values, paper }).trim() },
-  ];
-  const count = async (messages: ChatRequest["messages"]): Promise<number> => (await Promise.all(messages.map((m) => countTokens(m.content)))).reduce((a, b) => a + b, 0);
+  const render = (paper: string): ChatRequest["messages"] => renderMessages(input.templates, { ...values, paper });
+  const count = countMessageTokens;
 
   const bare = render("");
   const bareTokens = await count(bare);
@@ -165,4 +162,17 @@ export async function buildPrompt(input: PromptInput): Promise<BuiltPrompt> {
   // No room for any of the paper.
   const sections = (await excerptPaper(paperMd, Number.MAX_SAFE_INTEGER, focus)).sections;
   return { messages: bare, tokens: bareTokens, masked, targets: input.targets, paper: { tokens: 0, sections, kept: 0, omitted: ["(all: no room left in --max-prompt-tokens)"] }, missingContext };
+}
+
+/** The system and user messages of a prompt: each template rendered with `values`, trimmed (the judge's prompt too). */
+export function renderMessages(templates: { system: string; user: string }, values: Record<string, string>): ChatRequest["messages"] {
+  return [
+    { role: "system", content: renderTemplate(templates.system, values).trim() },
+    { role: "user", content: renderTemplate(templates.user, values).trim() },
+  ];
+}
+
+/** Our token count of a prompt's messages (TOKENIZER_NAME). */
+export async function countMessageTokens(messages: ChatRequest["messages"]): Promise<number> {
+  return (await Promise.all(messages.map((m) => countTokens(m.content)))).reduce((a, b) => a + b, 0);
 }

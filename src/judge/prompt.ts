@@ -5,9 +5,8 @@ import { BUNDLE_FILES, type BundleTarget } from "../bundle/index.js";
 import { LmrError } from "../core/errors.js";
 import { toolkitPath } from "../core/paths.js";
 import { excerptPaper, type PaperExcerpt } from "../generate/paper-excerpt.js";
-import { LANG_BY_EXT, fenced, renderTemplate, type PromptTemplates } from "../generate/prompt.js";
+import { LANG_BY_EXT, countMessageTokens, fenced, renderMessages, type PromptTemplates } from "../generate/prompt.js";
 import type { ChatRequest } from "../llm/client.js";
-import { countTokens } from "../llm/tokenizer.js";
 import { maskerFor } from "../mask/registry.js";
 
 export const DEFAULT_JUDGE_TEMPLATES_DIR = toolkitPath("templates", "judge");
@@ -90,11 +89,8 @@ export async function buildJudgePrompt(input: JudgePromptInput): Promise<JudgePr
     submission_code: subParts.join("\n\n"),
     paper: "",
   };
-  const render = (paper: string): ChatRequest["messages"] => [
-    { role: "system", content: renderTemplate(input.templates.system, { ...values, paper }).trim() },
-    { role: "user", content: renderTemplate(input.templates.user, { ...values, paper }).trim() },
-  ];
-  const count = async (messages: ChatRequest["messages"]): Promise<number> => (await Promise.all(messages.map((m) => countTokens(m.content)))).reduce((a, b) => a + b, 0);
+  const render = (paper: string): ChatRequest["messages"] => renderMessages(input.templates, { ...values, paper });
+  const count = countMessageTokens;
   const bare = render("");
   const bareTokens = await count(bare);
   if (bareTokens > input.maxPromptTokens) {
