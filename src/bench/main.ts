@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { runCliBench } from "./cli-bench.js";
 import { runEvalBench } from "./eval-bench.js";
 import { runGenerateBench } from "./generate-bench.js";
 import { runMaskBench } from "./mask-bench.js";
@@ -19,6 +20,7 @@ const BENCHES: Bench[] = [
   { name: "verify", description: "cold lmr verify --force of the pilot tasks: the fast path vs the old per-run path, equal outcomes", run: runVerifyBench },
   { name: "sandbox", description: "per-sample grading cost under docker vs bwrap vs local over the example tasks", run: runSandboxBench },
   { name: "generate", description: "lmr generate requests/s at -j 8 against a local server answering in 50 ms, as a ratio to the ideal 160/s", run: runGenerateBench },
+  { name: "cli", description: "what a CLI call costs before its work (vs bare node), and the task schema precompiled vs compiled in the process", run: runCliBench },
   { name: "queue", description: "lmr eval --queue: two workers vs one on CPU-bound tests, and the per-job overhead vs local lmr eval", run: runQueueBench },
 ];
 

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import type { ValidateFunction } from "ajv/dist/2020.js";
 import { toolkitPath } from "../core/paths.js";
+import { VALIDATORS, loadValidator, readSchemaText } from "../core/schema-validator.js";
 import type { JudgeClass } from "../run-folder/index.js";
 
 export const JUDGE_REPLY_SCHEMA_PATH = toolkitPath("schema", "judge-reply.schema.json");
@@ -10,8 +10,8 @@ let compiled: { schema: object; validate: ValidateFunction } | undefined;
 /** schema/judge-reply.schema.json, loaded once: sent as response_format and used to check each reply. */
 export function judgeReplySchema(): { schema: object; validate: ValidateFunction } {
   if (!compiled) {
-    const schema = JSON.parse(readFileSync(JUDGE_REPLY_SCHEMA_PATH, "utf8")) as object;
-    compiled = { schema, validate: new Ajv2020({ strict: true, allErrors: true }).compile(schema) };
+    const schema = JSON.parse(readSchemaText(VALIDATORS.judgeReply)) as object;
+    compiled = { schema, validate: loadValidator(VALIDATORS.judgeReply) };
   }
   return compiled;
 }

@@ -1,8 +1,7 @@
-import { readFile } from "node:fs/promises";
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+import type { ValidateFunction } from "ajv/dist/2020.js";
 import { LmrError } from "../core/errors.js";
 import { toolkitPath } from "../core/paths.js";
+import { VALIDATORS, loadValidator } from "../core/schema-validator.js";
 import type { SummaryProblem } from "./types.js";
 
 export const SUMMARY_SCHEMA_PATH = toolkitPath("schema", "summary.schema.json");
@@ -10,15 +9,11 @@ export const SUMMARY_SCHEMA_PATH = toolkitPath("schema", "summary.schema.json");
 let compiled: Promise<ValidateFunction> | undefined;
 
 async function compileSchema(): Promise<ValidateFunction> {
-  let schema: unknown;
   try {
-    schema = JSON.parse(await readFile(SUMMARY_SCHEMA_PATH, "utf8"));
+    return loadValidator(VALIDATORS.summary);
   } catch (err) {
     throw new LmrError({ code: "report.schema-missing", kind: "infra", message: `cannot load the summary schema: ${(err as Error).message}`, file: SUMMARY_SCHEMA_PATH, hint: "reinstall lmr; schema/ ships with it", cause: err });
   }
-  const ajv = new Ajv2020({ strict: true, allErrors: true });
-  addFormats.default(ajv);
-  return ajv.compile(schema as object);
 }
 
 /** Check a value against schema/summary.schema.json; problems carry the JSON pointer of each mismatch. */
