@@ -52,6 +52,8 @@ export interface ForkServerOptions {
    * the server preloads under it, as a fresh run imports those modules after the conftest ran.
    */
   envChanges?: { set: Record<string, string>; unset: string[] };
+  /** The folder the server's own folder (and its runs' scratch copies) is made in; default: the system's temp folder. */
+  scratchParent?: string;
 }
 
 /** `env` with a run's environment changes applied. */
@@ -101,7 +103,7 @@ export class ForkServer {
     if ("reason" in sel) return undefined;
     if (sel.backend.name === "docker") return sel.image ? ForkServer.startInContainer(opts, sel.backend, sel.image) : undefined;
     if (!existsSync(opts.python.path) || inImage) return undefined;
-    const dir = await mkdtemp(join(tmpdir(), "lmr-fork-"));
+    const dir = await mkdtemp(join(opts.scratchParent ?? tmpdir(), "lmr-fork-"));
     const keep = new Set<string>([dirname(SERVER), ...(opts.python.prefixes ?? [])]);
     for (const exe of [opts.python.path, safeRealpath(opts.python.path)]) if (exe) keep.add(dirname(dirname(exe)));
     keep.delete("/");
@@ -125,7 +127,7 @@ export class ForkServer {
    * if lmr dies without closing it.
    */
   private static async startInContainer(opts: ForkServerOptions, backend: Backend, target: DockerTarget): Promise<ForkServer | undefined> {
-    const dir = await mkdtemp(join(tmpdir(), "lmr-fork-"));
+    const dir = await mkdtemp(join(opts.scratchParent ?? tmpdir(), "lmr-fork-"));
     const user = containerUser();
     if (isRoot()) await chown(dir, user.uid, user.gid);
     else await chmod(dir, 0o700);

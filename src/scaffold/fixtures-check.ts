@@ -1,5 +1,5 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { trustedScratchRoot } from "../runner/trusted-scratch.js";
 import { join } from "node:path";
 import type { BundleInfo } from "../bundle/index.js";
 import { isLmrError } from "../core/errors.js";
@@ -80,7 +80,7 @@ export async function checkFixtures(task: ResolvedTask, opts: FixtureCheckOption
     const differences = [...committed.keys()].map((file) => unclaimed(file));
     return done({ status: differences.length > 0 ? "different" : "identical", compared: [], differences });
   }
-  const scratch = await mkdtemp(join(tmpdir(), "lmr-record-check-"));
+  const scratch = await mkdtemp(join(trustedScratchRoot(), "lmr-record-check-"));
   let python;
   let produced: ProducedFixtures;
   try {

@@ -1,5 +1,5 @@
 import { mkdtemp, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { trustedScratchRoot } from "../runner/trusted-scratch.js";
 import { join, relative, resolve } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs-atomic.js";
@@ -65,7 +65,7 @@ export async function recordCalls(task: ResolvedTask, opts: RecordOptions = {}):
   const t0 = performance.now();
   const driver = await resolveDriver(task, opts.driver);
   const python = await resolveRunPython({ sandbox: opts.sandbox ?? "none", environment: task.manifest.environment, ...(opts.python ? { python: opts.python } : {}), requirements: task.manifest.environment.requirements });
-  const scratch = await mkdtemp(join(tmpdir(), "lmr-record-"));
+  const scratch = await mkdtemp(join(trustedScratchRoot(), "lmr-record-"));
   try {
     const produced = await produceFixtures(
       task,

@@ -1,7 +1,8 @@
 import { execFile } from "node:child_process";
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
+import { trustedScratchRoot } from "../runner/trusted-scratch.js";
+import { createRequire } from "node:module";
 import { basename, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { LmrError, formatProblem, type Problem } from "../core/errors.js";
@@ -146,7 +147,8 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
   }, TOOLKIT_VERSION);
   const slots = opts.slots ?? createRunSlots(Math.max(1, opts.jobs ?? 2));
 
-  const work = await mkdtemp(join(tmpdir(), "lmr-verify-"));
+  // a kept bundle is for a person to use later: it stays on disk, not in memory
+  const work = await mkdtemp(join(opts.keep ? tmpdir() : trustedScratchRoot(), "lmr-verify-"));
   let kept: KeptBundle | undefined;
   let server: ForkServer | undefined;
   try {
@@ -196,7 +198,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     record.environment.packages = node ? {} : await packageVersions(python.path, ["pytest", ...m.environment.requirements]);
 
     const references = await readReferences(bundle);
-    const base = baseRequest(task, bundle, python, opts);
+    const base = baseRequest(task, bundle, python, opts, work);
     const runWith = (overlay: Record<string, string>, extra: Partial<RunRequest> = {}): Promise<RunOutcome> => runTests({ ...base, overlay, ...extra });
 
     emit("reference", `reference × ${settings.runs}`);
@@ -214,7 +216,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
           const first = await runWith(references, { reportImports: true, ...(fast ? { traceLines: Object.keys(references) } : {}) });
           if (fast && opts.forkServer !== false) {
             const preload = [...new Set((first.imports ?? []).filter((x) => x.origin === "installed").map((x) => x.module))];
-            server = await ForkServer.start({ python, sandbox: opts.sandbox ?? "auto", preload, network: m.environment.network, hidePaths: base.hidePaths ?? [], environment: m.environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}), ...(first.env_changes ? { envChanges: first.env_changes } : {}) });
+            server = await ForkServer.start({ scratchParent: work, python, sandbox: opts.sandbox ?? "auto", preload, network: m.environment.network, hidePaths: base.hidePaths ?? [], environment: m.environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}), ...(first.env_changes ? { envChanges: first.env_changes } : {}) });
           }
           return first;
         } finally {
@@ -376,11 +378,12 @@ async function hashUnpinnedUpstream(task: ResolvedTask): Promise<string | undefi
   }
 }
 
-function baseRequest(task: ResolvedTask, bundle: BundleInfo, python: PythonEnv, opts: VerifyOptions): RunRequest {
+function baseRequest(task: ResolvedTask, bundle: BundleInfo, python: PythonEnv, opts: VerifyOptions, scratchParent: string): RunRequest {
   const t = task.manifest.tests;
   return {
     tree: join(bundle.dir, BUNDLE_FILES.workspace),
     grader: join(bundle.dir, BUNDLE_FILES.grader),
+    scratchParent,
     ...(t.mount ? { mount: t.mount } : {}),
     python,
     sandbox: opts.sandbox ?? "auto",
