@@ -156,19 +156,35 @@ function promised(checker: TsNamespace.TypeChecker, type: TsNamespace.Type): TsN
  */
 function printType(ts: Ts, program: TsNamespace.Program, checker: TsNamespace.TypeChecker, sf: TsNamespace.SourceFile, fn: TsNamespace.FunctionLikeDeclaration, type: TsNamespace.Type, project: Project): string | undefined {
   const NB = ts.NodeBuilderFlags;
-  const flags = NB.NoTruncation | NB.UseStructuralFallback | NB.GenerateNamesForShadowedTypeParams | NB.WriteClassExpressionAsTypeLiteral | NB.UseTypeOfFunction | NB.AllowEmptyTuple;
-  const node = (checker.typeToTypeNode as TypeToTypeNodeWithTracker)(type, fn, flags, 0, moduleTracker(ts, program, project));
-  if (!node || namesInside(ts, node, fn)) return undefined;
+  const flags = NB.NoTruncation | NB.UseStructuralFallback | NB.GenerateNamesForShadowedTypeParams | NB.WriteClassExpressionAsTypeLiteral | NB.AllowEmptyTuple;
+  const build = (f: number): TsNamespace.TypeNode | undefined => {
+    const n = (checker.typeToTypeNode as TypeToTypeNodeWithTracker)(type, fn, f, 0, moduleTracker(ts, program, project));
+    return n && !namesInside(ts, n, fn) ? n : undefined;
+  };
+  // `typeof f` for a function's type where f is in scope; written out where f is one the body declares
+  const node = build(flags | NB.UseTypeOfFunction) ?? build(flags);
+  if (!node) return undefined;
   return ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind.LineFeed }).printNode(ts.EmitHint.Unspecified, node, sf);
 }
 
-/** Whether a printed type names a symbol declared in the function (the node builder sets `symbol` on the identifiers it writes). */
+/**
+ * Whether a printed type refers, by name, to a symbol declared in the
+ * function: the node builder sets `symbol` on the identifiers of the names it
+ * writes (type references, `typeof x`); parameter and property names are not
+ * references, and type parameters are in scope where they are written.
+ */
 function namesInside(ts: Ts, node: TsNamespace.Node, fn: TsNamespace.FunctionLikeDeclaration): boolean {
   const inside = (d: TsNamespace.Declaration): boolean => d.getSourceFile() === fn.getSourceFile() && d.pos >= fn.pos && d.end <= fn.end && d.parent !== fn; // its own type parameters and parameters stay
+  const refersInside = (name: TsNamespace.Node): boolean => {
+    const symbol = (name as { symbol?: TsNamespace.Symbol }).symbol;
+    // type parameters: the function's own, or bound by a signature the printed type declares (a stray one does not resolve: brokenStubs)
+    if (ts.isIdentifier(name)) return symbol !== undefined && !(symbol.flags & ts.SymbolFlags.TypeParameter) && symbol.declarations?.some(inside) === true;
+    return ts.isQualifiedName(name) && (refersInside(name.left) || refersInside(name.right));
+  };
   let found = false;
   const visit = (n: TsNamespace.Node): void => {
-    const symbol = (n as { symbol?: TsNamespace.Symbol }).symbol;
-    if (ts.isIdentifier(n) && symbol?.declarations?.some(inside)) found = true;
+    if (ts.isTypeReferenceNode(n) && refersInside(n.typeName)) found = true;
+    else if (ts.isTypeQueryNode(n) && refersInside(n.exprName)) found = true;
     if (!found) ts.forEachChild(n, visit);
   };
   visit(node);
