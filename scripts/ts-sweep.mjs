@@ -4,25 +4,34 @@
 // versions), one at a time, and checks each result: the masker finds what the compiler API
 // finds; it parses; only the body span changed; header, JSDoc and decorators kept; and no
 // new type error in the file. Uses the built library: run `npx tsc -p .` first.
-//   node scripts/ts-sweep.mjs [--every N] [--no-types] [--importers] [--json]
+//   node scripts/ts-sweep.mjs [--every N] [--package NAME]... [--match TEXT]... [--no-types] [--plain-stubs] [--importers] [--json]
+// --package: only these packages; --match: only files whose path (relative to the package)
+// contains one of the texts (to rerun the failing ones); --plain-stubs: stubs without the
+// type checker's help (`any` returns, as lmr mask makes with no tsconfig), to see what it fixes.
 // Exit 0 when every definition passes, 1 otherwise.
 import { formatTsSweepReport, listPackageSources, sweepTsFiles, SWEEP_PACKAGES } from "../dist/mask/ts-sweep.js";
+import { relative } from "node:path";
 
+const USAGE = "usage: node scripts/ts-sweep.mjs [--every N] [--package NAME]... [--match TEXT]... [--no-types] [--plain-stubs] [--importers] [--json]\n";
 const args = process.argv.slice(2);
-const at = args.indexOf("--every");
-const every = at >= 0 ? Number(args[at + 1]) : 1;
-if (!Number.isInteger(every) || every < 1) {
-  process.stderr.write("usage: node scripts/ts-sweep.mjs [--every N] [--no-types] [--importers] [--json]\n");
+const values = (flag) => args.flatMap((a, i) => (a === flag && i + 1 < args.length ? [args[i + 1]] : []));
+const every = values("--every").length > 0 ? Number(values("--every")[0]) : 1;
+const packages = values("--package");
+const matches = values("--match");
+if (!Number.isInteger(every) || every < 1 || packages.some((p) => !SWEEP_PACKAGES.includes(p))) {
+  process.stderr.write(USAGE);
   process.exit(2);
 }
 const reports = [];
 for (const name of SWEEP_PACKAGES) {
+  if (packages.length > 0 && !packages.includes(name)) continue;
   const pkg = await listPackageSources(name);
-  const files = pkg.files.filter((_, i) => i % every === 0);
+  const files = pkg.files.filter((f, i) => i % every === 0 && (matches.length === 0 || matches.some((m) => relative(pkg.root, f).includes(m))));
   const report = await sweepTsFiles(files, {
     root: pkg.root,
     typeCheck: !args.includes("--no-types"),
     checkImporters: args.includes("--importers"),
+    plainStubs: args.includes("--plain-stubs"),
     onFile: (file, done, total) => {
       if (process.stderr.isTTY) process.stderr.write(`\r\u001b[2K${name} ${done}/${total}`);
     },

@@ -2,6 +2,7 @@ import type { Node } from "ts-morph";
 import type { TsMorph } from "../lang/ts-source.js";
 import type { TextEdit } from "./apply-edits.js";
 import type { TsDef, TsIndex } from "./ts-index.js";
+import type { TsStubFacts } from "./ts-types.js";
 import { detectEol, readLineIndent, startsItsLine } from "./text-layout.js";
 
 export function formatTsTodo(symbol: string): string {
@@ -14,7 +15,8 @@ export function formatTsThrow(symbol: string): string {
 
 /**
  * Lines after the `throw` that keep what TypeScript infers for a function with
- * no declared return type: a body that only throws makes a declaration
+ * no declared return type, when no type checker is at hand (ts-types.ts does
+ * better with one): a body that only throws makes a declaration
  * `void` and an arrow `never`, and callers that used the value (`f().x`)
  * would get new type errors. `return undefined as any;` (unreachable, but
  * counted by inference) makes it `any`; in a generator `yield* …` does the
@@ -72,6 +74,15 @@ export interface BodyContext {
   /** .ts/.tsx: keep callers' inferred types (see keepInferredTypes). */
   typed: boolean;
   morph: TsMorph;
+  /** What the type checker says the stub of a definition needs (ts-types.ts); without it, or where it has no answer, keepInferredTypes. */
+  stubFacts?: (def: TsDef) => TsStubFacts | undefined;
+}
+
+/** The lines after the throw: none in JavaScript. */
+function stubTail(def: TsDef, ctx: BodyContext): string[] {
+  if (!ctx.typed) return [];
+  const facts = ctx.stubFacts?.(def);
+  return facts ? [...facts.keep, ...facts.assign] : keepInferredTypes(def, ctx.morph);
 }
 
 /**
@@ -86,7 +97,7 @@ export function planTsBodyEdit(source: string, def: TsDef, ctx: BodyContext, own
   const body = def.body;
   if (!body) throw new Error(`definition ${def.qualname} has no body`);
   const eol = detectEol(source, body.getStart());
-  const lines = [formatTsTodo(def.qualname), formatTsThrow(def.qualname), ...(ctx.typed ? keepInferredTypes(def, ctx.morph) : [])];
+  const lines = [formatTsTodo(def.qualname), formatTsThrow(def.qualname), ...stubTail(def, ctx)];
 
   if (!N.isBlock(body)) {
     const closing = readLineIndent(source, def.node.getStart());

@@ -3,13 +3,25 @@ import { LmrError } from "../core/errors.js";
 import { describeDiagnostic, FLAVOR_EXTENSIONS, flavorOf, isTypedFlavor, parseTsSource, parseTsSourceWith, readSyntaxDiagnostics, type ScriptFlavor, type TsMorph } from "../lang/ts-source.js";
 import { applyEdits, checkOverlaps, type TextEdit } from "./apply-edits.js";
 import { locateSymbol } from "./locate-symbol.js";
-import { collectTsMethods, detectTsIndentUnit, planTsBodyEdit, type BodyContext } from "./ts-body.js";
+import { collectTsMethods, detectTsIndentUnit, keepInferredTypes, planTsBodyEdit, type BodyContext } from "./ts-body.js";
 import { indexTsDefinitions, type TsDef, type TsIndex } from "./ts-index.js";
 import { planTsRegionEdit } from "./ts-region.js";
+import type { TsStubFacts, TsTypeOracle } from "./ts-types.js";
 import { ByteOffsets } from "./text-layout.js";
 import type { MaskResult, MaskSpec, MaskedTarget, Masker, SymbolInfo } from "./types.js";
 
 const MODES = new Set(["body", "region", "class"]);
+
+export interface TsMaskOptions {
+  /**
+   * The type checker's view of the file (createTsTypeOracle over a project
+   * that holds `source`): stubs then keep each function's inferred return type
+   * exactly, and the variables of enclosing functions it assigned; each
+   * masked return type is checked in the result, and one that changed falls
+   * back to `any`. Ignored for JavaScript.
+   */
+  types?: TsTypeOracle;
+}
 
 interface Parsed {
   file: SourceFile;
@@ -25,7 +37,8 @@ interface Parsed {
  * replaced spans kept byte for byte. The result is parsed again and must
  * have no syntax diagnostic (the input must have none either). Whether it
  * type-checks against a project is `checkTsTypes`' job (it needs the files
- * around it); in .ts/.tsx the masker keeps callers' inferred types (ts-body.ts).
+ * around it); in .ts/.tsx the masker keeps callers' inferred types: exactly
+ * with a type oracle (ts-types.ts), as `any` without (ts-body.ts).
  *
  * One instance per flavor (how TypeScript parses the file: .ts, .tsx, .js,
  * .jsx); a `file` argument with another extension takes that one's flavor.
@@ -44,21 +57,38 @@ export class TsMasker implements Masker {
     this.cacheSize = options.cacheSize ?? 2;
   }
 
-  async mask(source: string, specs: MaskSpec[], file?: string): Promise<MaskResult> {
+  async mask(source: string, specs: MaskSpec[], file?: string, options: TsMaskOptions = {}): Promise<MaskResult> {
     if (specs.length === 0) throw new LmrError({ code: "mask/no-targets", kind: "usage", file, message: "no symbol to mask", hint: "give at least one symbol" });
     const flavor = flavorOf(file, this.flavor);
     const parsed = await this.load(source, flavor, file);
     try {
-      const ctx: BodyContext = { indentUnit: detectTsIndentUnit(source, parsed.index, parsed.morph), typed: isTypedFlavor(flavor), morph: parsed.morph };
-      const edits: TextEdit[] = [];
-      const defs: TsDef[] = [];
-      specs.forEach((spec, owner) => {
-        const def = locateSymbol(parsed.index, spec.symbol, spec.line, file);
-        defs.push(def);
-        for (const e of planSpec(source, def, spec, parsed.index, ctx, owner, file)) edits.push(e);
-      });
-      checkOverlaps(edits, (owner) => `"${specs[owner]!.symbol}"`, file);
-      const masked = applyEdits(source, edits);
+      const oracle = isTypedFlavor(flavor) ? options.types : undefined;
+      const defs = specs.map((spec) => locateSymbol(parsed.index, spec.symbol, spec.line, file));
+      const plan = (anyFor: ReadonlySet<number>): { edits: TextEdit[]; bodies: BodyEdit[] } => {
+        const stubFacts = oracle ? (def: TsDef): TsStubFacts | undefined => factsFor(oracle, source, def, anyFor, parsed.morph) : undefined;
+        const ctx: BodyContext = { indentUnit: detectTsIndentUnit(source, parsed.index, parsed.morph), typed: isTypedFlavor(flavor), morph: parsed.morph, ...(stubFacts ? { stubFacts } : {}) };
+        const edits: TextEdit[] = [];
+        const bodies: BodyEdit[] = [];
+        specs.forEach((spec, owner) => {
+          for (const e of planSpec(source, defs[owner]!, spec, parsed.index, ctx, owner, file, bodies)) edits.push(e);
+        });
+        checkOverlaps(edits, (owner) => `"${specs[owner]!.symbol}"`, file);
+        return { edits, bodies };
+      };
+      let { edits, bodies } = plan(new Set());
+      let masked = applyEdits(source, edits);
+      if (oracle && bodies.length > 0) {
+        // a printed type that does not resolve in the masked file: `any` for that stub
+        const spans = bodies.map((b) => {
+          const start = shiftedBy(edits, b.edit.start);
+          return { start, end: start + b.edit.text.length };
+        });
+        const broken = oracle.brokenStubs(masked, spans);
+        if (broken.length > 0) {
+          ({ edits, bodies } = plan(new Set(broken.map((i) => bodies[i]!.def.node.getStart()))));
+          masked = applyEdits(source, edits);
+        }
+      }
       checkParses(parsed.morph, masked, flavor, file);
       const bytes = new ByteOffsets(source);
       const targets: MaskedTarget[] = specs.map((spec, owner) => ({
@@ -150,7 +180,28 @@ export class TsMasker implements Masker {
   }
 }
 
-function planSpec(source: string, def: TsDef, spec: MaskSpec, index: TsIndex, ctx: BodyContext, owner: number, file: string | undefined): TextEdit[] {
+/** The oracle's facts for a body stub; for those in `anyFor`, its assignments but the plain `any` return. */
+function factsFor(oracle: TsTypeOracle, source: string, def: TsDef, anyFor: ReadonlySet<number>, morph: TsMorph): TsStubFacts | undefined {
+  const facts = oracle.stubFacts(source, def.node.getStart());
+  if (!facts || !anyFor.has(def.node.getStart())) return facts;
+  return { keep: keepInferredTypes(def, morph), assign: facts.assign };
+}
+
+/** Where `pos` of the original lands in the edited text (no edit spans it; one that starts there is not counted). */
+function shiftedBy(edits: readonly TextEdit[], pos: number): number {
+  let shift = 0;
+  for (const e of edits) if (e.end <= pos && e.start < pos) shift += e.text.length - (e.end - e.start);
+  return pos + shift;
+}
+
+/** A body masked in mode body or class, and its edit. */
+interface BodyEdit {
+  def: TsDef;
+  edit: TextEdit;
+}
+
+/** The edits for one spec; those that mask a body are pushed to `bodies` too. */
+function planSpec(source: string, def: TsDef, spec: MaskSpec, index: TsIndex, ctx: BodyContext, owner: number, file: string | undefined, bodies: BodyEdit[]): TextEdit[] {
   const fail = (code: string, message: string, hint: string): never => {
     throw new LmrError({ code, kind: "input", file, pointer: spec.symbol, message, hint });
   };
@@ -165,10 +216,16 @@ function planSpec(source: string, def: TsDef, spec: MaskSpec, index: TsIndex, ct
     if (def.kind !== "class") fail("mask/wrong-mode", `"${spec.symbol}" is a ${def.kind}, not a class`, "use mode body for functions and methods");
     const methods = collectTsMethods(index, def);
     if (methods.length === 0) fail("mask/nothing-to-mask", `class "${spec.symbol}" has no method with a body`, "mask a class with methods");
-    return methods.map((m) => planTsBodyEdit(source, m, ctx, owner));
+    return methods.map((m) => {
+      const edit = planTsBodyEdit(source, m, ctx, owner);
+      bodies.push({ def: m, edit });
+      return edit;
+    });
   }
   if (def.kind === "class") fail("mask/wrong-mode", `"${spec.symbol}" is a class`, "use mode class to mask every method body");
-  return [planTsBodyEdit(source, def, ctx, owner)];
+  const edit = planTsBodyEdit(source, def, ctx, owner);
+  bodies.push({ def, edit });
+  return [edit];
 }
 
 /** The masked text must parse with no diagnostic: the input had none, so any is the masker's. */

@@ -31,14 +31,23 @@ export function findTsconfig(file: string): string | undefined {
   }
 }
 
+/** A project loaded for a type check, with its errors before masking. */
+export interface OpenTypeCheck {
+  tsconfig: string;
+  morph: TsMorph;
+  project: Project;
+  /** The file, absolute, as the project holds it. */
+  file: string;
+  before: TypeProblem[];
+}
+
 /**
- * `tsc --noEmit` with the repository's own tsconfig, before and after the
- * file's text is replaced by `masked` (in memory: nothing is written), and the
- * errors that are new. Errors are compared by file, code and message (the
- * masked file's lines move), as multisets. Undefined when no tsconfig.json
- * sits above the file: then there is no project to check against.
+ * The project of the repository's own tsconfig, loaded around `file` (its
+ * text as on disk), and its errors: the first half of `checkTsTypes`. A type
+ * oracle (ts-types.ts) can use the project before `finishTypeCheck`.
+ * Undefined when no tsconfig.json sits above the file.
  */
-export async function checkTsTypes(file: string, masked: string, tsconfig = findTsconfig(file)): Promise<TypeCheckOutcome | undefined> {
+export async function openTypeCheck(file: string, tsconfig = findTsconfig(file)): Promise<OpenTypeCheck | undefined> {
   if (tsconfig === undefined) return undefined;
   const morph = await loadTsMorph();
   let project: Project;
@@ -49,11 +58,27 @@ export async function checkTsTypes(file: string, masked: string, tsconfig = find
   }
   const abs = resolve(file);
   const sf = project.getSourceFile(abs) ?? project.addSourceFileAtPath(abs);
-  const root = dirname(tsconfig);
-  const before = collectErrors(project, morph, root);
-  sf.replaceWithText(masked);
-  const after = collectErrors(project, morph, root);
-  return { tsconfig, before: before.length, after: after.length, added: subtract(after, before) };
+  return { tsconfig, morph, project, file: sf.getFilePath(), before: collectErrors(project, morph, dirname(tsconfig)) };
+}
+
+/** The file's text replaced by `masked` (in memory: nothing is written), and the errors that are new. */
+export function finishTypeCheck(open: OpenTypeCheck, masked: string): TypeCheckOutcome {
+  const sf = open.project.getSourceFileOrThrow(open.file);
+  if (sf.getFullText() !== masked) sf.replaceWithText(masked);
+  const after = collectErrors(open.project, open.morph, dirname(open.tsconfig));
+  return { tsconfig: open.tsconfig, before: open.before.length, after: after.length, added: subtract(after, open.before) };
+}
+
+/**
+ * `tsc --noEmit` with the repository's own tsconfig, before and after the
+ * file's text is replaced by `masked` (in memory: nothing is written), and the
+ * errors that are new. Errors are compared by file, code and message (the
+ * masked file's lines move), as multisets. Undefined when no tsconfig.json
+ * sits above the file: then there is no project to check against.
+ */
+export async function checkTsTypes(file: string, masked: string, tsconfig = findTsconfig(file)): Promise<TypeCheckOutcome | undefined> {
+  const open = await openTypeCheck(file, tsconfig);
+  return open && finishTypeCheck(open, masked);
 }
 
 /** Every error of the project's own files (not of lib or declaration files from node_modules). */
@@ -77,9 +102,26 @@ function toProblem(d: Diagnostic, morph: TsMorph, root: string): TypeProblem {
   return { file: file ? relative(root, file.getFilePath()) : "", line: d.getLineNumber() ?? 0, code: d.getCode(), message };
 }
 
-/** Problems of `after` with no match in `before` (same file, code and message), counting repeats. */
+/**
+ * "Cannot find name 'x'. Did you mean 'y'?" is "Cannot find name 'x'." with a
+ * suggestion, and the checker suggests only for the first 10 such errors of a
+ * file: a masked body with fewer errors before them turns later ones into
+ * the other code. Compared as one error.
+ */
+const SUGGESTION_CODES = new Map([
+  [2552, 2304], // Cannot find name
+  [2551, 2339], // Property does not exist on type
+]);
+
+function comparable(p: TypeProblem): string {
+  const plain = SUGGESTION_CODES.get(p.code);
+  if (plain === undefined) return `${p.file}\u0000${p.code}\u0000${p.message}`;
+  return `${p.file}\u0000${plain}\u0000${p.message.replace(/ Did you mean '[^']*'\?$/, "")}`;
+}
+
+/** Problems of `after` with no match in `before` (same file, code and message; suggestions aside), counting repeats. */
 export function subtract(after: readonly TypeProblem[], before: readonly TypeProblem[]): TypeProblem[] {
-  const key = (p: TypeProblem): string => `${p.file}\u0000${p.code}\u0000${p.message}`;
+  const key = comparable;
   const left = new Map<string, number>();
   for (const p of before) left.set(key(p), (left.get(key(p)) ?? 0) + 1);
   const added: TypeProblem[] = [];

@@ -164,3 +164,22 @@ describe("lmr mask on TypeScript: golden file", () => {
     expect(masked).toContain("    return inner.apply(this, args);");
   });
 });
+
+describe("lmr mask on TypeScript: inferred types", () => {
+  it("with a tsconfig above, the stub keeps the inferred return type and the check passes; without the check it is any", async () => {
+    const project = await mkdtemp(join(tmpdir(), "lmr-ts-inferred-"));
+    try {
+      await writeFile(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "esnext", moduleResolution: "bundler", lib: ["es2022"] }, include: ["*.ts"] }));
+      const src = ["export function make(n: number) {", "  return { n, label: String(n) };", "}", "// @ts-expect-error label is a string", "export const x: number = make(1).label;", ""].join("\n");
+      await writeFile(join(project, "m.ts"), src);
+      const r = await lmr("mask", join(project, "m.ts"), "--symbol", "make");
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(src.replace("  return { n, label: String(n) };\n", '  // TODO: implement make\n  throw new Error("not implemented: make");\n  return undefined as unknown as { n: number; label: string; };\n'));
+      const unchecked = await lmr("mask", join(project, "m.ts"), "--symbol", "make", "--no-compile-check");
+      expect(unchecked.code, unchecked.stderr).toBe(0);
+      expect(unchecked.stdout).toContain("  return undefined as any;\n");
+    } finally {
+      await rm(project, { recursive: true, force: true });
+    }
+  });
+});

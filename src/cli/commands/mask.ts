@@ -5,7 +5,9 @@ import { writeFileAtomic } from "../../core/fs-atomic.js";
 import type { LineRef, MaskMode } from "../../manifest/types.js";
 import { checkCompiles, formatCompileError } from "../../mask/check-compile.js";
 import { maskerFor } from "../../mask/registry.js";
-import { checkTsTypes, formatTypeProblem } from "../../mask/ts-typecheck.js";
+import { TsMasker } from "../../mask/ts-masker.js";
+import { finishTypeCheck, formatTypeProblem, openTypeCheck } from "../../mask/ts-typecheck.js";
+import { createTsTypeOracle } from "../../mask/ts-types.js";
 import type { MaskSpec, Masker, SymbolInfo } from "../../mask/types.js";
 import { action } from "../action.js";
 import { printJson } from "../output.js";
@@ -44,6 +46,10 @@ the masked spans, byte for byte (line endings and indentation included).
 The result is re-parsed and compiled with Python; a failure exits with 1.
 A TS/JS result must parse with no syntax error, and where a tsconfig.json sits
 above the file, \`tsc --noEmit\` over that project must report no new error.
+There, a .ts stub for a function with no declared return type ends with
+\`return undefined as unknown as T\` (T: the type the checker inferred from the
+body), so callers infer what they did; without a project (or with
+--no-compile-check) it returns \`any\`.
 
 Examples:
   $ lmr mask model.py --symbol Attention.forward
@@ -68,11 +74,16 @@ async function runMask(file: string, opts: MaskOptions): Promise<number> {
   if (opts.list) return printSymbols(file, await masker.listSymbols(source), opts.json === true);
   if (opts.symbol.length === 0) throw usage("give --symbol NAME (repeatable), or --list to see the file's symbols");
   const specs = await buildSpecs(masker, source, opts);
-  const result = await masker.mask(source, specs, file);
+  // TS/JS with a tsconfig above: the project is loaded once, for the stubs' types and then the check
+  const project = opts.compileCheck && masker instanceof TsMasker ? await openTypeCheck(file) : undefined;
+  const result =
+    masker instanceof TsMasker && project
+      ? await masker.mask(source, specs, file, { types: createTsTypeOracle(project.morph, project.project, project.file) })
+      : await masker.mask(source, specs, file);
   const targets = result.targets.map((t) => ({ symbol: t.symbol, mode: t.mode, start_line: t.start_line, end_line: t.end_line }));
 
   if (opts.compileCheck && masker.language !== "python") {
-    const typed = await checkTsTypes(file, result.source);
+    const typed = project && finishTypeCheck(project, result.source);
     if (typed && typed.added.length > 0) {
       const message = `the masked source adds ${typed.added.length} type error(s) under ${typed.tsconfig}: ${typed.added.slice(0, 3).map(formatTypeProblem).join("; ")}`;
       if (opts.json) printJson({ file, ok: false, targets, error: { code: "mask/type-errors", message, added: typed.added } });
