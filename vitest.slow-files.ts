@@ -20,6 +20,7 @@ export const SLOW_TEST_FILES = [
   "test/interop/import-lmr-bench.test.ts",
   "test/judge/judge-e2e.test.ts",
   "test/mask/stdlib-sweep.test.ts",
+  "test/mask/ts-sweep.test.ts",
   "test/paper/paper-fetch.test.ts",
   "test/queue/queue-eval.test.ts",
   "test/record/record-conftest.test.ts",
