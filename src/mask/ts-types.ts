@@ -1,4 +1,5 @@
 import type { Project, SourceFile, ts as TsNamespace } from "ts-morph";
+import { LmrError } from "../core/errors.js";
 import type { TsMorph } from "../lang/ts-source.js";
 
 type Ts = typeof TsNamespace;
@@ -104,7 +105,7 @@ class CheckerOracle implements TsTypeOracle {
     if (file.getFullText() !== text) file.replaceWithText(text);
     const program = this.project.getProgram().compilerObject;
     const sf = program.getSourceFile(file.getFilePath());
-    if (!sf) throw new Error(`the project has no source file ${this.file}`);
+    if (!sf) throw new LmrError({ code: "mask/oracle-no-file", kind: "infra", file: this.file, message: "the type checker's program does not hold the file", hint: "create the oracle over a project that includes it" });
     return { sf, program, checker: program.getTypeChecker() };
   }
 }
