@@ -16,9 +16,9 @@ export interface TsMaskOptions {
   /**
    * The type checker's view of the file (createTsTypeOracle over a project
    * that holds `source`): stubs then keep each function's inferred return type
-   * exactly, and the variables of enclosing functions it assigned; each
-   * masked return type is checked in the result, and one that changed falls
-   * back to `any`. Ignored for JavaScript.
+   * exactly, and the variables of enclosing functions it assigned; the result
+   * is checked for type errors inside the stubs, and a stub with one returns
+   * `any` instead. Ignored for JavaScript.
    */
   types?: TsTypeOracle;
 }

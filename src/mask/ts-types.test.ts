@@ -204,6 +204,26 @@ describe("type-preserving stubs", () => {
     expect(g.added).toEqual([]);
   });
 
+  it("write a class by its name, never as a type literal (one loses the private members that set it apart)", async () => {
+    const hidden = lines(
+      "class Secret {",
+      "  private readonly tag = 's';",
+      "  constructor(public v: number) {}",
+      "}",
+      "export function make() {",
+      "  return new Secret(1);",
+      "}",
+      "export function take(s: ReturnType<typeof make>): number {",
+      "  return s.v;",
+      "}",
+    );
+    const src = lines('import { make, take } from "./hidden";', "export const wrap = () => make();", "export const n: number = take(wrap());");
+    const r = await maskIn({ "hidden.ts": hidden, "m.ts": src }, "m.ts", "wrap");
+    // `Secret` is not exported: the name does not resolve in m.ts, so any; `{ readonly tag: any; v: number; }` would not pass to take
+    expect(tail(r.masked, "wrap")).toEqual(["return undefined as any;"]);
+    expect(r.added).toEqual([]);
+  });
+
   it("keep JavaScript stubs plain", async () => {
     const src = lines("export function make(n) {", "  return { n };", "}", "export const k = make(1).n;");
     const r = await maskIn({ "m.js": src }, "m.js", "make");

@@ -1,4 +1,5 @@
 import type { Project, SourceFile, ts as TsNamespace } from "ts-morph";
+import { LmrError } from "../core/errors.js";
 import type { TsMorph } from "../lang/ts-source.js";
 
 type Ts = typeof TsNamespace;
@@ -30,6 +31,14 @@ export interface TsTypeOracle {
   brokenStubs(masked: string, stubs: readonly { start: number; end: number }[]): number[];
   /** Facts of many functions at once (one checker for all), before masking them one by one. */
   prepare(source: string, starts: readonly number[]): void;
+  /**
+   * Whether the function (its node's start in each text) has a return type
+   * that prints, fully qualified, the same in the masked text as in the
+   * original; undefined where either has none. A stub that wrote out a type
+   * naming what the file cannot import (an alias or class the package does
+   * not export) prints otherwise. For diagnosis: it loads both texts.
+   */
+  sameReturnType(source: string, start: number, masked: string, maskedStart: number): boolean | undefined;
 }
 
 export interface TsStubFacts {
@@ -78,12 +87,25 @@ class CheckerOracle implements TsTypeOracle {
     return stubs.flatMap((s, i) => (errors.some((d) => d.start! >= s.start && d.start! < s.end) ? [i] : []));
   }
 
+  sameReturnType(source: string, start: number, masked: string, maskedStart: number): boolean | undefined {
+    const print = (text: string, at: number): string | undefined => {
+      const { sf, checker } = this.load(text);
+      const fn = findFunctionAt(this.morph.ts, sf, at);
+      const sig = fn && checker.getSignatureFromDeclaration(fn);
+      const F = this.morph.ts.TypeFormatFlags;
+      return sig && checker.typeToString(checker.getReturnTypeOfSignature(sig), undefined, F.NoTruncation | F.UseFullyQualifiedType);
+    };
+    const before = print(source, start);
+    const after = print(masked, maskedStart);
+    return before === undefined || after === undefined ? undefined : before === after;
+  }
+
   private load(text: string): { sf: TsNamespace.SourceFile; program: TsNamespace.Program; checker: TsNamespace.TypeChecker } {
     const file: SourceFile = this.project.getSourceFile(this.file) ?? this.project.addSourceFileAtPath(this.file);
     if (file.getFullText() !== text) file.replaceWithText(text);
     const program = this.project.getProgram().compilerObject;
     const sf = program.getSourceFile(file.getFilePath());
-    if (!sf) throw new Error(`the project has no source file ${this.file}`);
+    if (!sf) throw new LmrError({ code: "mask/oracle-no-file", kind: "infra", file: this.file, message: "the type checker's program does not hold the file", hint: "create the oracle over a project that includes it" });
     return { sf, program, checker: program.getTypeChecker() };
   }
 }
@@ -156,13 +178,14 @@ function promised(checker: TsNamespace.TypeChecker, type: TsNamespace.Type): TsN
  */
 function printType(ts: Ts, program: TsNamespace.Program, checker: TsNamespace.TypeChecker, sf: TsNamespace.SourceFile, fn: TsNamespace.FunctionLikeDeclaration, type: TsNamespace.Type, project: Project): string | undefined {
   const NB = ts.NodeBuilderFlags;
-  const flags = NB.NoTruncation | NB.UseStructuralFallback | NB.GenerateNamesForShadowedTypeParams | NB.WriteClassExpressionAsTypeLiteral | NB.AllowEmptyTuple;
+  const flags = NB.NoTruncation | NB.UseStructuralFallback | NB.GenerateNamesForShadowedTypeParams | NB.AllowEmptyTuple;
   const build = (f: number): TsNamespace.TypeNode | undefined => {
     const n = (checker.typeToTypeNode as TypeToTypeNodeWithTracker)(type, fn, f, 0, moduleTracker(ts, program, project));
     return n && !namesInside(ts, n, fn) ? n : undefined;
   };
-  // `typeof f` for a function's type where f is in scope; written out where f is one the body declares
-  const node = build(flags | NB.UseTypeOfFunction) ?? build(flags);
+  // `typeof f` for a function's type where f is in scope, written out where f is one the body declares;
+  // a class by its name (written out, a class with private members is another type), a class expression written out
+  const node = build(flags | NB.UseTypeOfFunction) ?? build(flags) ?? build(flags | NB.WriteClassExpressionAsTypeLiteral);
   if (!node) return undefined;
   return ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind.LineFeed }).printNode(ts.EmitHint.Unspecified, node, sf);
 }
@@ -217,7 +240,8 @@ function assignedOuterVariables(ts: Ts, checker: TsNamespace.TypeChecker, sf: Ts
     const symbol = ts.isShorthandPropertyAssignment(id.parent) ? checker.getShorthandAssignmentValueSymbol(id.parent) : checker.getSymbolAtLocation(id);
     const decl = symbol?.valueDeclaration;
     if (!decl || decl.getSourceFile() !== sf || (decl.pos >= fn.pos && decl.end <= fn.end)) return;
-    if (ts.isVariableDeclaration(decl) || ts.isParameter(decl) || ts.isBindingElement(decl)) names.add(id.text);
+    const constant = (ts.getCombinedNodeFlags(decl) & ts.NodeFlags.Constant) !== 0; // an assignment to a const was an error already
+    if ((ts.isVariableDeclaration(decl) || ts.isParameter(decl) || ts.isBindingElement(decl)) && !constant) names.add(id.text);
   };
   const visit = (node: TsNamespace.Node): void => {
     if (ts.isIdentifier(node) && isAssignmentTarget(ts, node)) consider(node);

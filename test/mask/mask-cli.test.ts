@@ -182,4 +182,65 @@ describe("lmr mask on TypeScript: inferred types", () => {
       await rm(project, { recursive: true, force: true });
     }
   });
+
+  it("writes each kind of inferred type so that it resolves, keeps JavaScript plain, and falls back to any without a project", async () => {
+    const project = await mkdtemp(join(tmpdir(), "lmr-ts-inferred-"));
+    const bare = await mkdtemp(join(tmpdir(), "lmr-ts-bare-"));
+    try {
+      await writeFile(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "esnext", moduleResolution: "bundler", lib: ["es2022"], allowJs: true }, include: ["*.ts", "*.js"] }));
+      await writeFile(join(project, "other.ts"), "export interface Box { v: number }\nexport function box(v: number): Box { return { v }; }\n");
+      const src = [
+        'import { box } from "./other";',
+        "export function wrap(v: number) {",
+        "  return box(v);",
+        "}",
+        "export async function load(n: number) {",
+        "  return { n, at: Date.now() };",
+        "}",
+        "export function* count(n: number) {",
+        "  for (let i = 0; i < n; i++) yield i;",
+        '  return "done";',
+        "}",
+        "export function local(n: number) {",
+        "  interface Pair { a: number; b: number }",
+        "  const p: Pair = { a: n, b: n };",
+        "  return p;",
+        "}",
+        // callers that type-check only while each stub keeps its function's type
+        "export const v: number = wrap(1).v;",
+        "export const loaded: Promise<number> = load(1).then((r) => r.at);",
+        'export const last: string | void = count(2).next().done ? "done" : undefined;',
+        "",
+      ].join("\n");
+      await writeFile(join(project, "m.ts"), src);
+      const symbols = ["wrap", "load", "count", "local"].flatMap((s) => ["-s", s]);
+      const json = await lmr("mask", join(project, "m.ts"), ...symbols, "--json");
+      expect(json.code, json.stderr).toBe(0);
+      expect(JSON.parse(json.stdout)).toMatchObject({ ok: true });
+      const r = await lmr("mask", join(project, "m.ts"), ...symbols);
+      expect(r.code, r.stderr).toBe(0);
+      const stub = (name: string, last: string): string => `  // TODO: implement ${name}\n  throw new Error("not implemented: ${name}");\n${last}`;
+      // a type the file does not import is named through import(); a promise by what it resolves to
+      expect(r.stdout).toContain(`export function wrap(v: number) {\n${stub("wrap", '  return undefined as unknown as import("./other").Box;\n')}}`);
+      expect(r.stdout).toContain(`export async function load(n: number) {\n${stub("load", "  return undefined as unknown as { n: number; at: number; };\n")}}`);
+      expect(r.stdout).toContain(`export function* count(n: number) {\n${stub("count", "  return yield* (undefined as unknown as Generator<number, string, unknown>);\n")}}`);
+      // an interface the body declares cannot be named outside it
+      expect(r.stdout).toContain(`export function local(n: number) {\n${stub("local", "  return undefined as any;\n")}}`);
+      expect(r.stdout.split("\n").slice(-4).join("\n")).toBe(src.split("\n").slice(-4).join("\n"));
+
+      await writeFile(join(project, "m.js"), "export function twice(n) {\n  return n * 2;\n}\n");
+      const js = await lmr("mask", join(project, "m.js"), "-s", "twice");
+      expect(js.code, js.stderr).toBe(0);
+      expect(js.stdout).toBe(`export function twice(n) {\n${stub("twice", "")}}\n`);
+
+      // no tsconfig.json above: no checker, so the stub cannot know the type
+      await writeFile(join(bare, "m.ts"), src);
+      const loose = await lmr("mask", join(bare, "m.ts"), "-s", "wrap");
+      expect(loose.code, loose.stderr).toBe(0);
+      expect(loose.stdout).toContain(`export function wrap(v: number) {\n${stub("wrap", "  return undefined as any;\n")}}`);
+    } finally {
+      await rm(project, { recursive: true, force: true });
+      await rm(bare, { recursive: true, force: true });
+    }
+  });
 });
