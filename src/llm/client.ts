@@ -1,5 +1,6 @@
 import OpenAI from "openai";
 import { LmrError } from "../core/errors.js";
+import { createHttpFetch } from "./http-fetch.js";
 import { readRetryAfter, type TryFailure } from "./retry.js";
 
 /** One chat request, the parameters that decide the reply (and so the cache key). */
@@ -42,9 +43,10 @@ export interface ClientOptions {
  * A ChatCall over any OpenAI-compatible API with the official SDK. The SDK's
  * own retries are off: callWithRetry decides, so every try is counted and its
  * wait recorded. A reply without choices or text is thrown as malformed.
+ * Requests go over node:http with keep-alive (http-fetch.ts), not the global fetch.
  */
 export function createChatCall(opts: ClientOptions): ChatCall {
-  const client = new OpenAI({ baseURL: opts.baseUrl, apiKey: opts.apiKey, maxRetries: 0, timeout: opts.timeoutMs });
+  const client = new OpenAI({ baseURL: opts.baseUrl, apiKey: opts.apiKey, maxRetries: 0, timeout: opts.timeoutMs, fetch: createHttpFetch() });
   return async (req) => {
     const raw: unknown = await client.chat.completions.create({ ...req, stream: false } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
     return readReply(raw);
