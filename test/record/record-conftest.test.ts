@@ -104,4 +104,14 @@ describe("lmr record loads the grader's conftest.py before importing the targets
     expect(out.error.pointer).toBe("/tests/files");
     expect(await stat(join(taskDir, "fixtures/calls.json")).then(() => true, () => false)).toBe(false);
   });
+
+  it("a library the conftest hides (sys.modules[name] = None) is neither seeded nor named in calls.json", async () => {
+    const taskDir = await standinTask("record-conftest-hidden", 'import sys\nsys.modules["torch"] = None\nimport numpy\n' + (await STANDINS()));
+    const driver = "import sys\nassert sys.modules['torch'] is None\nfrom scoring import weighted_mean\nweighted_mean([1.0, 2.0], [1.0, 3.0])\n";
+    const r = await runCli(["record", taskDir, "--driver", driver]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const calls = JSON.parse(await readFile(join(taskDir, "fixtures/calls.json"), "utf8")) as CallsFile & { seeded: string[]; environment: Record<string, string> };
+    expect(calls.seeded).toEqual(["random", "numpy"]);
+    expect(Object.keys(calls.environment).sort()).toEqual(["numpy", "python"]);
+  });
 });

@@ -4,6 +4,12 @@ en_core_web_sm package, answer with real spaCy Docs from a table of hand-written
 import sys
 from pathlib import Path
 
+# spaCy's thinc imports torch whenever it is installed; this task's environment declares no
+# torch (its image has none) and nothing here needs it, but a host venv over Debian's Python
+# sees the system's. Hidden, the tests and the recording (calls.json names the libraries
+# loaded and seeded) see the same modules on every backend, and spare the import.
+sys.modules.setdefault("torch", None)
+
 _here = str(Path(__file__).resolve().parent)
 if _here not in sys.path:
     sys.path.insert(0, _here)
