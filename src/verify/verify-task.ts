@@ -15,6 +15,7 @@ import { dockerImageOf, nodeRuntime, resolveRunPython, runTests } from "../runne
 import type { PythonEnv, RunOutcome, RunRequest, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { ForkServer } from "../runner/fork-server.js";
+import { planOf, readServerPlan, samePlan, serverPlanKey, writeServerPlan, type ServerPlan } from "./server-plan.js";
 import { defaultCacheDir } from "../source/cache.js";
 import { alternativesStep } from "./alternatives-step.js";
 import { createRunSlots, type RunSlots } from "./run-slots.js";
@@ -204,19 +205,43 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     emit("reference", `reference × ${settings.runs}`);
     // the Node harness traces no lines and has no fork server: its mutants run the whole suite
     const fast = opts.fastMutants !== false && !node;
-    // Reference run 1 is a fresh process that also reports the imports (the environment step, and
-    // what a fork server should preload) and, on the fast path, traces which target lines each test
-    // executes (a mutant then runs only where it can be killed). The reference is our code: its
-    // other runs go to the fork server started from run 1's imports, where there is one.
+    // Reference run 1 also reports the imports (the environment step, and what a fork server
+    // should preload) and, on the fast path, traces which target lines each test executes (a
+    // mutant then runs only where it can be killed). The reference is our code: its other runs
+    // go to the fork server started from run 1's imports, where there is one. Run 1 is a fresh
+    // process unless the server plan those imports gave is remembered for these very inputs:
+    // then the server starts at once and run 1 runs in it; a plan that no longer holds, or a
+    // run 1 that does not pass there, falls back to the fresh run.
     let serverStarted: (() => void) | undefined;
     const serverReady = new Promise<void>((r) => (serverStarted = r));
+    const cacheDir = opts.cacheDir ?? defaultCacheDir();
+    const useServer = fast && opts.forkServer !== false;
+    const planKey = serverPlanKey({ workspace: bundle.hashes.workspace, reference: bundle.hashes.reference, grader: bundle.hashes.grader, python: python.path, pythonVersion: python.version, sandbox: opts.sandbox ?? "auto", environment: m.environment });
+    const traced = fast ? { traceLines: Object.keys(references) } : {};
+    const startServer = (plan: ServerPlan): Promise<ForkServer | undefined> =>
+      ForkServer.start({ scratchParent: work, python, sandbox: opts.sandbox ?? "auto", preload: plan.preload, network: m.environment.network, hidePaths: base.hidePaths ?? [], environment: m.environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}), ...(plan.envChanges ? { envChanges: plan.envChanges } : {}) });
+    const firstInRememberedServer = async (): Promise<RunOutcome | undefined> => {
+      const remembered = useServer ? await readServerPlan(cacheDir, planKey) : undefined;
+      const early = remembered && (await startServer(remembered));
+      if (!remembered || !early) return undefined;
+      const first = await early.run({ ...base, overlay: references, reportImports: true, ...traced });
+      if (first.status === "passed" && samePlan(planOf(first), remembered)) {
+        server = early;
+        return first;
+      }
+      await early.close();
+      return undefined;
+    };
     const refRun = async (i: number): Promise<RunOutcome> => {
       if (i === 0) {
         try {
-          const first = await runWith(references, { reportImports: true, ...(fast ? { traceLines: Object.keys(references) } : {}) });
-          if (fast && opts.forkServer !== false) {
-            const preload = [...new Set((first.imports ?? []).filter((x) => x.origin === "installed").map((x) => x.module))];
-            server = await ForkServer.start({ scratchParent: work, python, sandbox: opts.sandbox ?? "auto", preload, network: m.environment.network, hidePaths: base.hidePaths ?? [], environment: m.environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}), ...(first.env_changes ? { envChanges: first.env_changes } : {}) });
+          const inServer = await firstInRememberedServer();
+          if (inServer) return inServer;
+          const first = await runWith(references, { reportImports: true, ...traced });
+          if (useServer) {
+            const plan = planOf(first);
+            server = await startServer(plan);
+            if (first.status === "passed") await writeServerPlan(cacheDir, planKey, plan).catch(() => undefined);
           }
           return first;
         } finally {
@@ -268,7 +293,6 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       const refTime = Math.max(...record.steps.reference.runs.map((r) => r.duration_s), 1);
       const timeout = Math.min(m.tests.timeout_total_s, Math.max(10, Math.ceil(refTime * 5)));
       const coverage = fast ? ref.outcomes.find((o) => o.status === "passed" && o.lines)?.lines : undefined;
-      const cacheDir = opts.cacheDir ?? defaultCacheDir();
       const plan: MutantPlan = { killers: fast ? await readKillers(cacheDir, bundle.hashes.grader) : [], mount: m.tests.mount ?? "lmr_tests", ...(coverage ? { coverage } : {}) };
       record.steps.mutants = await mutantsStep(task, references, settings, slots, (overlay, extra) => runTrusted(overlay, { timeoutTotalS: timeout, ...extra }), tick("mutants"), plan);
       if (fast) await writeKillers(cacheDir, bundle.hashes.grader, plan.killers).catch(() => undefined);

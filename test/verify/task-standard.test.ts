@@ -177,6 +177,43 @@ describe.concurrent("the task standard in lmr verify", () => {
     expect(runs.map((r) => r.status)).toEqual(["passed", "passed", "passed"]);
   });
 
+  it("a remembered server plan runs reference run 1 in the fork server with a fresh run's outcomes; a plan that no longer holds falls back and is written again", async () => {
+    const cache = await makeTempDir("verify-plan-cache");
+    const env = { LMR_CACHE: cache };
+    const args = [join("examples", "tasks", "pref-loss"), "--runs", "2", "--mutants", "6", "--no-write", "-j", "2", "--sandbox", "none", "--no-dataset-scan", "--json"];
+    const once = async (): Promise<VerificationRecord> => {
+      const r = await runCli(["verify", ...args], { env });
+      expect(r.exitCode, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as Output).tasks[0]!;
+    };
+    const facts = (rec: VerificationRecord) => ({
+      reference: rec.steps.reference.runs.map((x) => [x.status, x.passed, x.failed]),
+      stub: rec.steps.stub.ok,
+      mutants: [rec.steps.mutants.total, rec.steps.mutants.killed, rec.steps.mutants.survivors.map((x) => x.id)],
+      environment: rec.steps.environment?.ok,
+    });
+    const planDir = join(cache, "verify");
+    const planFile = async (): Promise<string> => {
+      const { readdir } = await import("node:fs/promises");
+      const names = (await readdir(planDir)).filter((n) => n.startsWith("server-plan-"));
+      expect(names).toHaveLength(1);
+      return join(planDir, names[0]!);
+    };
+    const fresh = await once(); // no plan: run 1 is a fresh process, and its imports make the plan
+    const file = await planFile();
+    const plan = JSON.parse(await readFile(file, "utf8")) as { preload: string[] };
+    expect(plan.preload).toContain("pytest"); // what the tests import from outside the tree
+    const { stat } = await import("node:fs/promises");
+    const written = (await stat(file)).mtimeMs;
+    const remembered = await once(); // the plan holds: run 1 ran in the server, so nothing was written
+    expect(facts(remembered)).toEqual(facts(fresh));
+    expect((await stat(file)).mtimeMs).toBe(written);
+    await writeFile(file, JSON.stringify({ preload: ["json"] }));
+    const stale = await once(); // run 1 in that server imports what the plan lacks: the fresh run decides, and the plan is written again
+    expect(facts(stale)).toEqual(facts(fresh));
+    expect(JSON.parse(await readFile(file, "utf8"))).toEqual(plan);
+  });
+
   it("validate and verify reject an instruction that still holds TODO(author) markers", async () => {
     const taskDir = await copyTask(await makeTempDir("verify-todo"), "pref-loss");
     const instruction = join(taskDir, "instruction.md");

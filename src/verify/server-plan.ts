@@ -1,0 +1,55 @@
+import { createHash } from "node:crypto";
+import { mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { writeJsonAtomic } from "../core/fs-atomic.js";
+import type { RunOutcome } from "../runner/types.js";
+
+/**
+ * What a task's fork server is started with: the installed modules the reference's first
+ * run imported, and what its conftest left changed in the environment (they are imported
+ * under it). Verify learns it from a fresh first run; remembered, the next verify of the
+ * same inputs starts the server at once and runs the first reference run in it.
+ */
+export interface ServerPlan {
+  preload: string[];
+  envChanges?: { set: Record<string, string>; unset: string[] };
+}
+
+/** The plan a passing first run implies. */
+export function planOf(first: RunOutcome): ServerPlan {
+  const preload = [...new Set((first.imports ?? []).filter((x) => x.origin === "installed").map((x) => x.module))].sort();
+  return { preload, ...(first.env_changes ? { envChanges: first.env_changes } : {}) };
+}
+
+export function samePlan(a: ServerPlan, b: ServerPlan): boolean {
+  return canonical(a) === canonical(b);
+}
+
+function canonical(p: ServerPlan): string {
+  const set = Object.fromEntries(Object.entries(p.envChanges?.set ?? {}).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
+  return JSON.stringify({ preload: [...p.preload].sort(), set, unset: [...(p.envChanges?.unset ?? [])].sort() });
+}
+
+/** Everything a plan depends on: the trees the tests run over, the grader, the interpreter and where it runs. */
+export function serverPlanKey(parts: { workspace: string; reference: string; grader: string; python: string; pythonVersion: string; sandbox: string; environment: unknown }): string {
+  return createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 32);
+}
+
+const planFile = (cacheDir: string, key: string): string => join(cacheDir, "verify", `server-plan-${key}.json`);
+
+export async function readServerPlan(cacheDir: string, key: string): Promise<ServerPlan | undefined> {
+  try {
+    const v = JSON.parse(await readFile(planFile(cacheDir, key), "utf8")) as Partial<ServerPlan>;
+    if (!Array.isArray(v.preload) || !v.preload.every((m) => typeof m === "string")) return undefined;
+    const c = v.envChanges;
+    const changes = c && typeof c === "object" && c.set && typeof c.set === "object" && Array.isArray(c.unset) ? { envChanges: { set: c.set, unset: c.unset } } : {};
+    return { preload: v.preload, ...changes };
+  } catch {
+    return undefined;
+  }
+}
+
+export async function writeServerPlan(cacheDir: string, key: string, plan: ServerPlan): Promise<void> {
+  await mkdir(join(cacheDir, "verify"), { recursive: true });
+  await writeJsonAtomic(planFile(cacheDir, key), plan);
+}
