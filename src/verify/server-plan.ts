@@ -21,6 +21,20 @@ export function planOf(first: RunOutcome): ServerPlan {
   return { preload, ...(first.env_changes ? { envChanges: first.env_changes } : {}) };
 }
 
+/**
+ * The plan a passing first run in a server started with `under` implies. The child starts
+ * with the variables `under` set, so a conftest that sets them again changes nothing there:
+ * its changes are read on top of `under`'s, as a fresh run would have seen them.
+ */
+export function planInServer(first: RunOutcome, under: ServerPlan): ServerPlan {
+  const own = planOf(first);
+  const set = { ...(under.envChanges?.set ?? {}), ...(own.envChanges?.set ?? {}) };
+  const unset = [...new Set([...(under.envChanges?.unset ?? []), ...(own.envChanges?.unset ?? [])])].filter((k) => !(own.envChanges?.set && k in own.envChanges.set));
+  for (const k of own.envChanges?.unset ?? []) delete set[k];
+  const changed = Object.keys(set).length > 0 || unset.length > 0;
+  return { preload: own.preload, ...(changed ? { envChanges: { set, unset } } : {}) };
+}
+
 export function samePlan(a: ServerPlan, b: ServerPlan): boolean {
   return canonical(a) === canonical(b);
 }

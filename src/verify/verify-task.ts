@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { trustedScratchRoot } from "../runner/trusted-scratch.js";
+import { makeTrustedScratch } from "../runner/trusted-scratch.js";
 import { createRequire } from "node:module";
 import { basename, join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -15,7 +15,7 @@ import { dockerImageOf, nodeRuntime, resolveRunPython, runTests } from "../runne
 import type { PythonEnv, RunOutcome, RunRequest, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { ForkServer } from "../runner/fork-server.js";
-import { planOf, readServerPlan, samePlan, serverPlanKey, writeServerPlan, type ServerPlan } from "./server-plan.js";
+import { planInServer, planOf, readServerPlan, samePlan, serverPlanKey, writeServerPlan, type ServerPlan } from "./server-plan.js";
 import { defaultCacheDir } from "../source/cache.js";
 import { alternativesStep } from "./alternatives-step.js";
 import { createRunSlots, type RunSlots } from "./run-slots.js";
@@ -149,7 +149,8 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
   const slots = opts.slots ?? createRunSlots(Math.max(1, opts.jobs ?? 2));
 
   // a kept bundle is for a person to use later: it stays on disk, not in memory
-  const work = await mkdtemp(join(opts.keep ? tmpdir() : trustedScratchRoot(), "lmr-verify-"));
+  const workDir = opts.keep ? { dir: await mkdtemp(join(tmpdir(), "lmr-verify-")), release: () => Promise.resolve() } : await makeTrustedScratch("lmr-verify-");
+  const work = workDir.dir;
   let kept: KeptBundle | undefined;
   let server: ForkServer | undefined;
   try {
@@ -225,7 +226,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       const early = remembered && (await startServer(remembered));
       if (!remembered || !early) return undefined;
       const first = await early.run({ ...base, overlay: references, reportImports: true, ...traced });
-      if (first.status === "passed" && samePlan(planOf(first), remembered)) {
+      if (first.status === "passed" && samePlan(planInServer(first, remembered), remembered)) {
         server = early;
         return first;
       }
@@ -317,7 +318,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     return kept ? { ...done, kept } : done;
   } finally {
     await server?.close();
-    if (!kept) await rm(work, { recursive: true, force: true });
+    if (!kept) await (opts.keep ? rm(work, { recursive: true, force: true }) : workDir.release());
   }
 }
 

@@ -1,0 +1,43 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { RunOutcome } from "../runner/types.js";
+import { planInServer, planOf, readServerPlan, samePlan, serverPlanKey, writeServerPlan } from "./server-plan.js";
+
+const outcome = (modules: [string, string][], env?: { set: Record<string, string>; unset: string[] }): RunOutcome =>
+  ({ imports: modules.map(([module, origin]) => ({ module, origin, importer: "t.py", dist: null, file: null })), ...(env ? { env_changes: env } : {}) }) as unknown as RunOutcome;
+
+describe("the fork server's plan", () => {
+  it("preloads the installed modules a first run imported, once each, and keeps its variables", () => {
+    const plan = planOf(outcome([["torch", "installed"], ["numpy", "installed"], ["torch", "installed"], ["helpers", "tree"], ["spacy_parses", "grader"]], { set: { A: "1" }, unset: [] }));
+    expect(plan).toEqual({ preload: ["numpy", "torch"], envChanges: { set: { A: "1" }, unset: [] } });
+  });
+
+  it("reads a run in a server started with the plan on top of its variables: a conftest setting them again is the same plan", () => {
+    const remembered = { preload: ["joblib"], envChanges: { set: { JOBLIB_MULTIPROCESSING: "0" }, unset: ["X"] } };
+    // in the child the variable is already set and X already gone: the conftest changes nothing
+    expect(samePlan(planInServer(outcome([["joblib", "installed"]]), remembered), remembered)).toBe(true);
+    expect(samePlan(planOf(outcome([["joblib", "installed"]])), remembered)).toBe(false);
+    // a new import, or a variable set anew, is another plan
+    expect(samePlan(planInServer(outcome([["joblib", "installed"], ["torch", "installed"]]), remembered), remembered)).toBe(false);
+    expect(samePlan(planInServer(outcome([["joblib", "installed"]], { set: { B: "2" }, unset: [] }), remembered), remembered)).toBe(false);
+    // order does not matter
+    expect(samePlan({ preload: ["a", "b"], envChanges: { set: { y: "1", x: "2" }, unset: [] } }, { preload: ["b", "a"], envChanges: { set: { x: "2", y: "1" }, unset: [] } })).toBe(true);
+  });
+
+  it("is remembered by key, and a file that is not a plan reads as none", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "lmr-plan-"));
+    try {
+      const key = serverPlanKey({ workspace: "w", reference: "r", grader: "g", python: "/usr/bin/python3", pythonVersion: "3.11.2", sandbox: "bwrap", environment: {} });
+      expect(key).not.toBe(serverPlanKey({ workspace: "w", reference: "r", grader: "g2", python: "/usr/bin/python3", pythonVersion: "3.11.2", sandbox: "bwrap", environment: {} }));
+      expect(await readServerPlan(dir, key)).toBeUndefined();
+      await writeServerPlan(dir, key, { preload: ["torch"] });
+      expect(await readServerPlan(dir, key)).toEqual({ preload: ["torch"] });
+      await writeFile(join(dir, "verify", `server-plan-${key}.json`), JSON.stringify({ preload: [1] }));
+      expect(await readServerPlan(dir, key)).toBeUndefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
