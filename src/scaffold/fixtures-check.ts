@@ -1,5 +1,5 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { trustedScratchRoot } from "../runner/trusted-scratch.js";
+import { readFile } from "node:fs/promises";
+import { makeTrustedScratch } from "../runner/trusted-scratch.js";
 import { join } from "node:path";
 import type { BundleInfo } from "../bundle/index.js";
 import { isLmrError } from "../core/errors.js";
@@ -80,7 +80,8 @@ export async function checkFixtures(task: ResolvedTask, opts: FixtureCheckOption
     const differences = [...committed.keys()].map((file) => unclaimed(file));
     return done({ status: differences.length > 0 ? "different" : "identical", compared: [], differences });
   }
-  const scratch = await mkdtemp(join(trustedScratchRoot(), "lmr-record-check-"));
+  const scratchDir = await makeTrustedScratch("lmr-record-check-");
+  const scratch = scratchDir.dir;
   let python;
   let produced: ProducedFixtures;
   try {
@@ -104,7 +105,7 @@ export async function checkFixtures(task: ResolvedTask, opts: FixtureCheckOption
     const error = { code: err.code, message: err.message, ...(err.file ? { file: err.file } : {}), ...(err.pointer ? { pointer: err.pointer } : {}), ...(err.hint ? { hint: err.hint } : {}) };
     return done({ status: "failed", compared: [], differences: [], error, ...(python ? { python: { path: python.path, version: python.version } } : {}) });
   } finally {
-    await rm(scratch, { recursive: true, force: true });
+    await scratchDir.release();
   }
   const differences = compare(committed, produced, new Set(listFixtureClaims(m).map((c) => c.file)));
   return done({

@@ -1,5 +1,5 @@
-import { mkdtemp, rm, stat } from "node:fs/promises";
-import { trustedScratchRoot } from "../runner/trusted-scratch.js";
+import { rm, stat } from "node:fs/promises";
+import { makeTrustedScratch } from "../runner/trusted-scratch.js";
 import { join, relative, resolve } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs-atomic.js";
@@ -65,7 +65,8 @@ export async function recordCalls(task: ResolvedTask, opts: RecordOptions = {}):
   const t0 = performance.now();
   const driver = await resolveDriver(task, opts.driver);
   const python = await resolveRunPython({ sandbox: opts.sandbox ?? "none", environment: task.manifest.environment, ...(opts.python ? { python: opts.python } : {}), requirements: task.manifest.environment.requirements });
-  const scratch = await mkdtemp(join(trustedScratchRoot(), "lmr-record-"));
+  const scratchDir = await makeTrustedScratch("lmr-record-");
+  const scratch = scratchDir.dir;
   try {
     const produced = await produceFixtures(
       task,
@@ -81,7 +82,7 @@ export async function recordCalls(task: ResolvedTask, opts: RecordOptions = {}):
     );
     return { ...(await saveOutputs(task, produced)), python: { path: python.path, version: python.version }, duration_s: round((performance.now() - t0) / 1000) };
   } finally {
-    await rm(scratch, { recursive: true, force: true });
+    await scratchDir.release();
   }
 }
 

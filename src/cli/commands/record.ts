@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { sweepTrustedScratch } from "../../runner/trusted-scratch.js";
 import { EXIT, LmrError } from "../../core/errors.js";
 import { displayPath } from "../../manifest/read.js";
 import { DEFAULT_MAX_CALLS, DEFAULT_RECORD_TIMEOUT_S, recordCalls, type DriverSpec } from "../../scaffold/record.js";
@@ -93,6 +94,7 @@ function wholeNumber(value: string | undefined, flag: string, min: number): numb
 }
 
 async function runRecord(taskDirs: string[], flags: RecordFlags): Promise<number> {
+  await sweepTrustedScratch();
   const timeoutS = wholeNumber(flags.timeout, "--timeout", 1);
   const sandbox = parseSandboxChoice(flags.sandbox);
   if (flags.check) {

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { sweepTrustedScratch } from "../../runner/trusted-scratch.js";
 import { EXIT, LmrError } from "../../core/errors.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
@@ -110,6 +111,8 @@ function sandboxChoice(value: string): SandboxChoice {
 }
 
 async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number> {
+  // what a verify or record killed with -9 left on the tmpfs
+  await sweepTrustedScratch();
   const dirs = taskDirs.length > 0 ? taskDirs : await findTaskDirs(flags.tasksDir);
   if (dirs.length === 0) {
     throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders or --tasks-dir" });
