@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { runGenerate, type GenerateOptions } from "../generate/run-generate.js";
+import { createHttpFetch } from "../llm/http-fetch.js";
 import { DEFAULT_RETRY } from "../llm/retry.js";
 import { loadPytestTasks } from "./example-tasks.js";
 import type { BenchContext, BenchResult } from "./types.js";
@@ -14,7 +15,8 @@ import type { BenchContext, BenchResult } from "./types.js";
  * (prompts ready, bundles built beforehand), each reply spliced into its
  * masked file and cached on disk as it arrives. Baseline in the same script:
  * 8 bare fetch loops against the same server (what the machine allows with no
- * SDK, no splicing, no cache); and runGenerate with its request seam
+ * SDK, no splicing, no cache), the same loops over the node:http fetch that
+ * lmr generate sends with (src/llm/http-fetch.ts); and runGenerate with its request seam
  * answering in-process after the same delay (splicing and cache, no HTTP), to
  * tell our cost from the HTTP stack's. Goal: generate / ideal >= 0.9.
  */
@@ -25,10 +27,13 @@ export interface GenerateBenchFigures {
   ideal_rps: number;
   generate_rps: number[];
   bare_rps: number[];
+  /** The bare loops over createHttpFetch, the transport runGenerate uses. */
+  bare_http_rps: number[];
   /** runGenerate with the request seam answering after the same delay in-process: our own cost without HTTP and the SDK. */
   no_http_rps: number[];
   median_generate_rps: number;
   median_bare_rps: number;
+  median_bare_http_rps: number;
   median_no_http_rps: number;
   ratio_to_ideal: number;
   ratio_to_bare: number;
@@ -94,12 +99,12 @@ async function startDelayServer(): Promise<{ url: string; count: () => Promise<n
   };
 }
 
-async function bareFetch(url: string, requests: number): Promise<number> {
+async function bareFetch(url: string, requests: number, f: typeof fetch = fetch): Promise<number> {
   let next = 0;
   const start = performance.now();
   await Promise.all(Array.from({ length: JOBS }, async () => {
     while (next++ < requests) {
-      const r = await fetch(`${url}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      const r = await f(`${url}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
       await r.json();
     }
   }));
@@ -123,6 +128,8 @@ export async function runGenerateBench(ctx: BenchContext): Promise<BenchResult &
     await runGenerate({ ...base, samples: 1, outDir: out, cacheDir: join(work, "warm-cache") });
     const generateRps: number[] = [];
     const bareRps: number[] = [];
+    const bareHttpRps: number[] = [];
+    const httpFetch = createHttpFetch();
     const noHttpRps: number[] = [];
     const seam: GenerateOptions["chat"] = (req) =>
       new Promise((r) => {
@@ -135,6 +142,7 @@ export async function runGenerateBench(ctx: BenchContext): Promise<BenchResult &
     for (let i = 0; i < repeats; i++) {
       ctx.log(`generate: repeat ${i + 1}/${repeats}: ${requests} requests at -j ${JOBS}, ${DELAY_MS} ms per reply`);
       bareRps.push(await bareFetch(server.url, requests));
+      bareHttpRps.push(await bareFetch(server.url, requests, httpFetch));
       const before = await server.count();
       const cacheDir = join(work, `cache-${i}`);
       const r = await runGenerate({ ...base, outDir: out, cacheDir });
@@ -159,6 +167,8 @@ export async function runGenerateBench(ctx: BenchContext): Promise<BenchResult &
       ideal_rps: ideal,
       generate_rps: generateRps.map((x) => Math.round(x * 10) / 10),
       bare_rps: bareRps.map((x) => Math.round(x * 10) / 10),
+      bare_http_rps: bareHttpRps.map((x) => Math.round(x * 10) / 10),
+      median_bare_http_rps: Math.round(median(bareHttpRps) * 10) / 10,
       median_generate_rps: Math.round(median(generateRps) * 10) / 10,
       median_bare_rps: Math.round(median(bareRps) * 10) / 10,
       no_http_rps: noHttpRps.map((x) => Math.round(x * 10) / 10),
@@ -169,7 +179,8 @@ export async function runGenerateBench(ctx: BenchContext): Promise<BenchResult &
     };
     notes.push(
       `lmr generate -j ${JOBS}, ${requests} requests, ${DELAY_MS} ms per reply (median of ${repeats}): ${figures.median_generate_rps} requests/s = ${figures.ratio_to_ideal.toFixed(3)} of the ideal ${ideal} (goal >= 0.9)`,
-      `baseline, ${JOBS} bare fetch loops: ${figures.median_bare_rps} requests/s; generate/bare = ${figures.ratio_to_bare.toFixed(3)}`,
+      `baseline, ${JOBS} bare fetch loops: ${figures.median_bare_rps} requests/s = ${(figures.median_bare_rps / ideal).toFixed(3)} of the ideal; generate/bare = ${figures.ratio_to_bare.toFixed(3)}`,
+      `the same loops over node:http (the transport lmr generate uses): ${figures.median_bare_http_rps} requests/s = ${(figures.median_bare_http_rps / ideal).toFixed(3)} of the ideal`,
       `without HTTP (the request seam answering in-process after ${DELAY_MS} ms; splicing and cache as above): ${figures.median_no_http_rps} requests/s = ${(figures.median_no_http_rps / ideal).toFixed(3)} of the ideal`,
       `rerun from the cache: ${requests} samples in ${cachedRerun.toFixed(3)} s, no request`,
     );
