@@ -13,6 +13,7 @@ import { KILL_GRACE_MS, killGroup } from "../runner/supervise.js";
 import { agentEnv, bwrapAgentArgs, dockerAgentArgs, interpreterFolders, type AgentMounts } from "./sandbox.js";
 import { AGENT_PATHS, expandTemplate } from "./template.js";
 import { commitBaseline, diffWorkspace } from "./workspace-diff.js";
+import { onStopSignal } from "../core/stop-signals.js";
 
 export type AgentSandboxChoice = "auto" | "docker" | "bwrap";
 export const AGENT_SANDBOX_CHOICES: readonly AgentSandboxChoice[] = ["auto", "docker", "bwrap"];
@@ -214,12 +215,7 @@ function trackGroup(pid: number): () => void {
   liveGroups.add(pid);
   if (!groupsHooked) {
     groupsHooked = true;
-    for (const sig of hookSignals ? (["SIGINT", "SIGTERM", "SIGHUP"] as const) : []) {
-      process.once(sig, () => {
-        for (const g of liveGroups) killGroup(g, "SIGKILL");
-        process.kill(process.pid, sig);
-      });
-    }
+    if (hookSignals) onStopSignal(() => liveGroups.forEach((g) => killGroup(g, "SIGKILL")));
     process.once("exit", () => {
       for (const g of liveGroups) killGroup(g, "SIGKILL");
     });

@@ -4,6 +4,7 @@ import { readdir, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { dockerBin, listContainers, removeContainers } from "../env/docker-cli.js";
+import { onStopSignal } from "../core/stop-signals.js";
 
 /** Label on every test container: who started it (`host/pid/start`), so a later run can tell a leftover. */
 export const OWNER_LABEL = "lmr.owner";
@@ -69,12 +70,9 @@ export function trackContainer(name: string): () => void {
   active.add(name);
   if (!hooked) {
     hooked = true;
-    for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-      process.once(sig, () => {
-        if (active.size > 0) spawnSync(dockerBin(), ["rm", "--force", ...active], { stdio: "ignore", timeout: 20_000 });
-        process.kill(process.pid, sig);
-      });
-    }
+    onStopSignal(() => {
+      if (active.size > 0) spawnSync(dockerBin(), ["rm", "--force", ...active], { stdio: "ignore", timeout: 20_000 });
+    });
   }
   return () => active.delete(name);
 }

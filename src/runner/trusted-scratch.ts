@@ -2,6 +2,7 @@ import { accessSync, constants, rmSync, statfsSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { onStopSignal } from "../core/stop-signals.js";
 
 const TMPFS_MAGIC = 0x01021994;
 const MIN_FREE_BYTES = 2 * 1024 ** 3;
@@ -38,27 +39,23 @@ let hooked = false;
 /**
  * A new folder under `parent` (default trustedScratchRoot()) for a run of our code. On
  * /dev/shm a folder left behind holds memory until the machine restarts, so until `release`
- * it is removed when lmr is stopped by SIGINT, SIGTERM or SIGHUP (the signal is then raised
- * again with its default action, as docker-sweep.ts does for containers). kill -9 cannot be
- * caught: sweepTrustedScratch removes what a killed lmr left, at the next start.
+ * it is removed when lmr is stopped by SIGINT, SIGTERM or SIGHUP (core/stop-signals.ts).
+ * kill -9 cannot be caught: sweepTrustedScratch removes what a killed lmr left, at the next start.
  */
 export async function makeTrustedScratch(prefix: string, parent = trustedScratchRoot()): Promise<{ dir: string; release: () => Promise<void> }> {
   const dir = await mkdtemp(join(parent, `${prefix}${process.pid}-`));
   live.add(dir);
   if (!hooked) {
     hooked = true;
-    for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-      process.once(sig, () => {
-        for (const d of live) {
-          try {
-            rmSync(d, { recursive: true, force: true, maxRetries: 2 });
-          } catch {
-            // a run still writing there: the sweep at the next start takes the rest
-          }
+    onStopSignal(() => {
+      for (const d of live) {
+        try {
+          rmSync(d, { recursive: true, force: true, maxRetries: 2 });
+        } catch {
+          // a run still writing there: the sweep at the next start takes the rest
         }
-        process.kill(process.pid, sig);
-      });
-    }
+      }
+    });
   }
   return {
     dir,
