@@ -149,7 +149,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
   const slots = opts.slots ?? createRunSlots(Math.max(1, opts.jobs ?? 2));
 
   // a kept bundle is for a person to use later: it stays on disk, not in memory
-  const workDir = opts.keep ? { dir: await mkdtemp(join(tmpdir(), "lmr-verify-")), release: () => Promise.resolve() } : await makeTrustedScratch("lmr-verify-");
+  const workDir = opts.keep ? await diskScratch("lmr-verify-") : await makeTrustedScratch("lmr-verify-");
   const work = workDir.dir;
   let kept: KeptBundle | undefined;
   let server: ForkServer | undefined;
@@ -318,8 +318,14 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     return kept ? { ...done, kept } : done;
   } finally {
     await server?.close();
-    if (!kept) await (opts.keep ? rm(work, { recursive: true, force: true }) : workDir.release());
+    if (!kept) await workDir.release();
   }
+}
+
+/** A folder in the system's temp folder, for a bundle that --keep may leave for a person. */
+async function diskScratch(prefix: string): Promise<{ dir: string; release: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  return { dir, release: () => rm(dir, { recursive: true, force: true }) };
 }
 
 /** References of the tasks over the same upstream, named by task, for the dataset-wide leak scan. */
