@@ -217,6 +217,9 @@ export async function runGenerate(opts: GenerateOptions): Promise<GenerateOutcom
         (async () => {
           const key = keyOf(prompt, sample);
           const got = await fetchReply(key, prompt, cache, chat, opts, limit);
+          // The freed -j slot's next request is sent first (its SDK and socket work runs in
+          // microtasks and nextTicks); caching and splicing this reply wait for the next turn.
+          if (got.ok && got.fresh) await new Promise((r) => setImmediate(r));
           const r: { record: SampleRecord; row?: SubmissionRow } = got.ok ? await finish({ task_id: task.manifest.id, sample }, got, prompt, cache, key, opts) : { record: { task_id: task.manifest.id, sample, ...got.record } };
           done++;
           opts.onProgress?.({ done, total, last: r.record });

@@ -1,6 +1,6 @@
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
-import { writeJsonAtomic } from "../core/fs-atomic.js";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { sha256 } from "../core/hash.js";
 import type { ChatReply, ChatRequest } from "./client.js";
 
@@ -49,6 +49,9 @@ function sortKeys(o: Record<string, unknown>): [string, unknown][] {
  * replies are stored; a failed request is asked again next time.
  */
 export class ResponseCache {
+  /** Shard folders known to exist: a put makes each one once, not once per reply. */
+  private readonly madeDirs = new Set<string>();
+
   constructor(readonly dir: string) {}
 
   private pathOf(key: ResponseKey): string {
@@ -59,7 +62,7 @@ export class ResponseCache {
   async get(key: ResponseKey): Promise<CachedResponse | undefined> {
     let raw: string;
     try {
-      raw = await readFile(this.pathOf(key), "utf8");
+      raw = await readFileAsync(this.pathOf(key), "utf8");
     } catch {
       return undefined;
     }
@@ -75,6 +78,43 @@ export class ResponseCache {
 
   async put(key: ResponseKey, reply: ChatReply, attempts: number, now: Date = new Date()): Promise<void> {
     const entry: CachedResponse = { version: RESPONSE_CACHE_VERSION, key, reply, attempts, created_at: now.toISOString() };
-    await writeJsonAtomic(this.pathOf(key), entry);
+    const path = this.pathOf(key);
+    const text = JSON.stringify(entry, null, 2) + "\n";
+    try {
+      await this.write(path, text);
+    } catch (err) {
+      // the folder went away under a running process (removed by hand): make it again, once
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      this.madeDirs.delete(dirname(path));
+      await this.write(path, text);
+    }
+  }
+
+  /**
+   * Written beside the entry and renamed over it, so a reader (or a run killed mid-write) sees the
+   * whole reply or none. With the callback fs API and each shard folder made once: a put is on
+   * lmr generate's request path at -j 8, and fs/promises' FileHandle round trips plus a recursive
+   * mkdir per reply cost the event loop about twice the CPU (npm run bench -- generate).
+   */
+  private async write(path: string, text: string): Promise<void> {
+    const dir = dirname(path);
+    if (!this.madeDirs.has(dir)) {
+      await mkdirAsync(dir, { recursive: true });
+      this.madeDirs.add(dir);
+    }
+    const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    try {
+      await writeFileAsync(tmp, text);
+      await renameAsync(tmp, path);
+    } catch (err) {
+      await rmAsync(tmp, { force: true });
+      throw err;
+    }
   }
 }
+
+const readFileAsync = promisify(readFile);
+const mkdirAsync = promisify(mkdir);
+const writeFileAsync = promisify(writeFile);
+const renameAsync = promisify(rename);
+const rmAsync = promisify(rm);

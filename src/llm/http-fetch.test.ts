@@ -82,6 +82,34 @@ describe("createHttpFetch", () => {
     await expect(f(`${base}/x`, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: "AbortError" });
   });
 
+  it("reads the body once as text, JSON, bytes or a stream, as a fetch Response does", async () => {
+    const f = createHttpFetch();
+    const asJson = await f(`${base}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ messages: [{ content: "é" }] }) });
+    expect(asJson).toBeInstanceOf(Response);
+    expect(asJson.ok).toBe(true);
+    expect(asJson.bodyUsed).toBe(false);
+    expect(await asJson.json()).toMatchObject({ choices: [{ message: { content: "echo: é" } }] });
+    expect(asJson.bodyUsed).toBe(true);
+    await expect(asJson.text()).rejects.toThrow(TypeError);
+
+    const twice = await f(`${base}/c`, { method: "POST", body: "c" });
+    const copy = twice.clone();
+    expect([await twice.text(), await copy.text(), copy.headers.get("content-type")]).toEqual(["got POST c", "got POST c", "text/plain"]);
+
+    const bytes = await f(`${base}/b`, { method: "POST", body: "ü" });
+    expect(Buffer.from(await bytes.arrayBuffer()).toString("utf8")).toBe("got POST ü");
+
+    const streamed = await f(`${base}/s`, { method: "POST", body: "z" });
+    const chunks: Uint8Array[] = [];
+    for await (const c of streamed.body!) chunks.push(c);
+    expect(Buffer.concat(chunks).toString("utf8")).toBe("got POST z");
+    expect(streamed.bodyUsed).toBe(true);
+    await expect(streamed.json()).rejects.toThrow(TypeError);
+
+    const empty = await f(`${base}/empty`);
+    expect(empty.body).toBeNull();
+  });
+
   it("rejects when the connection is refused or the body is cut short", async () => {
     const f = createHttpFetch();
     await expect(f("http://127.0.0.1:1/x")).rejects.toMatchObject({ code: "ECONNREFUSED" });

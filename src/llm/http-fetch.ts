@@ -34,7 +34,7 @@ export function createHttpFetch(): typeof fetch {
           const status = res.statusCode ?? 0;
           // a status with no body (204, 304) cannot carry one in a Response
           const noBody = status === 204 || status === 205 || status === 304 || init.method === "HEAD";
-          resolve(new Response(noBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage ?? "", headers: out }));
+          resolve(new BufferedResponse(noBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage ?? "", headers: out }));
         });
         res.on("error", fail);
       });
@@ -57,4 +57,60 @@ export function createHttpFetch(): typeof fetch {
 /** What a spec-compliant fetch rejects with when its signal aborts: the SDK reads `name`. */
 function abortError(): Error {
   return new DOMException("This operation was aborted", "AbortError");
+}
+
+/**
+ * A Response whose body is already in memory: text(), json() and
+ * arrayBuffer() decode the buffer directly instead of going through a web
+ * stream (the SDK reads every reply with json(); that stream cost the event
+ * loop CPU on lmr generate's request path). Once someone asks for `body`, the
+ * stream is made and every read goes through it, so the rules of a fetch
+ * Response (one read, bodyUsed) hold either way.
+ */
+class BufferedResponse extends Response {
+  readonly #bytes: Buffer | null;
+  #streamed: Response | undefined;
+  #used = false;
+
+  constructor(bytes: Buffer | null, init: ResponseInit) {
+    super(null, init);
+    this.#bytes = bytes;
+  }
+
+  override get body(): ReadableStream<Uint8Array<ArrayBuffer>> | null {
+    if (this.#bytes === null) return null;
+    this.#streamed ??= new Response(this.#used ? new Uint8Array(0) : new Uint8Array(this.#bytes));
+    return this.#streamed.body;
+  }
+
+  override get bodyUsed(): boolean {
+    return this.#used || (this.#streamed?.bodyUsed ?? false);
+  }
+
+  override text(): Promise<string> {
+    if (this.#streamed) return this.#streamed.text();
+    return this.#take().then((b) => b.toString("utf8"));
+  }
+
+  override json(): Promise<unknown> {
+    if (this.#streamed) return this.#streamed.json();
+    return this.#take().then((b) => JSON.parse(b.toString("utf8")) as unknown);
+  }
+
+  override arrayBuffer(): Promise<ArrayBuffer> {
+    if (this.#streamed) return this.#streamed.arrayBuffer();
+    return this.#take().then((b) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
+  }
+
+  override clone(): Response {
+    if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed.");
+    if (this.#streamed) return this.#streamed.clone();
+    return new BufferedResponse(this.#bytes, { status: this.status, statusText: this.statusText, headers: this.headers });
+  }
+
+  async #take(): Promise<Buffer> {
+    if (this.#used) throw new TypeError("Body is unusable: Body has already been read");
+    this.#used = true;
+    return this.#bytes ?? Buffer.alloc(0);
+  }
 }
