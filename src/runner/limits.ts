@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { access, mkdir, readFile, readdir, rmdir, writeFile } from "node:fs/promises";
 import { constants } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
@@ -101,6 +101,39 @@ const THREAD_VARS = [
   "RAYON_NUM_THREADS",
 ];
 
+/**
+ * Which vector kernels OpenBLAS, torch's CPU code, oneDNN and numpy's own loops pick depends on
+ * the processor, and an AVX-512 kernel sums in another order than an AVX2 one: fixtures recorded
+ * on one machine differed from their regeneration on another in the last digits (14 of the
+ * dataset's tasks, recorded on AVX2 and regenerated on an AVX-512 machine). Every run lmr starts
+ * therefore asks for the AVX2 kernels where the processor has AVX2, so recordings, their
+ * regeneration and the tests compute the same numbers on any such x86-64 machine. Elsewhere
+ * nothing is pinned.
+ */
+export function pinnedKernelEnv(): Record<string, string> {
+  pinnedKernels ??= kernelPinsFor(readCpuinfo(), process.arch);
+  return pinnedKernels;
+}
+
+/** The pins for a processor described by /proc/cpuinfo's text: AVX2 kernels where it has AVX2 and FMA. */
+export function kernelPinsFor(cpuinfo: string, arch: string): Record<string, string> {
+  const flags = /^flags\s*:(.*)$/m.exec(cpuinfo)?.[1]?.trim().split(/\s+/) ?? [];
+  if (arch !== "x64" || !flags.includes("avx2") || !flags.includes("fma")) return {};
+  return { OPENBLAS_CORETYPE: "Haswell", ATEN_CPU_CAPABILITY: "avx2", ONEDNN_MAX_CPU_ISA: "AVX2", DNNL_MAX_CPU_ISA: "AVX2", NPY_DISABLE_CPU_FEATURES: NUMPY_AVX512 };
+}
+let pinnedKernels: Record<string, string> | undefined;
+// numpy's own AVX-512 loops (exp, log, sin…): the names numpy 1.24 dispatches, which later versions
+// dispatch too; a name a numpy does not dispatch would only earn a warning at import.
+const NUMPY_AVX512 = "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL";
+
+function readCpuinfo(): string {
+  try {
+    return readFileSync("/proc/cpuinfo", "utf8");
+  } catch {
+    return "";
+  }
+}
+
 /** Passed through from the caller's environment; everything else is dropped. */
 const PASS_THROUGH = ["LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "TZ"];
 
@@ -124,6 +157,7 @@ export function buildChildEnv(o: { pythonPath: string; home: string; tmp: string
     MPLBACKEND: "Agg",
   };
   for (const v of THREAD_VARS) env[v] = String(o.threads);
+  Object.assign(env, pinnedKernelEnv());
   for (const v of PASS_THROUGH) {
     const val = process.env[v];
     if (val !== undefined) env[v] = val;
