@@ -8,6 +8,7 @@
 // imported); a later claim, by code under test, throws.
 import { createHmac } from "node:crypto";
 import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import net from "node:net";
 
 const hmac = createHmac;
 const write = writeSync;
@@ -63,27 +64,60 @@ function readKey() {
   return Buffer.concat(chunks).toString("ascii").split("\n")[0].trim();
 }
 
-/**
- * The inherited results fd (a socket pair end from the parent; /proc/self/fd cannot reopen
- * a socket). Processes the tests start inherit it too, but without the key anything they
- * write there only makes the channel untrusted: an error, never a pass.
- */
-function openResults(args) {
-  if (args.resultsFd !== undefined && Number.isInteger(args.resultsFd)) {
-    const fd = args.resultsFd;
-    return (text) => {
-      let off = 0;
-      const bytes = Buffer.from(text, "ascii");
-      while (off < bytes.length) {
-        try {
-          off += write(fd, bytes, off);
-        } catch (err) {
-          if (err.code !== "EAGAIN") throw err;
-        }
+/** A sender that writes whole records to `fd` synchronously (a non-blocking fd may say EAGAIN). */
+function fdWriter(fd) {
+  return (text) => {
+    let off = 0;
+    const bytes = Buffer.from(text, "ascii");
+    while (off < bytes.length) {
+      try {
+        off += write(fd, bytes, off);
+      } catch (err) {
+        if (err.code !== "EAGAIN") throw err;
       }
-    };
+    }
+  };
+}
+
+/** Kept for the life of the process: the socket's fd is ours only while this object lives. */
+let resultsSocket;
+
+/**
+ * Where records go. `--results-fd N`: an inherited socket pair end from the parent
+ * (/proc/self/fd cannot reopen a socket); processes the tests start inherit it too, but
+ * without the key anything they write there only makes the channel untrusted: an error,
+ * never a pass. `--results-socket PATH` (the docker backend): a unix socket bound into the
+ * container, connected here before any code under test is imported, so the parent's first
+ * connection is ours. Records are written to its fd synchronously, as to an inherited fd,
+ * so none is lost to a buffered stream when the reporter ends the process; libuv opens
+ * sockets close-on-exec, so processes the tests start do not inherit it.
+ */
+async function openResults(args) {
+  if (args.resultsFd !== undefined && Number.isInteger(args.resultsFd)) return fdWriter(args.resultsFd);
+  if (args.resultsSocket) {
+    const sock = net.createConnection(args.resultsSocket);
+    try {
+      await new Promise((resolve, reject) => {
+        sock.once("connect", resolve);
+        sock.once("error", reject);
+      });
+    } catch (err) {
+      process.stderr.write(`lmr harness: cannot connect to the results socket ${args.resultsSocket}: ${err.message}\n`);
+      process.reallyExit(97);
+    }
+    sock.pause();
+    sock.unref();
+    sock.on("error", () => {});
+    // net.Socket keeps its fd on its libuv handle (stable since Node 0.x, though not documented)
+    const fd = sock._handle?.fd;
+    if (!Number.isInteger(fd) || fd < 0) {
+      process.stderr.write(`lmr harness: this Node (${process.version}) does not expose a unix socket's fd; give --results-fd N\n`);
+      process.reallyExit(97);
+    }
+    resultsSocket = sock;
+    return fdWriter(fd);
   }
-  process.stderr.write("lmr harness: give --results-fd N (the Node harness has no --results-socket yet)\n");
+  process.stderr.write("lmr harness: give --results-fd N or --results-socket PATH\n");
   process.reallyExit(97);
 }
 
@@ -93,13 +127,13 @@ function asciiJson(record) {
 }
 
 /** Reads the key, opens the channel and returns the sender (the preload's); the reporter's comes from claimSender(). */
-export function openChannel(args) {
+export async function openChannel(args) {
   const key = readKey();
   if (key.length < 32) {
     process.stderr.write("lmr harness: no results key on stdin\n");
     process.reallyExit(97);
   }
-  const out = openResults(args);
+  const out = await openResults(args);
   let seq = 0;
   const send = (record) => {
     const body = asciiJson({ ...record, seq: seq++ });

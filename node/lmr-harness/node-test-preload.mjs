@@ -6,14 +6,13 @@
 // per-test watchdog (the reporter sees events only later).
 import nodeModule, { register, syncBuiltinESMExports } from "node:module";
 import inspector from "node:inspector";
-import inspectorPromises from "node:inspector/promises";
 import { before, beforeEach } from "node:test";
 import { MessageChannel } from "node:worker_threads";
 import { handOver, openChannel, parseArgs, reporterReady } from "./channel.mjs";
 import { takeSnapshot } from "./tamper.mjs";
 
 const args = parseArgs(process.argv.slice(2));
-const send = openChannel(args);
+const send = await openChannel(args);
 const exit = process.reallyExit.bind(process);
 send({ t: "hello", pid: process.pid, python: `node ${process.versions.node}`, executable: process.execPath });
 
@@ -31,7 +30,9 @@ nodeModule.register = () => {
 const noInspector = () => {
   throw new Error("lmr: node:inspector is not available to code under test");
 };
-for (const mod of [inspector, inspectorPromises]) {
+// node:inspector/promises came with Node 19 (Debian bookworm's nodejs is 18)
+const inspectorPromises = await import("node:inspector/promises").then((m) => m.default, () => undefined);
+for (const mod of [inspector, inspectorPromises].filter(Boolean)) {
   mod.Session = class {
     constructor() {
       noInspector();
@@ -44,7 +45,8 @@ handOver("imports", imports);
 handOver("args", args);
 
 before(() => {});
-// the id as the reporter will give it: <file>::<describe>…::<test>
+// the id as the reporter will give it: <file>::<describe>…::<test> (Node < 20.16 has no
+// fullName: there the start names the test alone, which only the per-test limit's message shows)
 beforeEach((t) => send({ t: "start", id: (t.fullName ?? t.name).split(" > ").join("::") }));
 
 const loaded = await Promise.race([reporterReady.then(() => true), new Promise((r) => setTimeout(() => r(false), 20_000).unref())]);

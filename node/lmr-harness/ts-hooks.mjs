@@ -5,6 +5,7 @@
 //  - the import log: every bare specifier that a file under the run root imports, with
 //    where it resolved (the tree, the grader, installed outside the tree, or missing),
 //    posted to the main thread for verify's environment step.
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isBuiltin } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -71,9 +72,18 @@ export async function resolve(specifier, context, next) {
   }
 }
 
+// In a task image (templates/docker/env.Dockerfile) the compiler ts-morph bundles is copied
+// beside the harness folder as typescript.cjs; in the toolkit it comes from ts-morph itself.
+const IMAGE_TYPESCRIPT = new URL("../typescript.cjs", import.meta.url);
+
+async function loadTypeScript() {
+  if (existsSync(IMAGE_TYPESCRIPT)) return (await import(IMAGE_TYPESCRIPT.href)).default;
+  return (await import("ts-morph")).ts;
+}
+
 export async function load(url, context, next) {
   if (!url.startsWith("file:") || !TS_FILE.test(url)) return next(url, context);
-  ts ??= (await import("ts-morph")).ts;
+  ts ??= await loadTypeScript();
   const path = fileURLToPath(url);
   const source = await readFile(path, "utf8");
   const commonjs = path.endsWith(".cts");

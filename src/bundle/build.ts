@@ -5,7 +5,11 @@ import { LmrError, isLmrError } from "../core/errors.js";
 import { writeDirAtomic, writeJsonAtomic } from "../core/fs-atomic.js";
 import { hashTree, sha256 } from "../core/hash.js";
 import type { ResolvedTask, Target } from "../manifest/types.js";
+import { flavorOf, isTypedFlavor } from "../lang/ts-source.js";
 import { maskerFor } from "../mask/registry.js";
+import { TsMasker } from "../mask/ts-masker.js";
+import { findTsconfig, openTypeCheck } from "../mask/ts-typecheck.js";
+import { createTsTypeOracle } from "../mask/ts-types.js";
 import type { MaskSpec } from "../mask/types.js";
 import { applyPrepareSteps } from "../prepare/apply.js";
 import { materializeUpstream } from "../source/materialize.js";
@@ -131,7 +135,14 @@ async function maskTargets(task: ResolvedTask, workspace: string, referenceDir: 
     const original = await readTargetFile(task, workspace, file, pointer);
     let result;
     try {
-      result = await maskerFor(file).mask(original.toString("utf8"), group.map((g) => g.spec), file);
+      const masker = maskerFor(file);
+      const specs = group.map((g) => g.spec);
+      // as `lmr mask` does: a .ts/.tsx file under a tsconfig.json of the workspace is masked with the
+      // type checker, so its stub keeps the type callers inferred from the body (src/mask/ts-types.ts)
+      const abs = join(workspace, file);
+      const tsconfig = masker instanceof TsMasker && isTypedFlavor(flavorOf(file, "js")) ? findTsconfig(abs, workspace) : undefined;
+      const project = tsconfig === undefined ? undefined : await openTypeCheck(abs, tsconfig);
+      result = masker instanceof TsMasker && project ? await masker.mask(original.toString("utf8"), specs, file, { types: createTsTypeOracle(project.morph, project.project, project.file) }) : await masker.mask(original.toString("utf8"), specs, file);
     } catch (err) {
       throw inTask(err, task, pointer, file);
     }

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { sha256, listFiles } from "../core/hash.js";
 import { toolkitPath } from "../core/paths.js";
@@ -86,6 +87,27 @@ function readToolkitPython(): Promise<Record<string, Buffer>> {
   return toolkitPython;
 }
 
+/**
+ * What a node-test image adds (templates/docker/env.Dockerfile copies `node/` to
+ * /opt/lmr/node): the Node harness (node/lmr-harness), which decides verdicts, and
+ * `typescript.cjs`, the one-file compiler ts-morph bundles, which the harness's loader
+ * hooks transpile .ts files with (on the host they take it from ts-morph itself). Both are
+ * baked in and hashed into the tag: what transpiled the grader's files is what the tag names.
+ */
+let toolkitNode: Promise<Record<string, Buffer>> | undefined;
+function readToolkitNode(): Promise<Record<string, Buffer>> {
+  toolkitNode ??= (async () => {
+    const root = toolkitPath("node", "lmr-harness");
+    const out: Record<string, Buffer> = {};
+    for (const rel of await listFiles(root)) out[`node/lmr-harness/${rel}`] = (await readCached(join(root, rel), true)) as Buffer;
+    const require = createRequire(toolkitPath("package.json"));
+    const tsMorph = require.resolve("ts-morph");
+    out["node/typescript.cjs"] = (await readCached(createRequire(tsMorph).resolve("@ts-morph/common/dist/typescript.js"), true)) as Buffer;
+    return out;
+  })();
+  return toolkitNode;
+}
+
 /** sha256 over (name, content) pairs in name order: a build context's identity. */
 function hashFiles(files: Record<string, string | Buffer>, extra: unknown): string {
   const h = [JSON.stringify(extra)];
@@ -111,8 +133,24 @@ export async function planBase(spec: Pick<EnvSpec, "base" | "python">, source = 
   return { layer: "base", key, tag, base: spec.base, python: spec.python, template, source, files: { Dockerfile: dockerfile } };
 }
 
-/** The environment layer for a spec: Dockerfile, requirements.txt and the toolkit's python/ folder. */
-export async function planEnv(spec: EnvSpec): Promise<EnvImagePlan> {
+/**
+ * The environment layer for a spec: Dockerfile, requirements.txt, the toolkit's python/
+ * folder, and for a node-test spec its node/ folder. Planned once per spec and process:
+ * the runner names the tag before every run, and a node plan hashes a 9 MB compiler.
+ */
+const plans = new Map<string, Promise<EnvImagePlan>>();
+export function planEnv(spec: EnvSpec): Promise<EnvImagePlan> {
+  const k = JSON.stringify(spec);
+  let p = plans.get(k);
+  if (!p) {
+    p = makeEnvPlan(spec);
+    p.catch(() => plans.delete(k));
+    plans.set(k, p);
+  }
+  return p;
+}
+
+async function makeEnvPlan(spec: EnvSpec): Promise<EnvImagePlan> {
   const base = await planBase(spec);
   const template = "templates/docker/env.Dockerfile";
   const text = (await readCached(toolkitPath(template))) as string;
@@ -122,9 +160,10 @@ export async function planEnv(spec: EnvSpec): Promise<EnvImagePlan> {
     uid: String(IMAGE_UID),
     system_packages: withBlas(spec.system_packages).join(" "),
     requirements: spec.requirements.length > 0 ? "yes" : "",
+    node: spec.node ? "yes" : "",
   };
   const python = await readToolkitPython();
-  const files: Record<string, string | Buffer> = { ...python };
+  const files: Record<string, string | Buffer> = { ...python, ...(spec.node ? await readToolkitNode() : {}) };
   if (spec.requirements.length > 0) files["requirements.txt"] = spec.requirements.join("\n") + "\n";
   // The tag cannot be inside the hashed Dockerfile: hash the file without it, then name it.
   files.Dockerfile = renderTemplate(text, { ...data, tag: "" }, template);

@@ -19,7 +19,19 @@ export interface EnvSpec {
   python: string;
   system_packages: string[];
   requirements: string[];
+  /**
+   * `tests.runner: "node-test"`: the image also has the base's own Node (Debian's
+   * `nodejs`, see DEBIAN_NODE) and the toolkit's Node harness. Absent, never false, for
+   * pytest tasks, so their specs (and image tags) are what they were before Node came in.
+   */
+  node?: true;
 }
+
+/** The major Node version Debian's `nodejs` gives each Debian base (measured: 18.20.4, 20.19.2). */
+export const DEBIAN_NODE: Record<string, string> = { "debian:bookworm": "18", "debian:trixie": "20" };
+/** The Node a node-test image runs tests with, and where its harness lives (templates/docker/env.Dockerfile). */
+export const IMAGE_NODE = "/usr/bin/node";
+export const IMAGE_NODE_HARNESS = "/opt/lmr/node/lmr-harness";
 
 /** What the container runs tests with: a venv over the base's Python (see templates/docker/env.Dockerfile). */
 export const IMAGE_PYTHON = "/opt/lmr/venv/bin/python";
@@ -50,12 +62,16 @@ function uniqueSorted(xs: readonly string[] | undefined): string[] {
   return [...new Set((xs ?? []).map((x) => x.trim()).filter(Boolean))].sort();
 }
 
+/** What runs a task's tests (`tests.runner`); only node-test changes the image. */
+export type TestRunnerName = "pytest" | "node-test";
+
 /**
- * The normalised spec of a manifest's environment. Throws for a base the
+ * The normalised spec of a manifest's environment, for a task whose tests
+ * `runner` runs (node-test adds Node to the image). Throws for a base the
  * toolkit cannot build (the schema and `lmr validate` report it with the field
  * first; this is the guard for code that skips validation).
  */
-export function normaliseEnvironment(env: Readonly<Environment>): EnvSpec {
+export function normaliseEnvironment(env: Readonly<Environment>, runner: TestRunnerName = "pytest"): EnvSpec {
   const base = (env.base ?? DEFAULT_BASE) as BaseName;
   const provided = baseMajorMinor(base);
   if (!provided) {
@@ -67,18 +83,29 @@ export function normaliseEnvironment(env: Readonly<Environment>): EnvSpec {
       hint: 'use "debian:bookworm", "debian:trixie" or "python:3.X-slim"',
     });
   }
+  if (runner === "node-test" && !DEBIAN_NODE[base]) {
+    throw new LmrError({
+      code: "env/node-base",
+      kind: "input",
+      pointer: "/environment/base",
+      message: `tests.runner is "node-test", and the base ${JSON.stringify(base)} has no Node lmr installs`,
+      hint: 'use "debian:bookworm" (Debian\'s nodejs 18) or "debian:trixie" (nodejs 20) as environment.base',
+    });
+  }
   return {
     base,
     python: provided,
     system_packages: uniqueSorted(env.system_packages),
     requirements: uniqueSorted(env.requirements),
+    ...(runner === "node-test" ? { node: true as const } : {}),
   };
 }
 
 /** One line for progress and `lmr env list`: "debian:bookworm, python 3.11, 2 system packages, 3 requirements". */
 export function describeSpec(s: EnvSpec): string {
   const n = (k: number, what: string): string => `${k} ${what}${k === 1 ? "" : "s"}`;
-  return `${s.base}, python ${s.python}, ${n(s.system_packages.length, "system package")}, ${n(s.requirements.length, "requirement")}`;
+  const node = s.node ? `node ${DEBIAN_NODE[s.base] ?? "?"} (Debian nodejs), ` : "";
+  return `${s.base}, ${node}python ${s.python}, ${n(s.system_packages.length, "system package")}, ${n(s.requirements.length, "requirement")}`;
 }
 
 /** The variable that names a base's source image, e.g. LMR_BASE_IMAGE_DEBIAN_BOOKWORM, LMR_BASE_IMAGE_PYTHON_3_12_SLIM. */

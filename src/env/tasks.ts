@@ -24,7 +24,7 @@ export async function groupByEnvironment(tasks: ResolvedTask[]): Promise<EnvGrou
   for (const task of tasks) {
     let spec: EnvSpec;
     try {
-      spec = normaliseEnvironment(task.manifest.environment);
+      spec = normaliseEnvironment(task.manifest.environment, task.manifest.tests.runner);
     } catch (err) {
       if (err instanceof LmrError) throw new LmrError({ code: err.code, kind: err.kind, file: task.manifestPath, ...(err.pointer ? { pointer: err.pointer } : {}), message: err.message, ...(err.hint ? { hint: err.hint } : {}) });
       throw err;

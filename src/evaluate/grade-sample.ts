@@ -5,7 +5,7 @@ import { writeFileAtomic } from "../core/fs-atomic.js";
 import { BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { DIFF_FILE, JUNIT_FILE, LOG_FILE, RESULT_FILE, readTaskSet, type SampleKey, type SampleResult, type Verdict } from "../run-folder/index.js";
-import { nodeRuntime, runTests } from "../runner/index.js";
+import { runTests } from "../runner/index.js";
 import type { PythonEnv, RunOutcome, SandboxChoice } from "../runner/types.js";
 import { applySubmission } from "./apply-submission.js";
 import type { Submission } from "./submissions.js";
@@ -115,7 +115,7 @@ async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdi
   if (!applied.ok) return { verdict: "invalid", reason: applied.reason, log: `lmr: invalid submission: ${applied.reason}\n` };
   const diff = await diffAgainstMasked(workspace, applied.overlay);
   const node = m.tests.runner === "node-test";
-  const python = node ? nodeRuntime() : await ctx.pythonFor(job.task);
+  const python = await ctx.pythonFor(job.task);
   const outcome = await runTests({
     tree: workspace,
     overlay: applied.overlay,

@@ -18,7 +18,7 @@ import {
   type SampleResult,
   type TaskSetChoice,
 } from "../run-folder/index.js";
-import { resolveRunPython } from "../runner/index.js";
+import { resolveRunNode, resolveRunPython } from "../runner/index.js";
 import type { PythonEnv, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { computeSample, writeSampleFiles, type GradeContext, type GradeJob, type GradedSample } from "./grade-sample.js";
@@ -210,7 +210,10 @@ export function createPythonResolver(opts: Pick<EvalOptions, "sandbox" | "python
   return (task) => {
     const reqs = task.manifest.environment.requirements;
     // docker (chosen, or picked by auto) runs the image's interpreter, which depends on the whole environment
-    const key = JSON.stringify([task.manifest.environment, [...reqs].sort()]);
+    const node = task.manifest.tests.runner === "node-test";
+    const key = JSON.stringify([task.manifest.environment, [...reqs].sort(), node]);
+    // a node:test task runs with Node: the image's (built first under --sandbox docker), else the one running lmr
+    if (node && !pythons.has(key)) pythons.set(key, resolveRunNode({ sandbox: opts.sandbox ?? "auto", environment: task.manifest.environment }));
     if (!pythons.has(key)) pythons.set(key, resolveRunPython({ sandbox: opts.sandbox ?? "auto", environment: task.manifest.environment, ...(opts.python ? { python: opts.python } : {}), requirements: reqs, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }));
     return pythons.get(key)!;
   };

@@ -22,9 +22,14 @@ export interface TypeCheckOutcome {
   added: TypeProblem[];
 }
 
-/** The nearest tsconfig.json at or above the file's folder, or undefined. */
-export function findTsconfig(file: string): string | undefined {
+/**
+ * The nearest tsconfig.json at or above the file's folder, or undefined; with `within`,
+ * only one at or below that folder (a bundle's workspace: never a project around it).
+ */
+export function findTsconfig(file: string, within?: string): string | undefined {
+  const top = within === undefined ? undefined : resolve(within);
   for (let dir = dirname(resolve(file)); ; dir = dirname(dir)) {
+    if (top !== undefined && dir !== top && !dir.startsWith(`${top}/`)) return undefined;
     const candidate = join(dir, "tsconfig.json");
     if (existsSync(candidate)) return candidate;
     if (dirname(dir) === dir) return undefined;

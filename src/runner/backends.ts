@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { probeDocker } from "../env/docker-cli.js";
+import type { TestRunnerName } from "../env/spec.js";
 import type { Environment } from "../manifest/types.js";
 import { findDockerTarget, type DockerTarget } from "./docker-image.js";
 import { LmrError } from "../core/errors.js";
@@ -161,13 +162,13 @@ export function noteBackend(line: string): void {
  * docker from `auto`. `quiet`: a helper run beside a task's own (the fork
  * server) says nothing; the task's run already said what auto chose.
  */
-export async function selectBackend(choice: SandboxChoice, environment?: Readonly<Environment>, opts: { quiet?: boolean } = {}): Promise<Selection> {
+export async function selectBackend(choice: SandboxChoice, environment?: Readonly<Environment>, opts: { quiet?: boolean; runner?: TestRunnerName } = {}): Promise<Selection> {
   const say = opts.quiet ? () => {} : tell;
   if (choice === "none") return { backend: localBackend, why: "--sandbox none" };
   // Only a task-aware caller (one that passes the task's environment) has an image to run in.
   let dockerWhy = "the run names no task environment";
   if (choice === "docker" || (choice === "auto" && environment)) {
-    const found = await findDockerTarget(environment);
+    const found = await findDockerTarget(environment, opts.runner);
     if ("target" in found) {
       const why = `docker (${found.why})`;
       if (choice === "auto") say(`lmr: --sandbox auto (docker, then bwrap, then local) chose ${why}`);

@@ -1,6 +1,6 @@
 import { inspectImage, probeDocker } from "../env/docker-cli.js";
 import { envImageTag } from "../env/images.js";
-import { IMAGE_PYTHON, describeSpec, normaliseEnvironment, type EnvSpec } from "../env/spec.js";
+import { IMAGE_NODE, IMAGE_PYTHON, describeSpec, normaliseEnvironment, type EnvSpec, type TestRunnerName } from "../env/spec.js";
 import type { Environment } from "../manifest/types.js";
 import { sweepStaleContainers } from "./docker-sweep.js";
 import type { ImageRecord } from "./types.js";
@@ -11,7 +11,9 @@ export interface DockerTarget {
   /** The image id (sha256:…): what `docker run` is given, so the record names exactly what ran. */
   id: string;
   digest: string | null;
+  /** The interpreter tests run with: the venv's python, or for a node-test image its node. */
   python: string;
+  /** What is known before the harness says hello: the spec's Python, or "node" (the image's Debian nodejs). */
   pythonVersion: string;
   spec: EnvSpec;
   gpu: boolean;
@@ -25,20 +27,21 @@ const missing = new Map<string, number>();
 let swept: Promise<void> | undefined;
 
 /**
- * The environment image for `environment` if Docker answers and it is built.
+ * The environment image for `environment` (and the tests' `runner`: node-test images
+ * carry Node) if Docker answers and it is built.
  * The tag is computed without Docker (src/env/images.ts); the image is
  * inspected once per process. The first docker run of a process also removes
  * containers that runs of dead lmr processes left behind.
  */
-export async function findDockerTarget(environment: Readonly<Environment> | undefined): Promise<{ target: DockerTarget; why: string } | { reason: string; short: string; buildable?: boolean }> {
+export async function findDockerTarget(environment: Readonly<Environment> | undefined, runner: TestRunnerName = "pytest"): Promise<{ target: DockerTarget; why: string } | { reason: string; short: string; buildable?: boolean }> {
   const daemon = await probeDocker();
   if (!daemon.ok) return { reason: daemon.reason, short: daemon.reason };
   let spec: EnvSpec;
   try {
-    spec = normaliseEnvironment(environment ?? DEFAULT_ENV);
+    spec = normaliseEnvironment(environment ?? DEFAULT_ENV, runner);
   } catch (err) {
-    const msg = (err as Error).message;
-    return { reason: `environment.base: ${msg}`, short: msg };
+    const e = err as Error & { hint?: string };
+    return { reason: `environment.base: ${e.message}${e.hint ? `; ${e.hint}` : ""}`, short: e.message };
   }
   const tag = await envImageTag(spec);
   let image = found.get(tag);
@@ -59,7 +62,7 @@ export async function findDockerTarget(environment: Readonly<Environment> | unde
   swept ??= sweepStaleContainers().then(() => undefined, () => undefined);
   await swept;
   return {
-    target: { tag, id: image.id, digest: image.digest, python: IMAGE_PYTHON, pythonVersion: spec.python, spec, gpu: environment?.gpu ?? false },
+    target: { tag, id: image.id, digest: image.digest, python: spec.node ? IMAGE_NODE : IMAGE_PYTHON, pythonVersion: spec.node ? "node" : spec.python, spec, gpu: environment?.gpu ?? false },
     why: `Docker ${daemon.version} answers and ${tag} is built`,
   };
 }
@@ -72,7 +75,7 @@ export function forgetDockerTargets(): void {
 }
 
 /** The image record of a task's environment image (for verification records), if it is built. */
-export async function dockerImageOf(environment: Readonly<Environment> | undefined): Promise<ImageRecord | undefined> {
-  const found = await findDockerTarget(environment);
+export async function dockerImageOf(environment: Readonly<Environment> | undefined, runner: TestRunnerName = "pytest"): Promise<ImageRecord | undefined> {
+  const found = await findDockerTarget(environment, runner);
   return "target" in found ? { tag: found.target.tag, id: found.target.id, digest: found.target.digest } : undefined;
 }

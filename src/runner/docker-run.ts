@@ -5,11 +5,11 @@ import { chmod, chown, lchown, mkdtemp, readdir, rm } from "node:fs/promises";
 import { constants as osConstants, tmpdir } from "node:os";
 import { join } from "node:path";
 import { dockerBin, removeContainers } from "../env/docker-cli.js";
-import { IMAGE_TOOLKIT_PYTHON, IMAGE_UID, describeSpec } from "../env/spec.js";
+import { IMAGE_NODE_HARNESS, IMAGE_TOOLKIT_PYTHON, IMAGE_UID, describeSpec } from "../env/spec.js";
 import type { ChannelState } from "./channel.js";
 import type { DockerTarget } from "./docker-image.js";
 import { OWNER_LABEL, ownerLabel, trackContainer } from "./docker-sweep.js";
-import { harnessArgs } from "./harness-args.js";
+import { harnessArgs, nodeHarnessArgs } from "./harness-args.js";
 import { buildChildEnv } from "./limits.js";
 import { openResultsSocket } from "./results-socket.js";
 import type { Execution } from "./run-tests.js";
@@ -106,7 +106,11 @@ export function containerEnv(scratch: Pick<Scratch, "home" | "tmp">, threads: nu
   return env;
 }
 
-/** Runs the harness in the task's environment image; the same signed records as on the host, over a unix socket. */
+/**
+ * Runs the harness in the task's environment image (pytest's, or for a node-test task the
+ * Node harness with the image's Debian nodejs); the same signed records as on the host,
+ * over a unix socket, and the same limits.
+ */
 export async function executeInDocker(req: RunRequest, target: DockerTarget, scratch: Scratch, mount: string, memoryMb: number, network: boolean): Promise<Execution> {
   const name = `lmr-run-${process.pid}-${randomBytes(5).toString("hex")}`;
   const key = randomBytes(32).toString("hex");
@@ -132,7 +136,9 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
       "timeout", "--signal=KILL", `${Math.ceil(req.timeoutTotalS) + CONTAINER_START_TIMEOUT_S + SELF_DESTRUCT_GRACE_S}s`,
       "prlimit", `--as=${asBytes}`, "--",
       target.python,
-      ...harnessArgs({ req, harness: IN_HARNESS, ini: IN_INI, root: scratch.root, mountDir: scratch.mountDir, mount, results: ["--results-socket", IN_SOCKET] }),
+      ...(req.testRunner === "node-test"
+        ? nodeHarnessArgs({ req, dir: IMAGE_NODE_HARNESS, root: scratch.root, mount, results: ["--results-socket", IN_SOCKET] })
+        : harnessArgs({ req, harness: IN_HARNESS, ini: IN_INI, root: scratch.root, mountDir: scratch.mountDir, mount, results: ["--results-socket", IN_SOCKET] })),
     ];
     const argv = [dockerBin(), ...dockerRunArgs({
       name, image: target.id, writable: [scratch.dir], readOnly: [scratch.mountDir], chanDir, workdir: scratch.root,

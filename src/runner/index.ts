@@ -3,7 +3,7 @@ export { resolvePython, probePython, envKey, type ResolvePythonOptions } from ".
 export { selectBackend, probeBwrap, bwrapBackend, localBackend, dockerBackend, parseSandboxChoice, setBackendNotice } from "./backends.js";
 export { dockerImageOf, findDockerTarget, forgetDockerTargets, type DockerTarget } from "./docker-image.js";
 export { sweepStaleContainers } from "./docker-sweep.js";
-export { resolveRunPython } from "./run-python.js";
+export { resolveRunNode, resolveRunPython } from "./run-python.js";
 export { nodeRuntime } from "./node-env.js";
 export type * from "./types.js";
 export { runPythonInImage, runRecordInImage, type ContainerRun } from "./docker-exec.js";

@@ -96,10 +96,8 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
   const memoryMb = req.memoryMb ?? 4096;
   const network = req.network ?? false;
   const node = req.testRunner === "node-test";
-  // task images have no Node yet: a node:test run never gets docker from auto, and refuses it when asked
-  const sel = node && req.sandbox === "docker"
-    ? { reason: "node-test tasks run on the host backends (bwrap, none): task images have no Node yet", wanted: "docker" as const }
-    : await selectBackend(req.sandbox ?? "auto", node ? undefined : req.environment);
+  // a node:test task's image is its environment's with Node added (EnvSpec.node)
+  const sel = await selectBackend(req.sandbox ?? "auto", req.environment, { runner: req.testRunner ?? "pytest" });
   const docker = "backend" in sel && sel.backend.name === "docker" ? sel.image : undefined;
   let python = docker ? { path: docker.python, version: docker.pythonVersion } : { path: req.python.path, version: req.python.version };
   const infra = (backend: RunOutcome["backend"], reason: string): RunOutcome => ({
@@ -129,7 +127,8 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
     if (docker) {
       // The version the image really has, as the harness saw it.
       if (reader.state.hello?.python) python = { path: docker.python, version: reader.state.hello.python };
-      verdict = missingModuleVerdict(verdict, reader.state, scratch.root, docker, req.missingModule ?? "infra");
+      // Python modules only: a node-test image installs no npm packages, so no manifest field would fix one
+      if (!node) verdict = missingModuleVerdict(verdict, reader.state, scratch.root, docker, req.missingModule ?? "infra");
     }
     return {
       ...verdict,

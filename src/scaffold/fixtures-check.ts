@@ -5,10 +5,12 @@ import type { BundleInfo } from "../bundle/index.js";
 import { isLmrError } from "../core/errors.js";
 import { ARRAYS_FILE, CALLS_FILE, listFixtureClaims, listFixtureFiles } from "../manifest/fixture-claims.js";
 import type { ResolvedTask } from "../manifest/types.js";
+import { nodeRuntime } from "../runner/node-env.js";
 import { resolveRunPython } from "../runner/run-python.js";
 import type { SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { describeDifference } from "./fixtures-diff.js";
+import { needsNoPython } from "./record-generators.js";
 import { resolveDriver } from "./record.js";
 import { DEFAULT_RECORD_TIMEOUT_S, produceFixtures, type ProducedFixtures } from "./record-run.js";
 
@@ -85,7 +87,8 @@ export async function checkFixtures(task: ResolvedTask, opts: FixtureCheckOption
   let python;
   let produced: ProducedFixtures;
   try {
-    python = await resolveRunPython({ sandbox: opts.sandbox ?? "none", environment: m.environment, ...(opts.python ? { python: opts.python } : {}), requirements: m.environment.requirements });
+    // JavaScript generators only: no interpreter to resolve (nor a Python image to build under docker)
+    python = needsNoPython(task) ? nodeRuntime() : await resolveRunPython({ sandbox: opts.sandbox ?? "none", environment: m.environment, ...(opts.python ? { python: opts.python } : {}), requirements: m.environment.requirements });
     const seed = seedOf(committed.get(CALLS_FILE));
     const driver = await resolveDriver(task, undefined);
     produced = await produceFixtures(

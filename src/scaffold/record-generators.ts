@@ -45,6 +45,16 @@ export interface GeneratorEnv {
   conftests: { path: string; label: string }[];
 }
 
+/**
+ * A task whose fixtures come only from JavaScript/TypeScript generators needs no Python:
+ * they run with the Node that runs lmr (runNodeGenerator), whatever the sandbox.
+ */
+export function needsNoPython(task: ResolvedTask): boolean {
+  const r = task.manifest.record;
+  const gens = r?.generators ?? [];
+  return r?.driver === undefined && gens.length > 0 && gens.every((g) => isTsJsFile(g.script));
+}
+
 /** Runs one generator and returns its outputs, read back and checked against the manifest. */
 export async function runGenerator(task: ResolvedTask, gen: GeneratorSpec, env: GeneratorEnv): Promise<ProducedFile[]> {
   const pointer = `/record/generators/${gen.index}`;

@@ -6,10 +6,12 @@ import { writeFileAtomic } from "../core/fs-atomic.js";
 import { isInside, toPosix } from "../core/paths.js";
 import { displayPath } from "../manifest/read.js";
 import type { ResolvedTask } from "../manifest/types.js";
+import { nodeRuntime } from "../runner/node-env.js";
 import { resolveRunPython } from "../runner/run-python.js";
 import type { SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { ARRAYS_FILE, CALLS_FILE, type RecordedKind } from "./record-calls.js";
+import { needsNoPython } from "./record-generators.js";
 import { DEFAULT_MAX_CALLS, DEFAULT_RECORD_TIMEOUT_S, produceFixtures, type GeneratorRun, type ProducedFixtures, type ResolvedDriver } from "./record-run.js";
 
 export { DEFAULT_MAX_CALLS, DEFAULT_RECORD_TIMEOUT_S };
@@ -64,7 +66,8 @@ export interface RecordResult {
 export async function recordCalls(task: ResolvedTask, opts: RecordOptions = {}): Promise<RecordResult> {
   const t0 = performance.now();
   const driver = await resolveDriver(task, opts.driver);
-  const python = await resolveRunPython({ sandbox: opts.sandbox ?? "none", environment: task.manifest.environment, ...(opts.python ? { python: opts.python } : {}), requirements: task.manifest.environment.requirements });
+  // JavaScript generators only (and no --driver): no interpreter to resolve (nor a Python image to build under docker)
+  const python = !driver && needsNoPython(task) ? nodeRuntime() : await resolveRunPython({ sandbox: opts.sandbox ?? "none", environment: task.manifest.environment, ...(opts.python ? { python: opts.python } : {}), requirements: task.manifest.environment.requirements });
   const scratchDir = await makeTrustedScratch("lmr-record-");
   const scratch = scratchDir.dir;
   try {

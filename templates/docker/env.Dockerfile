@@ -23,6 +23,15 @@ RUN if [ -s /opt/lmr/build-ca.crt ]; then export PIP_CERT=/opt/lmr/build-ca.crt;
  && /opt/lmr/venv/bin/python -m pip install --no-cache-dir --no-input -r /opt/lmr/requirements.txt \
  && rm -f /opt/lmr/build-ca.crt
 {{/requirements}}
+{{#node}}
+
+# tests.runner "node-test": the base's own Node (Debian's nodejs: 18 on bookworm, 20 on
+# trixie), the toolkit's Node harness, and the TypeScript compiler its hooks transpile with.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends nodejs \
+ && rm -rf /var/lib/apt/lists/*
+COPY node/ /opt/lmr/node/
+{{/node}}
 
 # The toolkit's harness: pytest in-process, results as signed records.
 COPY python/ /opt/lmr/python/

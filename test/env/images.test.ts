@@ -20,6 +20,15 @@ describe("normaliseEnvironment", () => {
     expect(() => normaliseEnvironment(env({ base: "ubuntu:22.04" }))).toThrow(expect.objectContaining({ pointer: "/environment/base" }));
   });
 
+  it("marks a node-test task's spec, and only then; a python:X.Y-slim base has no Node and is refused naming the field", () => {
+    expect(normaliseEnvironment(env(), "node-test")).toEqual({ base: "debian:bookworm", python: "3.11", system_packages: [], requirements: [], node: true });
+    expect("node" in normaliseEnvironment(env(), "pytest")).toBe(false);
+    expect(describeSpec(normaliseEnvironment(env({ base: "debian:trixie", python: "3.13" }), "node-test"))).toBe("debian:trixie, node 20 (Debian nodejs), python 3.13, 0 system packages, 0 requirements");
+    expect(() => normaliseEnvironment(env({ base: "python:3.12-slim", python: "3.12" }), "node-test")).toThrow(
+      expect.objectContaining({ code: "env/node-base", pointer: "/environment/base", hint: expect.stringMatching(/debian:bookworm.*debian:trixie/) }),
+    );
+  });
+
   it("describes a spec and names its base-image variable", () => {
     expect(describeSpec(normaliseEnvironment(env({ requirements: ["a==1"] })))).toBe("debian:bookworm, python 3.11, 0 system packages, 1 requirement");
     expect(baseImageVariable("debian:bookworm")).toBe("LMR_BASE_IMAGE_DEBIAN_BOOKWORM");
@@ -57,6 +66,20 @@ describe("image plans", () => {
     expect(noBlas).not.toContain("libopenblas");
     const bare = String((await planEnv(normaliseEnvironment(env()))).files.Dockerfile);
     expect(bare).not.toMatch(/apt-get|requirements.txt/);
+  });
+
+  it("give a node-test spec its own image: the base's nodejs by apt, the Node harness and the compiler its hooks load; pytest images stay without", async () => {
+    const py = await planEnv(normaliseEnvironment(env()));
+    const node = await planEnv(normaliseEnvironment(env(), "node-test"));
+    expect(node.tag).not.toBe(py.tag);
+    expect(node.baseTag).toBe(py.baseTag);
+    const d = String(node.files.Dockerfile);
+    expect(d).toMatch(/apt-get install -y --no-install-recommends nodejs/);
+    expect(d).toContain("COPY node/ /opt/lmr/node/");
+    expect(Object.keys(node.files)).toEqual(expect.arrayContaining(["node/lmr-harness/node-test-main.mjs", "node/lmr-harness/ts-hooks.mjs", "node/typescript.cjs", "python/lmr_harness/run_pytest.py"]));
+    expect(String(node.files["node/typescript.cjs"])).toMatch(/Copyright \(c\) Microsoft Corporation/);
+    expect(String(py.files.Dockerfile)).not.toMatch(/nodejs|\/opt\/lmr\/node/);
+    expect(Object.keys(py.files).some((f) => f.startsWith("node/"))).toBe(false);
   });
 
   it("keep the base's source out of its tag (a label, checked at build time)", async () => {

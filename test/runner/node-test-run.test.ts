@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { probeDocker } from "../../src/env/index.js";
 import { nodeRuntime, runTests, type RunOutcome, type RunRequest } from "../../src/runner/index.js";
 
 /**
@@ -93,9 +94,13 @@ describe("runTests with testRunner node-test", () => {
     expect(o.reason).toMatch(/node:inspector is not available to code under test/);
   });
 
-  it("refuses docker: task images have no Node", async () => {
-    const o = await run(add("  return a + b;"), { sandbox: "docker" });
+  it("under docker needs the task's node-test image: a base without Node is infra naming the field and the fix", async () => {
+    // (runs in the task's image are tested in test/runner/node-docker.docker.ts)
+    const o = await run(add("  return a + b;"), { sandbox: "docker", environment: { python: "3.12", base: "python:3.12-slim", requirements: [], gpu: false, network: false } });
     expect(o.status).toBe("infra");
-    expect(o.reason).toMatch(/host backends/);
+    expect(o.backend).toBe("docker");
+    const daemon = await probeDocker();
+    if (daemon.ok) expect(o.reason).toMatch(/^environment\.base: tests\.runner is "node-test", and the base "python:3\.12-slim" has no Node lmr installs; use "debian:bookworm"/);
+    else expect(o.reason).toBe(daemon.reason);
   });
 });
