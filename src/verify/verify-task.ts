@@ -11,7 +11,7 @@ import { toolkitPath } from "../core/paths.js";
 import { hashFile, hashTree, listFiles } from "../core/hash.js";
 import { buildBundle, hashTaskInputs, BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import { isUrlUpstream, type ResolvedTask } from "../manifest/types.js";
-import { dockerImageOf, nodeRuntime, resolveRunPython, runTests } from "../runner/index.js";
+import { dockerImageOf, resolveRunNode, resolveRunPython, runTests } from "../runner/index.js";
 import type { PythonEnv, RunOutcome, RunRequest, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { ForkServer } from "../runner/fork-server.js";
@@ -191,7 +191,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     let python: PythonEnv;
     try {
       // under docker the image's interpreter: nothing is resolved or installed on the host
-      python = node ? nodeRuntime() : await resolveRunPython({ sandbox: opts.sandbox ?? "auto", environment: m.environment, ...(opts.python ? { python: opts.python } : {}), requirements: m.environment.requirements, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
+      python = node ? await resolveRunNode({ sandbox: opts.sandbox ?? "auto", environment: m.environment }) : await resolveRunPython({ sandbox: opts.sandbox ?? "auto", environment: m.environment, ...(opts.python ? { python: opts.python } : {}), requirements: m.environment.requirements, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
     } catch (err) {
       record.steps.reference = { ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0, runs: [] };
       return await withFixtures();
@@ -254,7 +254,9 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     const ref = await repeatRuns("reference", settings.runs, slots, refRun, tick("reference"), (i) => (i === 0 ? Promise.resolve() : serverReady));
     record.steps.reference = ref.step;
     record.environment.backend = ref.backend ?? null;
-    if (ref.backend === "docker") record.environment.image = await dockerImageOf(m.environment);
+    if (ref.backend === "docker") record.environment.image = await dockerImageOf(m.environment, m.tests.runner);
+    // the image's Node says its exact version in each run's hello
+    if (node && ref.outcomes[0]) record.environment.python = { path: ref.outcomes[0].python.path, version: ref.outcomes[0].python.version };
     if (!ref.step.ok && !ref.step.infra) {
       // a reference that fails because a module is missing says nothing about the task
       const missing = findMissingModule(ref.outcomes);
