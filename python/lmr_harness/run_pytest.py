@@ -468,7 +468,11 @@ def main(argv=None, key=None):
         # what the grader's conftest (or a test) left changed in the environment: a fork server
         # must import its modules under the same variables (joblib reads JOBLIB_MULTIPROCESSING
         # when it is first imported, which in a fresh run is after the conftest set it)
-        env_set = {k: v for k, v in os.environ.items() if env_before.get(k) != v}
+        # A value inside this run's own folders (torch 2 sets TORCHINDUCTOR_CACHE_DIR under
+        # TMPDIR at import) means nothing to another process: a server started with it pointed
+        # its children at a folder that was gone, or that they may not write.
+        own = [d for d in {os.path.dirname(root), env_before.get("HOME"), env_before.get("TMPDIR")} if d and d != "/"]
+        env_set = {k: v for k, v in os.environ.items() if env_before.get(k) != v and not any(d in v for d in own)}
         env_unset = sorted(k for k in env_before if k not in os.environ)
         chan.send({"t": "imports", "modules": imports.report(args.mount), "env": {"set": env_set, "unset": env_unset}})
     chan.send({"t": "done", "exit": code, "n_results": len(plugin.results), "tampered": tampered})

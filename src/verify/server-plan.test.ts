@@ -26,6 +26,19 @@ describe("the fork server's plan", () => {
     expect(samePlan({ preload: ["a", "b"], envChanges: { set: { y: "1", x: "2" }, unset: [] } }, { preload: ["b", "a"], envChanges: { set: { x: "2", y: "1" }, unset: [] } })).toBe(true);
   });
 
+  it("leaves out a variable that names a run's scratch folder, from a run and from a plan remembered before", async () => {
+    const own = { TORCHINDUCTOR_CACHE_DIR: "/dev/shm/lmr-verify-1-a/lmr-run-Sw4yrK/tmp/torchinductor_lmr", CACHE: "/tmp/lmr-fork-x/c" };
+    expect(planOf(outcome([["torch", "installed"]], { set: { ...own, A: "1" }, unset: [] }))).toEqual({ preload: ["torch"], envChanges: { set: { A: "1" }, unset: [] } });
+    expect(planOf(outcome([["torch", "installed"]], { set: own, unset: [] }))).toEqual({ preload: ["torch"] });
+    const dir = await mkdtemp(join(tmpdir(), "lmr-plan-"));
+    try {
+      await writeServerPlan(dir, "k", { preload: ["torch"], envChanges: { set: { ...own, B: "2" }, unset: ["C"] } });
+      expect(await readServerPlan(dir, "k")).toEqual({ preload: ["torch"], envChanges: { set: { B: "2" }, unset: ["C"] } });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("is remembered by key, and a file that is not a plan reads as none", async () => {
     const dir = await mkdtemp(join(tmpdir(), "lmr-plan-"));
     try {

@@ -18,7 +18,19 @@ export interface ServerPlan {
 /** The plan a passing first run implies. */
 export function planOf(first: RunOutcome): ServerPlan {
   const preload = [...new Set((first.imports ?? []).filter((x) => x.origin === "installed").map((x) => x.module))].sort();
-  return { preload, ...(first.env_changes ? { envChanges: first.env_changes } : {}) };
+  const changes = first.env_changes ? withoutRunFolders(first.env_changes) : undefined;
+  return { preload, ...(changes ? { envChanges: changes } : {}) };
+}
+
+/**
+ * The changes less any variable whose value names a run's scratch folder (`lmr-run-…`, a fork
+ * server's `lmr-fork-…`): the harness leaves those out, and a plan remembered before it did
+ * (torch 2's TORCHINDUCTOR_CACHE_DIR under the first run's TMPDIR) must not start a server
+ * whose children then write into a folder that is gone or not theirs.
+ */
+function withoutRunFolders(c: NonNullable<ServerPlan["envChanges"]>): ServerPlan["envChanges"] {
+  const set = Object.fromEntries(Object.entries(c.set).filter(([, v]) => !/\/lmr-(run|fork)-[^/]*/.test(v)));
+  return Object.keys(set).length > 0 || c.unset.length > 0 ? { set, unset: c.unset } : undefined;
 }
 
 /**
@@ -56,8 +68,8 @@ export async function readServerPlan(cacheDir: string, key: string): Promise<Ser
     const v = JSON.parse(await readFile(planFile(cacheDir, key), "utf8")) as Partial<ServerPlan>;
     if (!Array.isArray(v.preload) || !v.preload.every((m) => typeof m === "string")) return undefined;
     const c = v.envChanges;
-    const changes = c && typeof c === "object" && c.set && typeof c.set === "object" && Array.isArray(c.unset) ? { envChanges: { set: c.set, unset: c.unset } } : {};
-    return { preload: v.preload, ...changes };
+    const kept = c && typeof c === "object" && c.set && typeof c.set === "object" && Array.isArray(c.unset) ? withoutRunFolders({ set: c.set, unset: c.unset }) : undefined;
+    return { preload: v.preload, ...(kept ? { envChanges: kept } : {}) };
   } catch {
     return undefined;
   }

@@ -177,6 +177,25 @@ describe.concurrent("the task standard in lmr verify", () => {
     expect(runs.map((r) => r.status)).toEqual(["passed", "passed", "passed"]);
   });
 
+  it("the fork server is not started with a variable that names the first run's own folders (torch 2 sets its cache folder under TMPDIR at import)", async () => {
+    const cache = await makeTempDir("verify-own-folders");
+    const taskDir = await copyTask(await makeTempDir("verify-own-folders-task"), "pref-loss");
+    // setdefault, as torch does: a child that starts with the variable keeps it
+    await writeFile(join(taskDir, "tests", "conftest.py"), 'import os\nimport tempfile\n\nos.environ.setdefault("LMR_T_CACHE", os.path.join(tempfile.gettempdir(), "cache"))\nos.environ["LMR_T_FLAG"] = "1"\n');
+    await writeFile(join(taskDir, "tests", "test_own_folders.py"), "import os\nimport tempfile\n\n\ndef test_the_cache_folder_is_this_runs():\n    assert os.environ[\"LMR_T_CACHE\"] == os.path.join(tempfile.gettempdir(), \"cache\")\n    assert os.environ[\"LMR_T_FLAG\"] == \"1\"\n");
+    const manifest = JSON.parse(await readFile(join(taskDir, "task.json"), "utf8")) as { tests: { files: string[] } };
+    manifest.tests.files.push("tests/conftest.py", "tests/test_own_folders.py");
+    await writeFile(join(taskDir, "task.json"), JSON.stringify(manifest, null, 2));
+    const r = await runCli(["verify", taskDir, "--runs", "3", "--mutants", "0", "--no-write", "-j", "1", "--sandbox", "none", "--json"], { env: { LMR_CACHE: cache } });
+    const runs = (JSON.parse(r.stdout) as Output).tasks[0]!.steps.reference.runs;
+    expect(runs.map((x) => x.status)).toEqual(["passed", "passed", "passed"]);
+    const { readdir } = await import("node:fs/promises");
+    const plans = (await readdir(join(cache, "verify"))).filter((n) => n.startsWith("server-plan-"));
+    expect(plans).toHaveLength(1);
+    expect(JSON.parse(await readFile(join(cache, "verify", plans[0]!), "utf8"))).toMatchObject({ envChanges: { set: { LMR_T_FLAG: "1" } } });
+    expect(await readFile(join(cache, "verify", plans[0]!), "utf8")).not.toContain("LMR_T_CACHE");
+  });
+
   it("a remembered server plan runs reference run 1 in the fork server with a fresh run's outcomes; a plan that no longer holds falls back and is written again", async () => {
     const cache = await makeTempDir("verify-plan-cache");
     const env = { LMR_CACHE: cache };
