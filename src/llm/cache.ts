@@ -1,6 +1,7 @@
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs";
+import { mkdir, readFile } from "node:fs";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
+import { writeFileAtomic } from "../core/fs-atomic.js";
 import { sha256 } from "../core/hash.js";
 import type { ChatReply, ChatRequest } from "./client.js";
 
@@ -90,31 +91,17 @@ export class ResponseCache {
     }
   }
 
-  /**
-   * Written beside the entry and renamed over it, so a reader (or a run killed mid-write) sees the
-   * whole reply or none. With the callback fs API and each shard folder made once: a put is on
-   * lmr generate's request path at -j 8, and fs/promises' FileHandle round trips plus a recursive
-   * mkdir per reply cost the event loop about twice the CPU (npm run bench -- generate).
-   */
+  /** The entry written atomically, its shard folder made once per cache rather than once per reply. */
   private async write(path: string, text: string): Promise<void> {
     const dir = dirname(path);
     if (!this.madeDirs.has(dir)) {
       await mkdirAsync(dir, { recursive: true });
       this.madeDirs.add(dir);
     }
-    const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-    try {
-      await writeFileAsync(tmp, text);
-      await renameAsync(tmp, path);
-    } catch (err) {
-      await rmAsync(tmp, { force: true });
-      throw err;
-    }
+    await writeFileAtomic(path, text, { parentExists: true });
   }
+
 }
 
 const readFileAsync = promisify(readFile);
 const mkdirAsync = promisify(mkdir);
-const writeFileAsync = promisify(writeFile);
-const renameAsync = promisify(rename);
-const rmAsync = promisify(rm);
