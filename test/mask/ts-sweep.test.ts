@@ -23,6 +23,8 @@ const SAMPLE: Record<string, string[]> = {
     "src/dynamicMiddleware/tests/index.test-d.ts",
     "src/entities/state_selectors.ts",
     "src/query/tests/buildSlice.test.ts",
+    // a reducers callback whose rejected meta holds an empty mapped type: written `{}`, the stub's type was another one
+    "src/tests/createSlice.test-d.ts",
   ],
   "@tanstack/query-core": ["src/focusManager.ts"],
 };
