@@ -14,6 +14,20 @@ import { relative } from "node:path";
 
 const USAGE = "usage: node scripts/ts-sweep.mjs [--every N] [--package NAME]... [--match TEXT]... [--no-types] [--plain-stubs] [--importers] [--json]\n";
 const args = process.argv.slice(2);
+if (args.includes("--help") || args.includes("-h")) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+// an unknown flag (a typo, or --help's cousins) would otherwise run the whole 40-minute sweep
+const WITH_VALUE = ["--every", "--package", "--match"];
+const PLAIN = ["--no-types", "--plain-stubs", "--importers", "--json"];
+for (let i = 0; i < args.length; i++) {
+  if (WITH_VALUE.includes(args[i]) && i + 1 < args.length) i++;
+  else if (!PLAIN.includes(args[i])) {
+    process.stderr.write(`unknown or incomplete argument: ${args[i]}\n${USAGE}`);
+    process.exit(2);
+  }
+}
 const values = (flag) => args.flatMap((a, i) => (a === flag && i + 1 < args.length ? [args[i + 1]] : []));
 const every = values("--every").length > 0 ? Number(values("--every")[0]) : 1;
 const packages = values("--package");

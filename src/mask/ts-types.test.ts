@@ -224,6 +224,46 @@ describe("type-preserving stubs", () => {
     expect(r.added).toEqual([]);
   });
 
+  it("write an empty mapped type in an intersection as one, not as {} (the checker drops a written {} there, and the type is another)", async () => {
+    // redux toolkit's rejected meta, `{ rejectedWithValue: false } & { [K in keyof GetRejectedMeta<C>]?: undefined }`, with no rejectedMeta
+    const hidden = lines(
+      "type Meta<C> = { ok: false } & { [K in keyof C]?: undefined };",
+      "export function rejected<C>(c: C): Meta<C> {",
+      "  return { ok: false } as Meta<C>;",
+      "}",
+      "export interface Base {",
+      "  ok: false;",
+      "}",
+      "type BaseMeta<C> = Base & { [K in keyof C]?: undefined };",
+      "export function based<C>(c: C): BaseMeta<C> {",
+      "  return { ok: false } as BaseMeta<C>;",
+      "}",
+    );
+    const src = lines(
+      'import { based, rejected } from "./hidden";',
+      "type Eq<L, R> = (<T>() => T extends (L & T) | T ? true : false) extends <T>() => T extends (R & T) | T ? true : false ? true : false;",
+      "export const r = () => rejected<unknown>(undefined);",
+      "export const same: Eq<ReturnType<typeof r>, ReturnType<typeof rejected<unknown>>> = true;",
+      "export const b = () => based<unknown>(undefined);",
+      "export const sameBased: Eq<ReturnType<typeof b>, ReturnType<typeof based<unknown>>> = true;",
+      "export function nonNull<T>(x: T) {",
+      "  return x as T & {};",
+      "}",
+    );
+    const m = await maskIn({ "hidden.ts": hidden, "m.ts": src }, "m.ts", "r");
+    expect(tail(m.masked, "r")).toEqual(["return undefined as unknown as { ok: false; } & { [K in never]: never; };"]);
+    expect(m.added).toEqual([]);
+    expect(m.addedPlain.join("\n")).toMatch(/TS2322/);
+    // next to an interface by name
+    const b = await maskIn({ "hidden.ts": hidden, "m.ts": src }, "m.ts", "b");
+    expect(tail(b.masked, "b")).toEqual(['return undefined as unknown as import("./hidden").Base & { [K in never]: never; };']);
+    expect(b.added).toEqual([]);
+    // `{}` that the checker keeps in an intersection (with a type parameter: NonNullable) is written as it is
+    const n = await maskIn({ "hidden.ts": hidden, "m.ts": src }, "m.ts", "nonNull");
+    expect(tail(n.masked, "nonNull")).toEqual(["return undefined as unknown as T & {};"]);
+    expect(n.added).toEqual([]);
+  });
+
   it("keep JavaScript stubs plain", async () => {
     const src = lines("export function make(n) {", "  return { n };", "}", "export const k = make(1).n;");
     const r = await maskIn({ "m.js": src }, "m.js", "make");

@@ -187,7 +187,52 @@ function printType(ts: Ts, program: TsNamespace.Program, checker: TsNamespace.Ty
   // a class by its name (written out, a class with private members is another type), a class expression written out
   const node = build(flags | NB.UseTypeOfFunction) ?? build(flags) ?? build(flags | NB.WriteClassExpressionAsTypeLiteral);
   if (!node) return undefined;
-  return ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind.LineFeed }).printNode(ts.EmitHint.Unspecified, node, sf);
+  return ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind.LineFeed }).printNode(ts.EmitHint.Unspecified, keepEmptyMembers(ts, node), sf);
+}
+
+/**
+ * The node builder writes any object type with no members as `{}`, and in an
+ * intersection the checker drops a written `{}` (an empty type literal) once
+ * another member is an object type: `{ a: false } & {}` is `{ a: false }`.
+ * Where the builder wrote `{}` next to such a member, the type it stood for
+ * was not a `{}` literal (the checker would have dropped that one as well)
+ * but an empty object type of another kind, which it keeps: a mapped type
+ * over no keys, as redux toolkit's rejected meta
+ * `{ rejectedWithValue: false } & { [K in keyof GetRejectedMeta<C>]?: undefined }`
+ * with no `rejectedMeta`. Written `{}`, the stub's type is another one, and
+ * `expectTypeOf(…).toEqualTypeOf<…>()` tells the two apart. Those are
+ * written `{ [K in never]: never; }`: empty, and kept as the original was.
+ * A `{}` whose siblings may not be objects (`T & {}`) stays as written.
+ */
+function keepEmptyMembers(ts: Ts, root: TsNamespace.TypeNode): TsNamespace.TypeNode {
+  const f = ts.factory;
+  const isEmptyLiteral = (n: TsNamespace.Node): boolean => ts.isTypeLiteralNode(n) && n.members.length === 0;
+  const never = (): TsNamespace.TypeNode => f.createKeywordTypeNode(ts.SyntaxKind.NeverKeyword);
+  const emptyMapped = (): TsNamespace.TypeNode =>
+    ts.setEmitFlags(f.createMappedTypeNode(undefined, f.createTypeParameterDeclaration(undefined, "K", never()), undefined, undefined, never(), undefined), ts.EmitFlags.SingleLine);
+  const rewrite = (context: TsNamespace.TransformationContext) => {
+    const visit = (n: TsNamespace.Node): TsNamespace.Node => {
+      const node = ts.visitEachChild(n, visit, context);
+      if (!ts.isIntersectionTypeNode(node) || !node.types.some(isEmptyLiteral) || !node.types.some((t) => certainlyObject(ts, t))) return node;
+      return f.updateIntersectionTypeNode(node, f.createNodeArray(node.types.map((t) => (isEmptyLiteral(t) ? emptyMapped() : t))));
+    };
+    return (n: TsNamespace.TypeNode): TsNamespace.TypeNode => visit(n) as TsNamespace.TypeNode;
+  };
+  const result = ts.transform(root, [rewrite]);
+  const out = result.transformed[0]!;
+  result.dispose();
+  return out;
+}
+
+/** Whether a type node the node builder wrote stands for an object type: a type literal with members, a mapped, function, array or tuple type, a class or interface by name. */
+function certainlyObject(ts: Ts, node: TsNamespace.TypeNode): boolean {
+  if (ts.isTypeLiteralNode(node)) return node.members.length > 0;
+  if (ts.isMappedTypeNode(node) || ts.isFunctionTypeNode(node) || ts.isConstructorTypeNode(node) || ts.isArrayTypeNode(node) || ts.isTupleTypeNode(node)) return true;
+  if (ts.isTypeOperatorNode(node) && node.operator === ts.SyntaxKind.ReadonlyKeyword) return certainlyObject(ts, node.type);
+  const name = ts.isTypeReferenceNode(node) ? node.typeName : ts.isImportTypeNode(node) ? node.qualifier : undefined;
+  const last = name && (ts.isQualifiedName(name) ? name.right : name);
+  const symbol = last && (last as { symbol?: TsNamespace.Symbol }).symbol;
+  return symbol !== undefined && (symbol.flags & (ts.SymbolFlags.Class | ts.SymbolFlags.Interface)) !== 0 && !(symbol.flags & ts.SymbolFlags.TypeAlias);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { formatTsSweepReport, listPackageSources, sweepTsFiles, type TsSweepReport } from "../../src/mask/ts-sweep.js";
@@ -22,6 +23,8 @@ const SAMPLE: Record<string, string[]> = {
     "src/dynamicMiddleware/tests/index.test-d.ts",
     "src/entities/state_selectors.ts",
     "src/query/tests/buildSlice.test.ts",
+    // a reducers callback whose rejected meta holds an empty mapped type: written `{}`, the stub's type was another one
+    "src/tests/createSlice.test-d.ts",
   ],
   "@tanstack/query-core": ["src/focusManager.ts"],
 };
@@ -48,5 +51,16 @@ describe("TS sweep (sample, type-checked)", () => {
     const report = await sweep("rxjs", ["src/internal/lastValueFrom.ts"], true);
     expect(report.failures.map((f) => [f.symbol, f.check])).toEqual([["lastValueFrom.next", "types"]]);
     expect(report.failures[0]!.message).toMatch(/TS2454: Variable '_value' is used before being assigned/);
+  });
+
+  it("the script prints its usage for --help and refuses an unknown flag (it used to run the whole sweep)", () => {
+    const run = (...args: string[]) => spawnSync(process.execPath, ["scripts/ts-sweep.mjs", ...args], { encoding: "utf8", timeout: 60_000 });
+    const help = run("--help");
+    expect([help.status, help.stdout]).toEqual([0, expect.stringMatching(/^usage: node scripts\/ts-sweep\.mjs /)]);
+    for (const bad of [["--bogus"], ["--package"], ["--every", "0"]]) {
+      const r = run(...bad);
+      expect([bad, r.status, r.stdout], r.stderr).toEqual([bad, 2, ""]);
+      expect(r.stderr).toMatch(/usage: /);
+    }
   });
 });
