@@ -180,9 +180,13 @@ async function judgeAll(runDir: string, plan: JudgePlan, problems: Problem[], ke
     inFlight.set(id, p);
     return p;
   };
+  // Every earlier judgement is read first, so the samples below reach voteOnce in plan order: the
+  // sample that owns a shared vote (and is counted its tries) is then the first planned, not the
+  // one whose read happened to finish first.
+  const earlier = await Promise.all(planned.map((p) => readSampleJudgement(runDir, p.rel, p.result)));
   const records = await Promise.all(
-    planned.map(async (p): Promise<{ record: JudgedSampleRecord; judgement: SampleJudgement }> => {
-      const previous = await readSampleJudgement(runDir, p.rel, p.result);
+    planned.map(async (p, i): Promise<{ record: JudgedSampleRecord; judgement: SampleJudgement }> => {
+      const previous = earlier[i]!;
       let judgement: SampleJudgement;
       let reused = false;
       if (previous.ok && previous.judgement.judge_key === p.judgeKey && previous.judgement.status !== "infra") {
