@@ -1,6 +1,5 @@
-import { existsSync, readFileSync } from "node:fs";
+import { constants, existsSync, readFileSync } from "node:fs";
 import { access, mkdir, readFile, readdir, rmdir, writeFile } from "node:fs/promises";
-import { constants } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import type { Isolation } from "./types.js";
 
