@@ -47,11 +47,22 @@ def say(record):
 def preload(names):
     done, failed = [], []
     for name in ["pytest", "_pytest.main", "_pytest.python", "_pytest.runner", "pluggy"] + names:
+        if name in sys.modules:
+            continue
         try:
             importlib.import_module(name)
             done.append(name)
         except BaseException as e:  # a module that fails here fails in the child too, where it is reported
             failed.append("%s: %s" % (name, e))
+    # pytest shows a failure's source through inspect.getmodule, which maps every loaded
+    # module's file the first time (a second or more with torch's thousand modules): map
+    # them once here, so each child maps only the modules it adds
+    try:
+        import inspect
+
+        inspect.getmodule(preload, os.path.join(os.sep, "nonexistent", "lmr.py"))
+    except Exception:
+        pass
     return done, failed
 
 
@@ -69,6 +80,12 @@ def run_child(job):
         for fd in (log, null):
             os.close(fd)
         os.environ.update(job.get("env") or {})
+        # tempfile remembers the folder it chose in the server (torch chose one at import):
+        # the child's temporary files belong in its own TMPDIR, as a fresh run's do
+        tf = sys.modules.get("tempfile")
+        if tf is not None:
+            harness.SERVER_TEMPDIR = tf.tempdir
+            tf.tempdir = None
         argv = list(job["argv"])
         # the address-space cap counts what the server already mapped (torch alone maps gigabytes): add it
         if "--as-bytes" in argv:
@@ -129,8 +146,24 @@ def kill_late(pid, job):
 def main():
     p = argparse.ArgumentParser(prog="fork_server.py")
     p.add_argument("--preload", action="append", default=[])
+    p.add_argument("--plan", help='a JSON file: {"modules": [...] imported in order after --preload, "blocked": [...] mapped to None for good, "stand_ins": [...] mapped to None while importing}')
     args = p.parse_args()
-    done, failed = preload(args.preload)
+    names = list(args.preload)
+    plan = {}
+    if args.plan:
+        with open(args.plan) as f:
+            plan = json.load(f)
+        names += plan.get("modules") or []
+    # a module that prints while it is imported must not write into the control channel
+    os.dup2(2, 1)
+    # as the first run's conftest left them: a name it blocked stays blocked; a name that was
+    # its own module or a fake there must not bind an installed package while we import
+    for name in (plan.get("blocked") or []) + (plan.get("stand_ins") or []):
+        sys.modules.setdefault(name, None)
+    done, failed = preload(names)
+    for name in plan.get("stand_ins") or []:
+        if sys.modules.get(name, 0) is None:
+            del sys.modules[name]
     threading.Thread(target=reap, daemon=True).start()
     say({"t": "ready", "preloaded": done, "failed": failed, "pid": os.getpid()})
     for line in sys.stdin:

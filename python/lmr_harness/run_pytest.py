@@ -27,8 +27,14 @@ import hashlib
 import hmac
 import json
 import os
+# at the top, not where the cap is set: a fork server's child and a fresh run then load the same modules
+import resource
 import signal
 import time
+import types
+
+# In a fork server's child: the temporary folder the server's imports used (see fork_server.py).
+SERVER_TEMPDIR = None
 
 _write = os.write
 _hmac_new = hmac.new
@@ -386,6 +392,67 @@ class ImportLog:
         return out
 
 
+def loaded_modules(root, own):
+    """What a fork server must do before it forks so that its children start where this run's
+    tests started, less the tree's and the grader's own code:
+
+    - "modules": every module loaded from a file under a folder of sys.path outside this
+      run's folders, in the order it was first imported. The server imports them once, so a
+      child does not import a package's lazily loaded parts (transformers' models, torch's
+      compiler) all over again.
+    - "blocked": names the run left mapped to None (a conftest's `sys.modules["torch"] = None`):
+      the server maps them so too before it imports anything, as the conftest did here.
+    - "stand_ins": names that were not an installed module here: the tree's and the grader's
+      own modules, and module objects without a file (a conftest's fake). The server maps
+      them to None while it imports, so that nothing it preloads binds an installed package
+      where this run's code had its own; the child imports them as this run did.
+
+    Aliases (a name that is not the module's own) and files outside sys.path (code a library
+    wrote into a temporary folder) are left out."""
+    tree = os.path.realpath(root) + os.sep
+    harness_dir = os.path.dirname(os.path.realpath(__file__)) + os.sep
+    skip = [os.path.realpath(d) + os.sep for d in own] + [harness_dir]
+    # where a library wrote code to import (torch's remote-module template) at the server's import
+    if SERVER_TEMPDIR:
+        skip.append(os.path.realpath(SERVER_TEMPDIR) + os.sep)
+    path_dirs = []
+    for p in sys.path:
+        if p and os.path.isdir(p):
+            d = os.path.realpath(p) + os.sep
+            if not any(d.startswith(x) for x in skip):
+                path_dirs.append(d)
+    modules, blocked, stand_ins = [], [], []
+    for name, mod in list(sys.modules.items()):
+        if name in ("__main__", "__mp_main__"):
+            continue
+        if mod is None:
+            blocked.append(name)
+            continue
+        f = getattr(mod, "__file__", None) if isinstance(mod, types.ModuleType) else None
+        if not isinstance(f, str) or not f or f.startswith("<"):
+            # a package's own file-less parts (torch._C._dynamo.guards, six.moves) hang under a real module
+            parts = name.split(".")
+            if any(isinstance(getattr(sys.modules.get(".".join(parts[:i])), "__file__", None), str) for i in range(1, len(parts))):
+                continue
+            spec = getattr(mod, "__spec__", None) if isinstance(mod, types.ModuleType) else None
+            builtin = name in sys.builtin_module_names or (spec is not None and (spec.origin not in (None, "") or spec.submodule_search_locations))
+            if not builtin:
+                stand_ins.append(name)
+            continue
+        real = os.path.realpath(f)
+        if real.startswith(tree):
+            # the tree's and the grader's modules (a fake loaded from a grader file among them):
+            # in the server such a name would find an installed module, or nothing
+            stand_ins.append(name)
+            continue
+        if getattr(mod, "__name__", None) != name or any(real.startswith(d) for d in skip):
+            continue
+        if not any(real.startswith(d) for d in path_dirs):
+            continue
+        modules.append(name)
+    return {"modules": modules, "blocked": blocked, "stand_ins": stand_ins}
+
+
 def main(argv=None, key=None):
     """One run. `argv`/`key` are given by the fork server (python/lmr_harness/fork_server.py),
     which has already put /dev/null on stdin; a plain run reads the key from stdin."""
@@ -410,8 +477,6 @@ def main(argv=None, key=None):
     chan.send({"t": "hello", "pid": os.getpid(), "python": sys.version.split()[0], "executable": sys.executable})
 
     if args.as_bytes > 0:
-        import resource
-
         resource.setrlimit(resource.RLIMIT_AS, (args.as_bytes, args.as_bytes))
     err_fd = os.fdopen(os.dup(2), "w", buffering=1)
     os.set_inheritable(err_fd.fileno(), False)
@@ -474,7 +539,7 @@ def main(argv=None, key=None):
         own = [d for d in {os.path.dirname(root), env_before.get("HOME"), env_before.get("TMPDIR")} if d and d != "/"]
         env_set = {k: v for k, v in os.environ.items() if env_before.get(k) != v and not any(d in v for d in own)}
         env_unset = sorted(k for k in env_before if k not in os.environ)
-        chan.send({"t": "imports", "modules": imports.report(args.mount), "env": {"set": env_set, "unset": env_unset}})
+        chan.send({"t": "imports", "modules": imports.report(args.mount), "env": {"set": env_set, "unset": env_unset}, "server": loaded_modules(root, own)})
     chan.send({"t": "done", "exit": code, "n_results": len(plugin.results), "tampered": tampered})
     for stream in (sys.stdout, sys.stderr, err_fd):
         try:

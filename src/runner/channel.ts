@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { StringDecoder } from "node:string_decoder";
-import type { ImportedModule, TestStatus } from "./types.js";
+import type { ImportedModule, LoadedModules, TestStatus } from "./types.js";
 
 /** One test as the harness reported it. `raw_failed`: pytest itself counted it as failed. */
 export interface HarnessResult {
@@ -25,6 +25,8 @@ export interface ChannelState {
   imports?: ImportedModule[];
   /** Environment variables the run left set or unset (only with reportImports): what a fork server must import under. */
   envChanges?: EnvChanges;
+  /** What a fork server must do to start where this run's tests started (only with reportImports). */
+  loaded?: LoadedModules;
   /** Per test, the traced files' executed lines (only with traceLines). */
   lines: Record<string, Record<string, number[]>>;
   done?: { exit: number; n_results: number; tampered: string[] };
@@ -149,6 +151,7 @@ export class RecordReader {
       case "imports":
         s.imports = Array.isArray(rec.modules) ? rec.modules.flatMap(readImport) : [];
         s.envChanges = readEnvChanges(rec.env);
+        if (typeof rec.server === "object" && rec.server !== null) s.loaded = readLoaded(rec.server as Record<string, unknown>);
         break;
       case "done":
         s.done = {
@@ -161,6 +164,11 @@ export class RecordReader {
         this.problem(`unknown record kind ${JSON.stringify(rec.t)}`);
     }
   }
+}
+
+function readLoaded(v: Record<string, unknown>): LoadedModules {
+  const names = (x: unknown): string[] => (Array.isArray(x) ? x.filter((n): n is string => typeof n === "string") : []);
+  return { modules: names(v.modules), blocked: names(v.blocked), stand_ins: names(v.stand_ins) };
 }
 
 function readLines(v: unknown): Record<string, number[]> {

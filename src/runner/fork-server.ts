@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync } from "node:fs";
-import { chmod, chown, mkdtemp, readFile, rm } from "node:fs/promises";
+import { chmod, chown, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -35,8 +35,12 @@ const CONTAINER_LIFETIME_S = 6 * 3600;
 export interface ForkServerOptions {
   python: PythonEnv;
   sandbox: SandboxChoice;
-  /** Installed modules to import once in the server (torch, numpy, …). */
+  /** Installed modules to import once in the server (torch, numpy, …), in this order. */
   preload: string[];
+  /** Names mapped to None in the server for good (a first run's conftest blocked them). */
+  blocked?: string[];
+  /** Names mapped to None while the server imports (the tree's and grader's modules, fakes): nothing preloaded binds an installed module of that name. */
+  standIns?: string[];
   network: boolean;
   threads?: number;
   /** Folders hidden inside the sandbox (the task folder, the bundle). */
@@ -54,6 +58,19 @@ export interface ForkServerOptions {
   envChanges?: { set: Record<string, string>; unset: string[] };
   /** The folder the server's own folder (and its runs' scratch copies) is made in; default: the system's temp folder. */
   scratchParent?: string;
+}
+
+/**
+ * The server's preload arguments: the plan goes in a file in the server's own folder (a plan
+ * from a torch run names a thousand modules and more), which the sandbox and the container
+ * both show at the same path.
+ */
+async function preloadArgs(dir: string, opts: ForkServerOptions): Promise<string[]> {
+  const plan = { modules: opts.preload, blocked: opts.blocked ?? [], stand_ins: opts.standIns ?? [] };
+  if (plan.modules.length + plan.blocked.length + plan.stand_ins.length === 0) return [];
+  const file = join(dir, "plan.json");
+  await writeFile(file, JSON.stringify(plan), { mode: 0o644 });
+  return ["--plan", file];
 }
 
 /** `env` with a run's environment changes applied. */
@@ -107,7 +124,7 @@ export class ForkServer {
     const keep = new Set<string>([dirname(SERVER), ...(opts.python.prefixes ?? [])]);
     for (const exe of [opts.python.path, safeRealpath(opts.python.path)]) if (exe) keep.add(dirname(dirname(exe)));
     keep.delete("/");
-    const argv = sel.backend.wrap([opts.python.path, "-s", "-B", SERVER, ...opts.preload.flatMap((m) => ["--preload", m])], {
+    const argv = sel.backend.wrap([opts.python.path, "-s", "-B", SERVER, ...(await preloadArgs(dir, opts))], {
       scratch: dir,
       readOnly: [],
       keepVisible: [...keep],
@@ -148,7 +165,7 @@ export class ForkServer {
       maxProcs: (opts.maxProcs ?? 256) * 4,
       cpus: cpus().length,
       gpu: target.gpu,
-      cmd: ["timeout", "--signal=KILL", `${CONTAINER_LIFETIME_S}s`, target.python, "-s", "-B", IN_SERVER, ...opts.preload.flatMap((m) => ["--preload", m])],
+      cmd: ["timeout", "--signal=KILL", `${CONTAINER_LIFETIME_S}s`, target.python, "-s", "-B", IN_SERVER, ...(await preloadArgs(dir, opts))],
     })];
     const untrack = trackContainer(name);
     const server = await ForkServer.connect(argv, { ...(process.env as Record<string, string>) }, dir, backend, opts, { name, target, user, untrack });
@@ -253,6 +270,7 @@ export class ForkServer {
         log: log.slice(-64 * 1024),
         ...(reader.state.junit !== undefined ? { junit_xml: reader.state.junit } : {}),
         ...(reader.state.imports ? { imports: reader.state.imports } : {}),
+        ...(reader.state.loaded ? { loaded_modules: reader.state.loaded } : {}),
         ...(req.traceLines ? { lines: reader.state.lines } : {}),
         isolation: c
           ? { network: this.opts.network ? "on" : "off", filesystem: "readonly", memory_mb: memoryMb, pids: "cgroup", uid: c.user.uid }

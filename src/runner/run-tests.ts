@@ -140,6 +140,7 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
       ...(reader.state.junit !== undefined ? { junit_xml: reader.state.junit } : {}),
       ...(reader.state.imports ? { imports: reader.state.imports } : {}),
       ...(reader.state.envChanges ? { env_changes: reader.state.envChanges } : {}),
+      ...(reader.state.loaded ? { loaded_modules: reader.state.loaded } : {}),
       ...(req.traceLines ? { lines: reader.state.lines } : {}),
       isolation,
       ...(docker ? { image: { tag: docker.tag, id: docker.id, digest: docker.digest } } : {}),

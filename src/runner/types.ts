@@ -50,6 +50,16 @@ export interface ImportedModule {
   dist?: string;
 }
 
+/** sys.modules at the end of a run, as a fork server must set it up before it forks (see the harness's loaded_modules). */
+export interface LoadedModules {
+  /** Installed and standard modules, in the order they were first imported. */
+  modules: string[];
+  /** Names the run left mapped to None. */
+  blocked: string[];
+  /** Names that were not the installed module of that name: the tree's and grader's modules, and fakes. */
+  stand_ins: string[];
+}
+
 export interface RunOutcome {
   status: RunStatus;
   tests: TestCaseResult[];
@@ -72,6 +82,8 @@ export interface RunOutcome {
   imports?: ImportedModule[];
   /** With reportImports: the environment variables the run left changed (a fork server imports under them). */
   env_changes?: { set: Record<string, string>; unset: string[] };
+  /** With reportImports: what the run had loaded at its end, as a fork server must reproduce it. */
+  loaded_modules?: LoadedModules;
   /** With `traceLines`: test id → file → the 1-based lines it executed. */
   lines?: Record<string, Record<string, number[]>>;
   /** Docker runs: the image the tests ran in. */

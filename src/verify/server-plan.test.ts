@@ -14,6 +14,21 @@ describe("the fork server's plan", () => {
     expect(plan).toEqual({ preload: ["numpy", "torch"], envChanges: { set: { A: "1" }, unset: [] } });
   });
 
+  it("preloads every module the first run loaded, submodules included, in its order; keeps what it blocked and what was its own or a fake", () => {
+    const first = {
+      ...outcome([["transformers", "installed"]]),
+      loaded_modules: { modules: ["torch", "transformers", "transformers.models.gpt2.modeling_gpt2"], blocked: ["torch_xla"], stand_ins: ["wandb", "trainers"] },
+    } as RunOutcome;
+    const plan = planOf(first);
+    expect(plan).toEqual({ preload: ["torch", "transformers", "transformers.models.gpt2.modeling_gpt2"], blocked: ["torch_xla"], standIns: ["wandb", "trainers"] });
+    // a run in the server that loads the same is the same plan; one that blocks or fakes another name is not
+    expect(samePlan(planInServer(first, plan), plan)).toBe(true);
+    const other = { ...first, loaded_modules: { ...first.loaded_modules!, blocked: [] } } as RunOutcome;
+    expect(samePlan(planInServer(other, plan), plan)).toBe(false);
+    const more = { ...first, loaded_modules: { ...first.loaded_modules!, modules: [...first.loaded_modules!.modules, "sympy"] } } as RunOutcome;
+    expect(samePlan(planInServer(more, plan), plan)).toBe(false);
+  });
+
   it("reads a run in a server started with the plan on top of its variables: a conftest setting them again is the same plan", () => {
     const remembered = { preload: ["joblib"], envChanges: { set: { JOBLIB_MULTIPROCESSING: "0" }, unset: ["X"] } };
     // in the child the variable is already set and X already gone: the conftest changes nothing
@@ -49,6 +64,10 @@ describe("the fork server's plan", () => {
       expect(await readServerPlan(dir, key)).toEqual({ preload: ["torch"] });
       await writeFile(join(dir, "verify", `server-plan-${key}.json`), JSON.stringify({ preload: [1] }));
       expect(await readServerPlan(dir, key)).toBeUndefined();
+      await writeFile(join(dir, "verify", `server-plan-${key}.json`), JSON.stringify({ preload: ["json"], blocked: "torch" }));
+      expect(await readServerPlan(dir, key)).toBeUndefined();
+      await writeServerPlan(dir, key, { preload: ["json"], blocked: ["torch"], standIns: ["wandb"] });
+      expect(await readServerPlan(dir, key)).toEqual({ preload: ["json"], blocked: ["torch"], standIns: ["wandb"] });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

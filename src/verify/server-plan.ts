@@ -11,15 +11,31 @@ import type { RunOutcome } from "../runner/types.js";
  * same inputs starts the server at once and runs the first reference run in it.
  */
 export interface ServerPlan {
+  /**
+   * Modules in the order the first run imported them: every module it loaded from outside
+   * its own folders (submodules too: the server imports a package's lazily loaded parts once,
+   * not each child), then any installed top-level module the tree imported that is not among them.
+   */
   preload: string[];
+  /** Names the first run left mapped to None: blocked in the server too. */
+  blocked?: string[];
+  /** Names that were the tree's, the grader's or a fake there: None in the server while it imports. */
+  standIns?: string[];
   envChanges?: { set: Record<string, string>; unset: string[] };
 }
 
 /** The plan a passing first run implies. */
 export function planOf(first: RunOutcome): ServerPlan {
-  const preload = [...new Set((first.imports ?? []).filter((x) => x.origin === "installed").map((x) => x.module))].sort();
+  const tops = (first.imports ?? []).filter((x) => x.origin === "installed").map((x) => x.module).sort();
+  const loaded = first.loaded_modules;
+  const preload = [...new Set([...(loaded?.modules ?? []), ...tops])];
   const changes = first.env_changes ? withoutRunFolders(first.env_changes) : undefined;
-  return { preload, ...(changes ? { envChanges: changes } : {}) };
+  return {
+    preload,
+    ...(loaded?.blocked.length ? { blocked: loaded.blocked } : {}),
+    ...(loaded?.stand_ins.length ? { standIns: loaded.stand_ins } : {}),
+    ...(changes ? { envChanges: changes } : {}),
+  };
 }
 
 /**
@@ -44,7 +60,8 @@ export function planInServer(first: RunOutcome, under: ServerPlan): ServerPlan {
   const unset = [...new Set([...(under.envChanges?.unset ?? []), ...(own.envChanges?.unset ?? [])])].filter((k) => !(own.envChanges?.set && k in own.envChanges.set));
   for (const k of own.envChanges?.unset ?? []) delete set[k];
   const changed = Object.keys(set).length > 0 || unset.length > 0;
-  return { preload: own.preload, ...(changed ? { envChanges: { set, unset } } : {}) };
+  const { envChanges: _ownChanges, ...rest } = own;
+  return { ...rest, ...(changed ? { envChanges: { set, unset } } : {}) };
 }
 
 export function samePlan(a: ServerPlan, b: ServerPlan): boolean {
@@ -53,7 +70,7 @@ export function samePlan(a: ServerPlan, b: ServerPlan): boolean {
 
 function canonical(p: ServerPlan): string {
   const set = Object.fromEntries(Object.entries(p.envChanges?.set ?? {}).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
-  return JSON.stringify({ preload: [...p.preload].sort(), set, unset: [...(p.envChanges?.unset ?? [])].sort() });
+  return JSON.stringify({ preload: [...p.preload].sort(), blocked: [...(p.blocked ?? [])].sort(), standIns: [...(p.standIns ?? [])].sort(), set, unset: [...(p.envChanges?.unset ?? [])].sort() });
 }
 
 /** Everything a plan depends on: the trees the tests run over, the grader, the interpreter and where it runs. */
@@ -66,10 +83,12 @@ const planFile = (cacheDir: string, key: string): string => join(cacheDir, "veri
 export async function readServerPlan(cacheDir: string, key: string): Promise<ServerPlan | undefined> {
   try {
     const v = JSON.parse(await readFile(planFile(cacheDir, key), "utf8")) as Partial<ServerPlan>;
-    if (!Array.isArray(v.preload) || !v.preload.every((m) => typeof m === "string")) return undefined;
+    const names = (x: unknown): x is string[] => Array.isArray(x) && x.every((m) => typeof m === "string");
+    if (!names(v.preload)) return undefined;
+    if ((v.blocked !== undefined && !names(v.blocked)) || (v.standIns !== undefined && !names(v.standIns))) return undefined;
     const c = v.envChanges;
     const kept = c && typeof c === "object" && c.set && typeof c.set === "object" && Array.isArray(c.unset) ? withoutRunFolders({ set: c.set, unset: c.unset }) : undefined;
-    return { preload: v.preload, ...(kept ? { envChanges: kept } : {}) };
+    return { preload: v.preload, ...(v.blocked?.length ? { blocked: v.blocked } : {}), ...(v.standIns?.length ? { standIns: v.standIns } : {}), ...(kept ? { envChanges: kept } : {}) };
   } catch {
     return undefined;
   }

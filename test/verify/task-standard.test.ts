@@ -177,6 +177,36 @@ describe.concurrent("the task standard in lmr verify", () => {
     expect(runs.map((r) => r.status)).toEqual(["passed", "passed", "passed"]);
   });
 
+  it("the fork server starts as the first run's conftest left sys.modules: what it blocked stays blocked and a fake stays the fake for what the server preloads", async () => {
+    const taskDir = await copyTask(await makeTempDir("verify-modules"), "pref-loss");
+    // pickle falls back to its Python classes without _pickle; statistics binds the Fraction it finds
+    await writeFile(
+      join(taskDir, "tests", "conftest.py"),
+      'import sys\nimport types\n\nsys.modules["_pickle"] = None\nfake = types.ModuleType("fractions")\n\n\nclass Fraction:\n    pass\n\n\nfake.Fraction = Fraction\nsys.modules["fractions"] = fake\n\nimport pickle  # noqa: E402\nimport statistics  # noqa: E402\n',
+    );
+    await writeFile(
+      join(taskDir, "tests", "test_modules_as_left.py"),
+      'import pickle\nimport statistics\nimport sys\n\n\ndef test_pickle_has_its_python_classes():\n    assert pickle.Pickler is pickle._Pickler\n\n\ndef test_statistics_has_the_fake_fraction():\n    assert statistics.Fraction is sys.modules["fractions"].Fraction\n',
+    );
+    const manifest = JSON.parse(await readFile(join(taskDir, "task.json"), "utf8")) as { tests: { files: string[] } };
+    manifest.tests.files.push("tests/conftest.py", "tests/test_modules_as_left.py");
+    await writeFile(join(taskDir, "task.json"), JSON.stringify(manifest, null, 2));
+    const cache = await makeTempDir("verify-modules-cache");
+    // run 1 is a fresh process whose modules make the plan; runs 2 and 3 fork from a server that
+    // imported pickle and statistics; the second verify runs all three in a server
+    for (let i = 0; i < 2; i++) {
+      const r = await runCli(["verify", taskDir, "--runs", "3", "--mutants", "0", "--no-write", "-j", "1", "--sandbox", "none", "--json"], { env: { LMR_CACHE: cache } });
+      const rec = (JSON.parse(r.stdout) as Output).tasks[0]!;
+      expect(rec.steps.reference.runs.map((x) => [x.status, x.failed]), `verify ${i + 1}`).toEqual([["passed", 0], ["passed", 0], ["passed", 0]]);
+    }
+    const { readdir } = await import("node:fs/promises");
+    const plans = (await readdir(join(cache, "verify"))).filter((n) => n.startsWith("server-plan-"));
+    const plan = JSON.parse(await readFile(join(cache, "verify", plans[0]!), "utf8")) as { preload: string[]; blocked?: string[]; standIns?: string[] };
+    expect(plan.preload).toEqual(expect.arrayContaining(["pickle", "statistics"]));
+    expect(plan.blocked).toContain("_pickle");
+    expect(plan.standIns).toContain("fractions");
+  });
+
   it("the fork server is not started with a variable that names the first run's own folders (torch 2 sets its cache folder under TMPDIR at import)", async () => {
     const cache = await makeTempDir("verify-own-folders");
     const taskDir = await copyTask(await makeTempDir("verify-own-folders-task"), "pref-loss");
