@@ -18,7 +18,8 @@ export function harnessArgs(o: {
   const pytestArgs = [
     "-c", o.ini, `--rootdir=${o.root}`, `--confcutdir=${o.mountDir}`,
     "-p", "no:cacheprovider", "-o", "addopts=", "--color=no", "-rfE", "--tb=short",
-    ...(req.pytestArgs ?? []), ...(req.stopAtFirstFailure ? ["--maxfail=1"] : []), ...paths,
+    ...(req.pytestArgs ?? []), ...(req.deselect ?? []).flatMap((id) => ["--deselect", id]),
+    ...(req.stopAtFirstFailure ? ["--maxfail=1"] : []), ...paths,
   ];
   return [
     "-s", "-B", o.harness,

@@ -135,6 +135,8 @@ export interface RunRequest {
   testRunner?: TestRunner;
   /** Test paths relative to the grader folder (default: the whole mount). */
   testPaths?: string[];
+  /** Test ids (as the run reports them, `<mount>/…`) left out of the run (pytest's --deselect; pytest runs only). */
+  deselect?: string[];
   python: PythonEnv;
   sandbox?: SandboxChoice;
   /** Wall limit for the whole run; the process group is killed when it passes. */

@@ -10,6 +10,8 @@ export interface MutantPlan {
   coverage?: Record<string, Record<string, number[]>>;
   /** Tests that killed mutants of this task before (this run and earlier ones), tried first. */
   killers: string[];
+  /** Every test of the traced reference run (with `coverage`): a survivor of its covering tests then runs only the others. */
+  tests?: string[];
   /** The grader's mount folder: test ids start with `<mount>/`. */
   mount: string;
 }
@@ -23,18 +25,18 @@ export interface MutantResult {
   outcome: RunOutcome;
   /** The first test that failed, for a killed mutant. */
   killer?: string;
-  /** Test runs it took (1, or 2 when a survivor of its covering tests was confirmed on the whole suite). */
+  /** Test runs it took (1, or 2 when a survivor of its covering tests then ran the other tests). */
   runs: number;
 }
 
 type Run = (overlay: Record<string, string>, extra: Partial<RunRequest>) => Promise<RunOutcome>;
 
 /**
- * Runs one mutant so that the verdict is exactly what the whole suite would give,
- * but cheaply: first only the tests that execute the mutated lines on the
- * reference, known killers first, stopping at the first failure; a mutant that
- * survives them (or that no test reaches) runs once more on the whole suite,
- * so a test that reaches it in a way tracing cannot see (a subprocess) still counts.
+ * Runs one mutant so that the verdict is what the whole suite would give, but
+ * cheaply: first only the tests that execute the mutated lines on the reference,
+ * known killers first, stopping at the first failure; a mutant that survives them
+ * runs once more on every other test (the whole suite when no test reaches it), so a
+ * test that reaches it in a way tracing cannot see (a subprocess) still counts.
  */
 export async function runMutant(file: string, mutant: Mutant, overlay: Record<string, string>, plan: MutantPlan, run: Run): Promise<MutantResult> {
   const decide = (o: RunOutcome, runs: number, covered: boolean): MutantResult => {
@@ -44,17 +46,18 @@ export async function runMutant(file: string, mutant: Mutant, overlay: Record<st
   };
   if (!plan.coverage) return decide(await run(overlay, {}), 1, true);
   const covering = coveringTests(plan.coverage, file, mutant.lines);
-  const first = orderFirst(plan.killers, covering);
-  let runs = 0;
-  if (covering.length > 0) {
-    const prefix = `${plan.mount}/`;
-    const paths = covering.map((id) => (id.startsWith(prefix) ? id.slice(prefix.length) : id));
-    const subset = await run(overlay, { testPaths: paths, firstTests: first, stopAtFirstFailure: true });
-    runs++;
-    if (subset.status !== "passed") return decide(subset, runs, true);
-  }
-  const whole = await run(overlay, { firstTests: plan.killers, stopAtFirstFailure: true });
-  return decide(whole, runs + 1, covering.length > 0);
+  if (covering.length === 0) return decide(await run(overlay, { firstTests: plan.killers, stopAtFirstFailure: true }), 1, false);
+  const prefix = `${plan.mount}/`;
+  const paths = covering.map((id) => (id.startsWith(prefix) ? id.slice(prefix.length) : id));
+  const subset = await run(overlay, { testPaths: paths, firstTests: orderFirst(plan.killers, covering), stopAtFirstFailure: true });
+  if (subset.status !== "passed") return decide(subset, 1, true);
+  if (!plan.tests) return decide(await run(overlay, { firstTests: plan.killers, stopAtFirstFailure: true }), 2, true);
+  // the covering tests passed: the others decide, and where there are none the mutant survived
+  const reached = new Set(covering);
+  const rest = plan.tests.filter((id) => !reached.has(id));
+  if (rest.length === 0) return decide(subset, 1, true);
+  const others = await run(overlay, { deselect: covering, firstTests: orderFirst(plan.killers, rest), stopAtFirstFailure: true });
+  return decide(others, 2, true);
 }
 
 /** Tests that executed any line of [from, to] of `file` on the reference. */

@@ -295,8 +295,8 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       // a mutant that loops forever is killed by its timeout: a few reference durations, not the task's whole budget
       const refTime = Math.max(...record.steps.reference.runs.map((r) => r.duration_s), 1);
       const timeout = Math.min(m.tests.timeout_total_s, Math.max(10, Math.ceil(refTime * 5)));
-      const coverage = fast ? ref.outcomes.find((o) => o.status === "passed" && o.lines)?.lines : undefined;
-      const plan: MutantPlan = { killers: fast ? await readKillers(cacheDir, bundle.hashes.grader) : [], mount: m.tests.mount ?? "lmr_tests", ...(coverage ? { coverage } : {}) };
+      const tracedRun = fast ? ref.outcomes.find((o) => o.status === "passed" && o.lines) : undefined;
+      const plan: MutantPlan = { killers: fast ? await readKillers(cacheDir, bundle.hashes.grader) : [], mount: m.tests.mount ?? "lmr_tests", ...(tracedRun?.lines ? { coverage: tracedRun.lines, tests: tracedRun.tests.map((x) => x.id) } : {}) };
       record.steps.mutants = await mutantsStep(task, references, settings, slots, (overlay, extra) => runTrusted(overlay, { timeoutTotalS: timeout, ...extra }), tick("mutants"), plan);
       if (fast) await writeKillers(cacheDir, bundle.hashes.grader, plan.killers).catch(() => undefined);
       record.steps.alternatives = await alternatives;
