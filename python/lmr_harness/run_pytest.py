@@ -392,6 +392,24 @@ class ImportLog:
         return out
 
 
+def installed_elsewhere(name, tree):
+    """Whether sys.path, less the run's tree, holds a module `name` (its parent as loaded now)."""
+    from importlib.machinery import PathFinder
+
+    parent, _, _ = name.rpartition(".")
+    try:
+        if parent:
+            path = getattr(sys.modules.get(parent), "__path__", None)
+            if path is None:
+                return False
+            spec = PathFinder.find_spec(name, list(path))
+        else:
+            spec = PathFinder.find_spec(name, [p for p in sys.path if p and not os.path.realpath(p).startswith(tree.rstrip(os.sep))])
+    except Exception:
+        return False
+    return spec is not None and spec.origin not in (None, "") and not os.path.realpath(spec.origin).startswith(tree)
+
+
 def loaded_modules(root, own):
     """What a fork server must do before it forks so that its children start where this run's
     tests started, less the tree's and the grader's own code:
@@ -402,10 +420,11 @@ def loaded_modules(root, own):
       compiler) all over again.
     - "blocked": names the run left mapped to None (a conftest's `sys.modules["torch"] = None`):
       the server maps them so too before it imports anything, as the conftest did here.
-    - "stand_ins": names that were not an installed module here: the tree's and the grader's
-      own modules, and module objects without a file (a conftest's fake). The server maps
-      them to None while it imports, so that nothing it preloads binds an installed package
-      where this run's code had its own; the child imports them as this run did.
+    - "stand_ins": names that were not the installed module of that name here: the tree's and
+      the grader's own modules, and module objects without a file (a conftest's fake) where
+      such a module is installed. The server maps them to None while it imports, so that
+      nothing it preloads binds an installed package where this run's code had its own; the
+      child imports them as this run did.
 
     Aliases (a name that is not the module's own) and files outside sys.path (code a library
     wrote into a temporary folder) are left out."""
@@ -429,14 +448,14 @@ def loaded_modules(root, own):
             blocked.append(name)
             continue
         f = getattr(mod, "__file__", None) if isinstance(mod, types.ModuleType) else None
-        if not isinstance(f, str) or not f or f.startswith("<"):
-            # a package's own file-less parts (torch._C._dynamo.guards, six.moves) hang under a real module
+        if not isinstance(f, str) or not os.path.isabs(f):
+            # no file (torch.ops names a relative one). A package's own file-less parts
+            # (torch._VF, six.moves) hang under a module that has one; a fake matters only
+            # where an installed module of its name exists, which the server would bind instead
             parts = name.split(".")
             if any(isinstance(getattr(sys.modules.get(".".join(parts[:i])), "__file__", None), str) for i in range(1, len(parts))):
                 continue
-            spec = getattr(mod, "__spec__", None) if isinstance(mod, types.ModuleType) else None
-            builtin = name in sys.builtin_module_names or (spec is not None and (spec.origin not in (None, "") or spec.submodule_search_locations))
-            if not builtin:
+            if installed_elsewhere(name, tree):
                 stand_ins.append(name)
             continue
         real = os.path.realpath(f)
