@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -47,12 +48,23 @@ function run(file: string, args: string[], timeoutMs: number, env?: NodeJS.Proce
   });
 }
 
+/**
+ * What interpreters said, by the name they were asked under: verify asks the same one for each
+ * task's runs and again for its fixtures (an interpreter start and `import pytest` each time).
+ * Only answers about a path are kept (a bare name depends on PATH), and only while the file is there.
+ */
+const probed = new Map<string, Probe>();
+
 /** Ask an interpreter who it is. Undefined when it does not run at all. */
 export async function probePython(python: string): Promise<Probe | undefined> {
+  const known = probed.get(python);
+  if (known && existsSync(python)) return known;
   const r = await run(python, ["-s", "-c", PROBE], 30_000);
   if (r.code !== 0) return undefined;
   try {
-    return JSON.parse(r.stdout.trim().split("\n").pop() ?? "") as Probe;
+    const p = JSON.parse(r.stdout.trim().split("\n").pop() ?? "") as Probe;
+    if (python.includes("/")) probed.set(python, p);
+    return p;
   } catch {
     return undefined;
   }

@@ -440,8 +440,22 @@ async function readReferences(bundle: BundleInfo): Promise<Record<string, string
   return out;
 }
 
-async function packageVersions(python: string, requirements: string[]): Promise<Record<string, string>> {
+/** Versions by interpreter and names: tasks of one environment ask the same question. */
+const versionsAsked = new Map<string, Promise<Record<string, string>>>();
+
+function packageVersions(python: string, requirements: string[]): Promise<Record<string, string>> {
   const names = [...new Set(requirements.map((r) => r.split(/[<>=!~[; ]/)[0]!.trim()).filter(Boolean))];
+  const key = JSON.stringify([python, names]);
+  const asked = versionsAsked.get(key) ?? askVersions(python, names);
+  versionsAsked.set(key, asked);
+  return asked.then((v) => {
+    // an interpreter that could not answer is asked again next time
+    if (Object.keys(v).length === 0) versionsAsked.delete(key);
+    return { ...v };
+  });
+}
+
+async function askVersions(python: string, names: string[]): Promise<Record<string, string>> {
   const code = "import json,sys\nfrom importlib import metadata as m\nout={}\nfor n in sys.argv[1:]:\n  try: out[n]=m.version(n)\n  except Exception: out[n]='missing'\nprint(json.dumps(out))";
   try {
     const { stdout } = await run(python, ["-c", code, ...names], { timeout: 30_000 });
