@@ -55,8 +55,8 @@ def preload(names):
         except BaseException as e:  # a module that fails here fails in the child too, where it is reported
             failed.append("%s: %s" % (name, e))
     # pytest shows a failure's source through inspect.getmodule, which maps every loaded
-    # module's file the first time (a second or more with torch's thousand modules): map
-    # them once here, so each child maps only the modules it adds
+    # module's file the first time it is asked: map them once here, so each child maps only
+    # the modules it adds (measured: 1-4 % of a failing child's CPU, 10-25 ms)
     try:
         import inspect
 
