@@ -6,13 +6,14 @@ The HMAC key is a random nonce the parent writes on stdin; it never appears in
 the environment, argv or any file. Records carry a sequence number. Kinds:
 hello, infra, collect_error, collected, start, result, junit, done.
 
-Residual risk (documented on purpose): the code under test runs in this very
-process. It cannot forge a record without the key, and the checks below catch
-the usual tricks (patched pytest functions, extra plugins, os._exit, forged
-files, printed summaries), but code that walks the interpreter's memory (gc,
-frames, ctypes) can find the key or rewrite any object, including this module.
-The sandbox bounds what such code can reach; it cannot make an in-process
-verdict unforgeable. Graders must treat "passed" as "no forgery was detected".
+This process is the *oracle*: it never imports the code under test. The tests reach
+that code through lmr_bridge (the toolkit's python folder is on sys.path), which talks
+to the *candidate*, a process of its own in a sandbox of its own that holds the
+workspace and nothing of the grader (--bridge names its socket). What the candidate
+sends back is data, decoded strictly; the key, the channel, the fixtures and every
+assertion stay here. The checks below (patched pytest functions, extra plugins,
+os._exit, a record count that does not add up) remain as a second line, against grader
+code that misbehaves, not against the submission, which cannot reach this process.
 """
 import sys
 
@@ -20,6 +21,13 @@ import sys
 # tree must not shadow what the harness imports: import everything first.
 if sys.path and sys.path[0] and __file__.startswith(sys.path[0]):
     sys.path.pop(0)
+
+import os as _os
+
+# lmr_bridge (what the tests use to reach the candidate) and its codec live beside this folder
+_TOOLKIT = _os.path.dirname(_os.path.dirname(_os.path.realpath(__file__)))
+if _TOOLKIT not in sys.path:
+    sys.path.append(_TOOLKIT)
 
 import argparse
 import faulthandler
@@ -67,6 +75,9 @@ def parse_args(argv):
     # The docker backend: a unix socket the parent listens on, bind-mounted into the container.
     p.add_argument("--results-socket")
     p.add_argument("--root", required=True)
+    # the candidate's socket: where the code under test is served from (lmr_bridge)
+    p.add_argument("--bridge")
+    p.add_argument("--bridge-timeout", type=float, default=120.0)
     p.add_argument("--mount", required=True)
     p.add_argument("--per-test-s", type=float, default=0.0)
     p.add_argument("--as-bytes", type=int, default=0)
@@ -144,55 +155,6 @@ def watched_targets(pytest_modules, plugin_cls):
     return t
 
 
-class LineTracer:
-    """Lines of the given tree files that one test executes (sys.settrace, this thread and new ones).
-
-    Used by verify on the reference: a mutant of a line no test reaches cannot be killed,
-    and a mutant need only run the tests that reach its line. Frames of other files
-    return no local tracer, so library code runs untraced apart from call events.
-    """
-
-    def __init__(self, root, files):
-        self.wanted = {os.path.realpath(os.path.join(root, f)): f for f in files}
-        self.names = {}
-        self.lines = {}
-
-    def _rel(self, filename):
-        rel = self.names.get(filename, False)
-        if rel is False:
-            rel = self.wanted.get(os.path.realpath(filename))
-            self.names[filename] = rel
-        return rel
-
-    def _global(self, frame, event, arg):
-        rel = self._rel(frame.f_code.co_filename)
-        if rel is None:
-            return None
-        seen = self.lines.setdefault(rel, set())
-        seen.add(frame.f_lineno)
-
-        def local(frame, event, arg):
-            if event == "line":
-                seen.add(frame.f_lineno)
-            return local
-
-        return local
-
-    def start(self):
-        import threading
-
-        self.lines = {}
-        threading.settrace(self._global)
-        sys.settrace(self._global)
-
-    def stop(self):
-        import threading
-
-        sys.settrace(None)
-        threading.settrace(None)
-        return {f: sorted(v) for f, v in sorted(self.lines.items())}
-
-
 def make_plugin(pytest, chan, args, err_fd):
     per_test = args.per_test_s
     mount = os.path.realpath(os.path.join(args.root, args.mount)) + os.sep
@@ -223,7 +185,8 @@ def make_plugin(pytest, chan, args, err_fd):
         mod = module_name(plugin)
         return any(mod == a or mod.startswith(a + ".") or name == a for a in args.allow_plugin)
 
-    tracer = LineTracer(args.root, args.trace_lines) if args.trace_lines else None
+    traced = bool(args.trace_lines)
+    from lmr_bridge import oracle as bridge
     first = list(args.first)
 
     def on_alarm(signum, frame):
@@ -256,8 +219,7 @@ def make_plugin(pytest, chan, args, err_fd):
         def pytest_runtest_logstart(self, nodeid, location):
             self.results[nodeid] = {"status": "passed", "time_s": 0.0, "message": None, "raw_failed": False}
             chan.send({"t": "start", "id": nodeid})
-            if tracer is not None:
-                tracer.start()
+            bridge.candidate.test = nodeid
             if per_test > 0:
                 signal.signal(signal.SIGALRM, on_alarm)
                 signal.setitimer(signal.ITIMER_REAL, per_test)
@@ -296,9 +258,16 @@ def make_plugin(pytest, chan, args, err_fd):
             if per_test > 0:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 faulthandler.cancel_dump_traceback_later()
-            if tracer is not None:
-                chan.send({"t": "lines", "id": nodeid, "files": tracer.stop()})
+            if traced:
+                chan.send({"t": "lines", "id": nodeid, "files": bridge.candidate.take_lines(nodeid)})
             r = self.results.get(nodeid) or {"status": "error", "time_s": 0.0, "message": "no report", "raw_failed": True}
+            failures = [f for f in bridge.candidate.import_failures if f.get("test") == nodeid]
+            if failures and r["status"] == "failed":
+                # the code under test did not load: an error of the run, not a failed check
+                first = failures[0]
+                r = dict(r, status="error", message=short("the code under test could not be imported in the candidate: %s" % first.get("message", "")))
+                chan.send({"t": "candidate_import_error", "id": nodeid, "module": first.get("module"), "missing": first.get("missing"), "message": first.get("message")})
+            bridge.candidate.test = None
             chan.send(dict(r, t="result", id=nodeid, time_s=round(r["time_s"], 6)))
 
         @pytest.hookimpl(trylast=True)
@@ -311,165 +280,6 @@ def make_plugin(pytest, chan, args, err_fd):
                     self.tampered.append("unexpected pytest plugin %r from %s" % (name, plugin_file(plugin)))
 
     return LmrPlugin
-
-
-class ImportLog:
-    """Which third-party top-level modules the tree's and the grader's own code import.
-
-    Only imports made *from* files under the run root count (a library importing its
-    own dependencies does not): that is what a task's environment must declare.
-    Verify turns it on for trusted reference runs; it is off for submissions.
-    """
-
-    def __init__(self, root):
-        self.root = os.path.realpath(root) + os.sep
-        self.seen = {}
-        self.stdlib = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
-
-    def install(self):
-        import builtins
-
-        real = builtins.__import__
-        log = self
-
-        def logging_import(name, globals=None, locals=None, fromlist=(), level=0):
-            if level == 0 and name:
-                top = name.partition(".")[0]
-                if top not in log.stdlib and top not in log.seen:
-                    f = (globals or {}).get("__file__") or ""
-                    # code compiled from a string names a pseudo-file ("<template>" for jinja2,
-                    # "<string>"), which realpath would place in the working folder: not the tree's code
-                    if f and not f.startswith("<") and os.path.realpath(f).startswith(log.root) and not log.optional(f):
-                        log.seen[top] = os.path.relpath(os.path.realpath(f), log.root)
-            return real(name, globals, locals, fromlist, level)
-
-        builtins.__import__ = logging_import
-
-    # The toolkit's grader support files try numpy/torch at import time and do without
-    # them (ImportError): those imports say nothing about what the task needs. Imports
-    # they make inside functions (decoding a recorded array) still count.
-    SUPPORT_FILES = ("_lmr_replay.py", "_lmr_codec.py")
-
-    @staticmethod
-    def optional(f):
-        if os.path.basename(f) not in ImportLog.SUPPORT_FILES:
-            return False
-        caller = sys._getframe(2)
-        return caller.f_code.co_name == "<module>"
-
-    def report(self, mount):
-        out = []
-        for top, importer in sorted(self.seen.items()):
-            mod = sys.modules.get(top)
-            origin, where = "missing", None
-            if mod is not None:
-                f = getattr(mod, "__file__", None)
-                spec = getattr(mod, "__spec__", None)
-                if f:
-                    real = os.path.realpath(f)
-                    where = real
-                    if real.startswith(os.path.join(self.root, mount) + os.sep):
-                        origin = "grader"
-                    elif real.startswith(self.root):
-                        origin = "tree"
-                    else:
-                        origin = "installed"
-                elif spec is not None and spec.submodule_search_locations:
-                    locs = [os.path.realpath(x) for x in spec.submodule_search_locations]
-                    origin = "tree" if any(x.startswith(self.root) for x in locs) else "installed"
-                    where = locs[0] if locs else None
-                else:
-                    origin = "stand-in"
-            dist = None
-            if origin == "installed":
-                try:
-                    from importlib import metadata
-
-                    dist = (metadata.packages_distributions().get(top) or [None])[0]
-                except Exception:
-                    dist = None
-            out.append({"module": top, "importer": importer, "origin": origin, "dist": dist, "file": short(where) if where else None})
-        return out
-
-
-def installed_elsewhere(name, tree):
-    """Whether sys.path, less the run's tree, holds a module `name` (its parent as loaded now)."""
-    from importlib.machinery import PathFinder
-
-    parent, _, _ = name.rpartition(".")
-    try:
-        if parent:
-            path = getattr(sys.modules.get(parent), "__path__", None)
-            if path is None:
-                return False
-            spec = PathFinder.find_spec(name, list(path))
-        else:
-            spec = PathFinder.find_spec(name, [p for p in sys.path if p and not os.path.realpath(p).startswith(tree.rstrip(os.sep))])
-    except Exception:
-        return False
-    return spec is not None and spec.origin not in (None, "") and not os.path.realpath(spec.origin).startswith(tree)
-
-
-def loaded_modules(root, own):
-    """What a fork server must do before it forks so that its children start where this run's
-    tests started, less the tree's and the grader's own code:
-
-    - "modules": every module loaded from a file under a folder of sys.path outside this
-      run's folders, in the order it was first imported. The server imports them once, so a
-      child does not import a package's lazily loaded parts (transformers' models, torch's
-      compiler) all over again.
-    - "blocked": names the run left mapped to None (a conftest's `sys.modules["torch"] = None`):
-      the server maps them so too before it imports anything, as the conftest did here.
-    - "stand_ins": names that were not the installed module of that name here: the tree's and
-      the grader's own modules, and module objects without a file (a conftest's fake) where
-      such a module is installed. The server maps them to None while it imports, so that
-      nothing it preloads binds an installed package where this run's code had its own; the
-      child imports them as this run did.
-
-    Aliases (a name that is not the module's own) and files outside sys.path (code a library
-    wrote into a temporary folder) are left out."""
-    tree = os.path.realpath(root) + os.sep
-    harness_dir = os.path.dirname(os.path.realpath(__file__)) + os.sep
-    skip = [os.path.realpath(d) + os.sep for d in own] + [harness_dir]
-    # where a library wrote code to import (torch's remote-module template) at the server's import
-    if SERVER_TEMPDIR:
-        skip.append(os.path.realpath(SERVER_TEMPDIR) + os.sep)
-    path_dirs = []
-    for p in sys.path:
-        if p and os.path.isdir(p):
-            d = os.path.realpath(p) + os.sep
-            if not any(d.startswith(x) for x in skip):
-                path_dirs.append(d)
-    modules, blocked, stand_ins = [], [], []
-    for name, mod in list(sys.modules.items()):
-        if name in ("__main__", "__mp_main__"):
-            continue
-        if mod is None:
-            blocked.append(name)
-            continue
-        f = getattr(mod, "__file__", None) if isinstance(mod, types.ModuleType) else None
-        if not isinstance(f, str) or not os.path.isabs(f):
-            # no file (torch.ops names a relative one). A package's own file-less parts
-            # (torch._VF, six.moves) hang under a module that has one; a fake matters only
-            # where an installed module of its name exists, which the server would bind instead
-            parts = name.split(".")
-            if any(isinstance(getattr(sys.modules.get(".".join(parts[:i])), "__file__", None), str) for i in range(1, len(parts))):
-                continue
-            if installed_elsewhere(name, tree):
-                stand_ins.append(name)
-            continue
-        real = os.path.realpath(f)
-        if real.startswith(tree):
-            # the tree's and the grader's modules (a fake loaded from a grader file among them):
-            # in the server such a name would find an installed module, or nothing
-            stand_ins.append(name)
-            continue
-        if getattr(mod, "__name__", None) != name or any(real.startswith(d) for d in skip):
-            continue
-        if not any(real.startswith(d) for d in path_dirs):
-            continue
-        modules.append(name)
-    return {"modules": modules, "blocked": blocked, "stand_ins": stand_ins}
 
 
 def main(argv=None, key=None):
@@ -521,12 +331,17 @@ def main(argv=None, key=None):
     root = os.path.realpath(args.root)
     sys.path.insert(0, root)
     os.environ["PYTHONPATH"] = root
+    from lmr_bridge import introspect
+    from lmr_bridge import oracle as bridge
+
+    if args.bridge:
+        bridge.configure(args.bridge, args.bridge_timeout, trace=bool(args.trace_lines))
     os.chdir(root)
 
     imports = None
     env_before = dict(os.environ)
     if args.report_imports:
-        imports = ImportLog(root)
+        imports = introspect.ImportLog(root)
         imports.install()
     LmrPlugin = make_plugin(pytest, chan, args, err_fd)
     mods = (_pytest.runner, _pytest.reports, _pytest.python, _pytest.main, _pytest.skipping, pluggy._hooks, pluggy._manager)
@@ -558,7 +373,20 @@ def main(argv=None, key=None):
         own = [d for d in {os.path.dirname(root), env_before.get("HOME"), env_before.get("TMPDIR")} if d and d != "/"]
         env_set = {k: v for k, v in os.environ.items() if env_before.get(k) != v and not any(d in v for d in own)}
         env_unset = sorted(k for k in env_before if k not in os.environ)
-        chan.send({"t": "imports", "modules": imports.report(args.mount), "env": {"set": env_set, "unset": env_unset}, "server": loaded_modules(root, own)})
+        record = {"t": "imports", "modules": imports.report(args.mount), "env": {"set": env_set, "unset": env_unset}, "server": introspect.loaded_modules(root, own, SERVER_TEMPDIR)}
+        # the tree's imports happened in the candidate: it reports them, and what a server of
+        # candidates must preload, on request (trusted runs only ask)
+        try:
+            cand = bridge.candidate.report()
+        except BaseException as e:
+            cand = None
+            err_fd.write("lmr harness: the candidate's report failed: %r\n" % (e,))
+        if isinstance(cand, dict) and cand:
+            seen = {m["module"] for m in record["modules"]}
+            record["modules"] += [m for m in cand.get("imports") or [] if isinstance(m, dict) and m.get("module") not in seen]
+            record["candidate_env"] = cand.get("env")
+            record["candidate_server"] = cand.get("server")
+        chan.send(record)
     chan.send({"t": "done", "exit": code, "n_results": len(plugin.results), "tampered": tampered})
     for stream in (sys.stdout, sys.stderr, err_fd):
         try:

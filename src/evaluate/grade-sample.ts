@@ -5,6 +5,7 @@ import { writeFileAtomic } from "../core/fs-atomic.js";
 import { BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { DIFF_FILE, JUNIT_FILE, LOG_FILE, RESULT_FILE, readTaskSet, type SampleKey, type SampleResult, type Verdict } from "../run-folder/index.js";
+import { candidateRequest } from "../runner/candidate.js";
 import { runTests } from "../runner/index.js";
 import type { PythonEnv, RunOutcome, SandboxChoice } from "../runner/types.js";
 import { applySubmission } from "./apply-submission.js";
@@ -131,6 +132,7 @@ async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdi
     missingModule: "error",
     ...(m.tests.pytest_args ? { pytestArgs: m.tests.pytest_args } : {}),
     ...(node ? { testRunner: "node-test" as const } : {}),
+    ...candidateRequest(m.tests),
     hidePaths: [job.bundle.dir, job.task.dir, ctx.outDir],
     scratchParent: ctx.scratchParent,
   });

@@ -156,6 +156,19 @@ export interface TestsSpec {
   runner?: "pytest" | "node-test";
   /** Extra pytest arguments. */
   pytest_args?: string[];
+  /** Grader files the candidate process (where the code under test runs) may see. */
+  candidate?: CandidateSpec;
+}
+
+/**
+ * What of the grader the candidate gets: never tests or fixtures, only set-up code and the
+ * helpers probes import. Each path is also one of tests.files (so it is a grader file).
+ */
+export interface CandidateSpec {
+  /** Runs in the candidate before the code under test is imported (stand-ins for modules it imports). */
+  setup?: string;
+  /** Modules the set-up or the tests' probes import there (tiny models, toy environments). */
+  files?: string[];
 }
 
 export interface StandIn {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readlinkSync, statSync } from "node:fs";
 import { probeDocker } from "../env/docker-cli.js";
 import type { TestRunnerName } from "../env/spec.js";
 import type { Environment } from "../manifest/types.js";
@@ -51,45 +51,70 @@ function gpuDevices(): string[] {
   }
 }
 
-function isDir(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
+/**
+ * What of the host's root every sandboxed process sees, read-only: the system's programs and
+ * libraries, and of /etc only what programs read to start and run (the dynamic linker's cache,
+ * the alternatives that pick a BLAS, users, time zones, certificates, Python's own settings).
+ * Nothing else: no /home, /root, /work, /opt, /srv, /mnt, /var or /run, so no toolkit checkout,
+ * no mirror, no cache and no other run's folder unless a run binds it. Merged-/usr links
+ * (/bin -> usr/bin) are recreated as links.
+ */
+const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+const ETC_ENTRIES = [
+  "alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "passwd", "group",
+  "nsswitch.conf", "hosts", "host.conf", "gai.conf", "protocols", "services", "mime.types", "ssl",
+  "ca-certificates", "ca-certificates.conf", "os-release", "debian_version", "matplotlibrc", "fonts",
+  "python3", "python3.11", "python3.12", "python3.13", "pki", "crypto-policies", "papersize", "inputrc",
+];
+/** What torch's and OpenBLAS's CPU detection read, read-only. */
+const SYS_ENTRIES = ["/sys/devices/system/cpu", "/sys/devices/system/node"];
+
+function systemArgs(): string[] {
+  const args: string[] = [];
+  const add = (p: string): void => {
+    let st;
+    try {
+      st = lstatSync(p);
+    } catch {
+      return;
+    }
+    if (st.isSymbolicLink()) args.push("--symlink", readlinkSync(p), p);
+    else args.push("--ro-bind", p, p);
+  };
+  for (const d of SYSTEM_DIRS) add(d);
+  for (const e of ETC_ENTRIES) add(`/etc/${e}`);
+  for (const d of SYS_ENTRIES) if (existsSync(d)) args.push("--ro-bind", d, d);
+  return args;
 }
 
+let system: string[] | undefined;
+
 /**
- * bubblewrap: the whole system read-only, a private /tmp, /dev and /proc, no
- * network; only the run's scratch folder is writable, and the grader copy
- * inside it is bound read-only again. Other runs' folders under /tmp are not
- * even visible, and `hide` puts empty tmpfs over folders such as the task
- * directory that holds the reference implementation.
+ * bubblewrap with nothing of the host but what a run needs: the system folders read-only
+ * (systemArgs), the run's read-only and writable binds at their own paths, size-capped tmpfs
+ * for /tmp, /dev/shm and any other `tmpfs` the run asks for, a private /dev and /proc, no
+ * network, no capabilities, its own pid, ipc and uts namespaces.
  */
 export const bwrapBackend: Backend = {
   name: "bwrap",
   available: () => probeBwrap().then((r) => r.ok),
   wrap(cmd: string[], o: WrapOptions): string[] {
     const bin = bwrapPath() ?? BWRAP;
-    const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
-    const keep = o.keepVisible.filter((k) => existsSync(k));
-    const hide = o.hide.filter((h) => h !== "/" && h.startsWith("/") && existsSync(h));
-    // Interpreter folders first (they may live under /tmp), then the hidden
-    // folders over them, then again only those interpreter folders that sit
-    // inside a hidden one: a hidden folder inside a kept one stays hidden.
-    for (const k of keep) args.push("--ro-bind", k, k);
-    for (const h of hide) {
-      if (isDir(h)) args.push("--tmpfs", h);
-      else args.push("--ro-bind", "/dev/null", h);
-    }
-    for (const k of keep) if (hide.some((h) => k.startsWith(`${h}/`))) args.push("--ro-bind", k, k);
-    args.push("--bind", o.scratch, o.scratch);
-    for (const r of o.readOnly) args.push("--ro-bind", r, r);
+    system ??= systemArgs();
+    const args = ["--dev", "/dev", "--proc", "/proc", ...system];
+    for (const t of o.tmpfs) args.push("--size", String(Math.max(1, Math.floor(t.sizeMb)) * 1024 * 1024), "--tmpfs", t.path);
+    // writable binds first: a read-only one inside a writable one (a grader inside a tree) stays read-only
+    for (const w of o.writable) args.push("--bind", w, w);
+    for (const r of o.readOnly.filter((p) => existsSync(p))) args.push("--ro-bind", r, r);
+    for (const r of o.readOnlyAt ?? []) args.push("--ro-bind", r.src, r.dest);
     for (const d of gpuDevices()) args.push("--dev-bind", d, d);
-    args.push(...isolationArgs(o.network), "--chdir", o.scratch, "--");
+    // the sandbox's own root and /dev are tmpfs bwrap made: read-only, so nothing is written
+    // anywhere but the sized tmpfs and the run's writable binds
+    args.push("--remount-ro", "/", "--remount-ro", "/dev");
+    args.push(...isolationArgs(o.network), "--chdir", o.chdir, "--");
     return [bin, ...args, ...cmd];
   },
-  describe: (o) => ({ network: o.network ? "on" : "off", filesystem: "readonly" }),
+  describe: (o) => ({ network: o.network ? "on" : "off", filesystem: "minimal" }),
 };
 
 let probe: Promise<{ ok: boolean; reason?: string }> | undefined;
@@ -129,7 +154,7 @@ export const dockerBackend: Backend = {
   wrap: () => {
     throw new Error("the docker backend does not wrap host commands");
   },
-  describe: (o) => ({ network: o.network ? "on" : "off", filesystem: "readonly" }),
+  describe: (o) => ({ network: o.network ? "on" : "off", filesystem: "minimal" }),
 };
 
 export type Selection = { backend: Backend; image?: DockerTarget; why: string } | { reason: string; wanted: BackendName };

@@ -170,7 +170,7 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
       facts,
       reader,
       log: log.text(),
-      isolation: { network: network ? "on" : "off", filesystem: "readonly", memory_mb: memoryMb, pids: "cgroup", cpus, uid: user.uid },
+      isolation: { network: network ? "on" : "off", filesystem: "minimal", memory_mb: memoryMb, pids: "cgroup", cpus, uid: user.uid },
     };
   } finally {
     await chan.close();

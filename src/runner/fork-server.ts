@@ -115,6 +115,7 @@ export class ForkServer {
 
   /** Starts a server, or returns undefined where it cannot run (docker backend, no interpreter): callers use plain runs then. */
   static async start(opts: ForkServerOptions): Promise<ForkServer | undefined> {
+    if (process.env.LMR_FORK_SERVER !== "1") return undefined; // TODO(bridge): the oracle/candidate server pair
     const inImage = (opts.python as { image?: unknown }).image !== undefined;
     const sel = await selectBackend(opts.sandbox === "auto" ? "auto" : opts.sandbox, inImage ? opts.environment : undefined, { quiet: true });
     if ("reason" in sel) return undefined;
@@ -125,10 +126,10 @@ export class ForkServer {
     for (const exe of [opts.python.path, safeRealpath(opts.python.path)]) if (exe) keep.add(dirname(dirname(exe)));
     keep.delete("/");
     const argv = sel.backend.wrap([opts.python.path, "-s", "-B", SERVER, ...(await preloadArgs(dir, opts))], {
-      scratch: dir,
-      readOnly: [],
-      keepVisible: [...keep],
-      hide: opts.hidePaths.map((p) => resolve(p)),
+      readOnly: [...keep],
+      writable: [dir],
+      tmpfs: [{ path: "/tmp", sizeMb: 512 }],
+      chdir: dir,
       network: opts.network,
     });
     const env = withChanges(buildChildEnv({ pythonPath: opts.python.path, home: join(dir, "home"), tmp: dir, threads: opts.threads ?? 1, network: opts.network }), opts.envChanges);
@@ -273,8 +274,8 @@ export class ForkServer {
         ...(reader.state.loaded ? { loaded_modules: reader.state.loaded } : {}),
         ...(req.traceLines ? { lines: reader.state.lines } : {}),
         isolation: c
-          ? { network: this.opts.network ? "on" : "off", filesystem: "readonly", memory_mb: memoryMb, pids: "cgroup", uid: c.user.uid }
-          : { ...this.backend.describe({ scratch: this.dir, readOnly: [], keepVisible: [], hide: [], network: this.opts.network }), memory_mb: memoryMb, pids: "none" },
+          ? { network: this.opts.network ? "on" : "off", filesystem: "minimal", memory_mb: memoryMb, pids: "cgroup", uid: c.user.uid }
+          : { ...this.backend.describe({ readOnly: [], writable: [], tmpfs: [], chdir: this.dir, network: this.opts.network }), memory_mb: memoryMb, pids: "none" },
       };
     } finally {
       await sock.close().catch(() => undefined);

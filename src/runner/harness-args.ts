@@ -12,6 +12,8 @@ export function harnessArgs(o: {
   results: string[];
   /** RLIMIT_AS for the harness to set itself (when no prlimit wraps it). */
   asBytes?: number;
+  /** The candidate's socket: the tests reach the code under test through it (lmr_bridge). */
+  bridge?: string;
 }): string[] {
   const { req, mount } = o;
   const paths = (req.testPaths ?? ["."]).map((p) => (p === "." ? mount : `${mount}/${p}`));
@@ -24,6 +26,7 @@ export function harnessArgs(o: {
   return [
     "-s", "-B", o.harness,
     ...o.results, "--root", o.root, "--mount", mount, "--per-test-s", String(req.timeoutPerTestS ?? 0),
+    ...(o.bridge ? ["--bridge", o.bridge] : []),
     ...(o.asBytes ? ["--as-bytes", String(o.asBytes)] : []),
     ...(req.allowPlugins ?? []).flatMap((p) => ["--allow-plugin", p]),
     ...(req.reportImports ? ["--report-imports"] : []),

@@ -48,16 +48,75 @@ export async function createPidsLimit(maxProcs: number, runId: string): Promise<
   };
 }
 
+const CGROUP_V1_MEMORY = "/sys/fs/cgroup/memory";
+
+/** Caps for one sandboxed process tree: processes, and memory that counts tmpfs pages. */
+export interface RunLimits {
+  pids: Isolation["pids"];
+  memory: NonNullable<Isolation["memory"]>;
+  /** Goes in front of the whole command: joins the cgroups before anything else starts. */
+  prefix: string[];
+  /** Kill everything still in the cgroups and remove them. */
+  release(): Promise<void>;
+}
+
+/**
+ * A pids cgroup (as createPidsLimit) and, where cgroup v1's memory controller is writable, a
+ * memory cgroup capped at `memoryMb`. A memory cgroup charges the pages a process writes into
+ * a tmpfs to that process's cgroup, so one limit covers the heap and /tmp, /dev/shm and a
+ * tmpfs tree together; where there is none the caller relies on RLIMIT_AS and tmpfs sizes.
+ */
+export async function createRunLimits(maxProcs: number, memoryMb: number, runId: string): Promise<RunLimits> {
+  const pids = await createPidsLimit(maxProcs, runId);
+  const procs = pids.kind === "cgroup" ? [pids.prefix[3]!] : [];
+  let memDir: string | undefined;
+  try {
+    await access(join(CGROUP_V1_MEMORY, "cgroup.procs"), constants.W_OK);
+    const dir = join(CGROUP_V1_MEMORY, "lmr", runId);
+    await mkdir(dir, { recursive: true });
+    try {
+      await writeFile(join(dir, "memory.limit_in_bytes"), String(memoryMb * 1024 * 1024));
+      // no swap to hide in where the kernel accounts it
+      await writeFile(join(dir, "memory.memsw.limit_in_bytes"), String(memoryMb * 1024 * 1024)).catch(() => undefined);
+      memDir = dir;
+      procs.push(join(dir, "cgroup.procs"));
+    } catch {
+      await rmdir(dir).catch(() => {});
+    }
+  } catch {
+    // no writable memory controller: RLIMIT_AS and tmpfs sizes only
+  }
+  return {
+    pids: pids.kind,
+    memory: memDir ? "cgroup" : "rlimit",
+    prefix: procs.length === 0 ? [] : shellPrefix(procs),
+    release: async () => {
+      await pids.release();
+      if (memDir) await emptyAndRemoveCgroup(memDir);
+    },
+  };
+}
+
+/** The shell writes its own pid into each cgroup, then becomes the real command:
+ * `sh -c 'echo $$ > "$0" && echo $$ > "$1" && shift 1 && exec "$@"' FILE0 FILE1 CMD…`. */
+function shellPrefix(files: string[]): string[] {
+  const writes = files.map((_, i) => (i === 0 ? 'echo $$ > "$0"' : `echo $$ > "$${i}"`)).join(" && ");
+  const shift = files.length > 1 ? ` && shift ${files.length - 1}` : "";
+  return ["/bin/sh", "-c", `${writes}${shift} && exec "$@"`, ...files];
+}
+
 /**
  * Kill what is left in the pids cgroups of an evaluator process that died
  * without releasing them (kill -9), and remove those cgroups. `ownerPid` is
  * the dead process: its cgroups are named `<pid>-<random>`.
  */
 export async function releaseStalePidsLimits(ownerPid: number): Promise<void> {
-  const root = join(CGROUP_V1_PIDS, "lmr");
-  const names = await readdir(root).catch(() => [] as string[]);
-  for (const name of names.filter((n) => n.startsWith(`${ownerPid}-`))) {
-    await emptyAndRemoveCgroup(join(root, name));
+  for (const controller of [CGROUP_V1_PIDS, CGROUP_V1_MEMORY]) {
+    const root = join(controller, "lmr");
+    const names = await readdir(root).catch(() => [] as string[]);
+    for (const name of names.filter((n) => n.startsWith(`${ownerPid}-`))) {
+      await emptyAndRemoveCgroup(join(root, name));
+    }
   }
 }
 

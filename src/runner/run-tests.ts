@@ -1,15 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { hashTree } from "../core/hash.js";
 import { checkRelativePath, toolkitPath } from "../core/paths.js";
 import { selectBackend } from "./backends.js";
 import { executeInDocker, missingModuleVerdict } from "./docker-run.js";
 import { harnessArgs, nodeHarnessArgs } from "./harness-args.js";
-import { buildChildEnv, createPidsLimit, findPrlimit } from "./limits.js";
-import { prepareScratch, type Scratch } from "./scratch.js";
+import { CANDIDATE_SCRIPT, CANDIDATE_SOCKET, candidateArgs, spawnCandidate } from "./candidate.js";
+import { buildChildEnv, createRunLimits, findPrlimit } from "./limits.js";
+import { prepareScratch, type Scratch, type ScratchLayout } from "./scratch.js";
 import { LogBuffer, killGroup, superviseRun } from "./supervise.js";
 import type { Backend, Isolation, RunOutcome, RunRequest, WrapOptions } from "./types.js";
 import { decideVerdict, type ProcessFacts } from "./verdict.js";
@@ -32,15 +33,25 @@ function validate(req: RunRequest): void {
   }
 }
 
+/** The scratch layout a request asks for: the candidate's files, or the grader in the tree for node:test. */
+export function scratchLayout(req: RunRequest): ScratchLayout {
+  if (req.testRunner === "node-test") return { inTree: true };
+  const files = [...(req.candidateFiles ?? []), ...(req.candidateSetup ? [req.candidateSetup] : [])];
+  return { candidateFiles: [...new Set(files)] };
+}
+
+/** The toolkit's python folder: the oracle's harness, lmr_bridge and the record codec. */
+const TOOLKIT_PYTHON = toolkitPath("python");
+
 /**
- * Folders the interpreter needs that may sit under a path bwrap hides (/tmp):
- * the harness, the prefixes, and the folder above bin/ (a venv's pyvenv.cfg
- * lives there; without it the venv's python silently becomes its base).
+ * What of the host a run's processes need besides the system folders: the toolkit's python
+ * folder, the interpreter's prefixes and the folder above its bin/ (a venv's pyvenv.cfg lives
+ * there; without it the venv's python silently becomes its base). For node:test, the Node
+ * harness and the toolkit's TypeScript (ts-morph) its loader hooks transpile with.
  */
-function visibleFolders(req: RunRequest): string[] {
-  const out = new Set<string>([dirname(HARNESS), ...(req.python.prefixes ?? [])]);
-  if (req.testRunner === "node-test") {
-    // the Node harness, and the toolkit's TypeScript (ts-morph) its loader hooks transpile with
+export function interpreterFolders(python: { path: string; prefixes?: string[] }, testRunner?: RunRequest["testRunner"]): string[] {
+  const out = new Set<string>([TOOLKIT_PYTHON, ...(python.prefixes ?? [])]);
+  if (testRunner === "node-test") {
     out.add(NODE_HARNESS);
     try {
       // the real folder: bwrap cannot bind over a symlink
@@ -49,9 +60,9 @@ function visibleFolders(req: RunRequest): string[] {
       // no node_modules next to the toolkit: resolved from further up
     }
   }
-  const exes = [req.python.path];
+  const exes = [python.path];
   try {
-    exes.push(realpathSync(req.python.path));
+    exes.push(realpathSync(python.path));
   } catch {
     // reported as a missing interpreter later
   }
@@ -114,7 +125,7 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
   if ("reason" in sel) return infra(sel.wanted, sel.reason);
   if (!docker && !existsSync(req.python.path)) return infra(sel.backend.name, `${node ? "node" : "python interpreter"} not found: ${req.python.path}`);
 
-  const scratch = await prepareScratch(req.tree, req.grader, mount, req.overlay, req.scratchParent);
+  const scratch = await prepareScratch(req.tree, req.grader, mount, req.overlay, req.scratchParent, scratchLayout(req));
   try {
     const before = await hashTree(scratch.mountDir);
     const run = docker
@@ -151,46 +162,154 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
   }
 }
 
-/** The host backends (bwrap, local): the harness as a child process under prlimit and a pids cgroup. */
+const MIB = 1024 * 1024;
+/** tmpfs sizes (MiB) inside a bwrap sandbox: the candidate's /tmp and /dev/shm, the tests'. */
+export const CANDIDATE_TMP_MB = 512;
+export const CANDIDATE_SHM_MB = 256;
+const ORACLE_TMP_MB = 256;
+const ORACLE_SHM_MB = 64;
+/** How long the tests wait for the candidate's socket (a large tree is copied into its tmpfs first). */
+const BRIDGE_TIMEOUT_S = 60;
+
+/**
+ * The host backends (bwrap, local): two process trees. The candidate (python/lmr_bridge)
+ * imports the code under test in a sandbox that holds the tree, the grader's candidate files
+ * and the bridge's socket folder; the oracle runs pytest and the tests in a sandbox that holds
+ * the grader and the socket folder, never the tree. Each has its own pids and memory cgroups
+ * and address-space cap; under bwrap the candidate's tree is a size-capped tmpfs (its disk
+ * quota) filled from the prepared copy before any of its code runs.
+ */
 async function execute(req: RunRequest, backend: Backend, scratch: Scratch, mount: string, memoryMb: number, network: boolean): Promise<Execution> {
+  if (req.testRunner === "node-test") return executeNodeTest(req, backend, scratch, mount, memoryMb, network);
   const runId = `${process.pid}-${randomBytes(6).toString("hex")}`;
   const key = randomBytes(32).toString("hex");
   const maxProcs = req.maxProcs ?? 256;
-  const pids = await createPidsLimit(maxProcs, runId);
+  const sandboxed = backend.name !== "local";
+  const [oLimits, cLimits] = await Promise.all([createRunLimits(maxProcs, memoryMb, `${runId}-o`), createRunLimits(maxProcs, memoryMb, `${runId}-c`)]);
   const prlimit = findPrlimit();
-  const asBytes = memoryMb * 1024 * 1024;
-  const results = ["--results-fd", "3"];
+  const asBytes = memoryMb * MIB;
+  const cap = prlimit ? [prlimit, `--as=${asBytes}`, `--nproc=${maxProcs}`, "--"] : [];
+  const folders = interpreterFolders(req.python);
+  const socket = join(scratch.bridge, CANDIDATE_SOCKET);
+  const diskMb = Math.ceil(scratch.treeBytes / MIB) + (req.diskMb ?? 512);
+  const treeSource = join(scratch.dir, "tree-source");
+  const threads = req.threads ?? 1;
+
+  const candidateCmd = [
+    ...cap,
+    req.python.path,
+    ...candidateArgs({
+      script: CANDIDATE_SCRIPT,
+      socket,
+      tree: scratch.root,
+      ...(sandboxed ? { copyFrom: treeSource } : {}),
+      support: scratch.support,
+      ...(req.candidateSetup ? { setup: join(scratch.support, basename(req.candidateSetup)) } : {}),
+      ...(req.traceLines ? { traceLines: req.traceLines } : {}),
+      ...(req.reportImports ? { reportImports: true } : {}),
+    }),
+  ];
+  const candidateWrap: WrapOptions = {
+    readOnly: [...folders, scratch.support],
+    readOnlyAt: [{ src: scratch.root, dest: treeSource }],
+    writable: [scratch.bridge],
+    tmpfs: [{ path: "/tmp", sizeMb: req.tmpMb ?? CANDIDATE_TMP_MB }, { path: "/dev/shm", sizeMb: CANDIDATE_SHM_MB }, { path: scratch.root, sizeMb: diskMb }],
+    chdir: scratch.root,
+    network,
+  };
+  const candidateEnv = buildChildEnv({ pythonPath: req.python.path, home: sandboxed ? "/tmp" : scratch.home, tmp: sandboxed ? "/tmp" : scratch.tmp, threads, network });
+  const candidate = spawnCandidate([...cLimits.prefix, ...backend.wrap(candidateCmd, candidateWrap)], candidateEnv, sandboxed ? scratch.dir : scratch.root);
+
+  const oracleCmd = [
+    ...cap,
+    req.python.path,
+    ...harnessArgs({ req, harness: HARNESS, ini: HARNESS_INI, root: scratch.oracleRoot, mountDir: scratch.mountDir, mount, results: ["--results-fd", "3"], bridge: socket, ...(prlimit ? {} : { asBytes }) }),
+  ];
+  const oracleWrap: WrapOptions = {
+    readOnly: [...folders, scratch.oracleRoot],
+    writable: [scratch.bridge],
+    tmpfs: [{ path: "/tmp", sizeMb: ORACLE_TMP_MB }, { path: "/dev/shm", sizeMb: ORACLE_SHM_MB }],
+    chdir: scratch.oracleRoot,
+    network: false,
+  };
+  const oracleEnv = buildChildEnv({ pythonPath: req.python.path, home: sandboxed ? "/tmp" : scratch.oracleHome, tmp: sandboxed ? "/tmp" : scratch.oracleTmp, threads, network: false });
+  const log = new LogBuffer();
+  if (scratch.removed.length > 0) log.add(`lmr: removed from the tree copy: ${scratch.removed.join(", ")}\n`);
+  let facts: ProcessFacts;
+  let reader: RecordReader;
+  try {
+    ({ facts, reader } = await superviseRun({
+      argv: [...oLimits.prefix, ...backend.wrap(oracleCmd, oracleWrap)],
+      env: oracleEnv,
+      cwd: scratch.oracleRoot,
+      key,
+      timeoutTotalS: req.timeoutTotalS,
+      timeoutPerTestS: req.timeoutPerTestS,
+      results: "fd3",
+      // Whatever the tests left behind (daemons holding the pipes) goes now.
+      afterExit: (pid) => killGroup(pid, "SIGKILL"),
+      log,
+    }));
+  } finally {
+    await candidate.stop();
+    await Promise.all([oLimits.release(), cLimits.release()]);
+  }
+  const startError = candidate.startError();
+  if (startError) facts.candidateStartError = startError;
+  const candidateLog = candidate.log.text();
+  const text = log.text() + (candidateLog ? `\n----- the candidate (the code under test) -----\n${candidateLog}` : "");
+  const isolation: Isolation = {
+    ...backend.describe(oracleWrap),
+    network: network ? "on" : "off",
+    memory_mb: memoryMb,
+    memory: cLimits.memory,
+    ...(sandboxed ? { disk_mb: diskMb } : {}),
+    pids: cLimits.pids,
+  };
+  return { facts, reader, log: text, isolation };
+}
+
+/** node:test runs: the harness as one process with the grader inside the tree (its bridge is separate work). */
+async function executeNodeTest(req: RunRequest, backend: Backend, scratch: Scratch, mount: string, memoryMb: number, network: boolean): Promise<Execution> {
+  const runId = `${process.pid}-${randomBytes(6).toString("hex")}`;
+  const key = randomBytes(32).toString("hex");
+  const maxProcs = req.maxProcs ?? 256;
+  const limits = await createRunLimits(maxProcs, memoryMb, runId);
+  const prlimit = findPrlimit();
+  const asBytes = memoryMb * MIB;
+  const sandboxed = backend.name !== "local";
   const cmd = [
     ...(prlimit ? [prlimit, `--as=${asBytes}`, `--nproc=${maxProcs}`, "--"] : []),
     req.python.path,
-    ...(req.testRunner === "node-test"
-      ? nodeHarnessArgs({ req, dir: NODE_HARNESS, root: scratch.root, mount, results })
-      : harnessArgs({ req, harness: HARNESS, ini: HARNESS_INI, root: scratch.root, mountDir: scratch.mountDir, mount, results, ...(prlimit ? {} : { asBytes }) })),
+    ...nodeHarnessArgs({ req, dir: NODE_HARNESS, root: scratch.root, mount, results: ["--results-fd", "3"] }),
   ];
   const wrapOpts: WrapOptions = {
-    scratch: scratch.dir,
-    readOnly: [scratch.mountDir],
-    keepVisible: visibleFolders(req),
-    hide: (req.hidePaths ?? [req.tree, req.grader]).map((p) => resolve(p)),
+    readOnly: [...interpreterFolders(req.python, "node-test"), scratch.mountDir],
+    writable: [scratch.root],
+    tmpfs: [{ path: "/tmp", sizeMb: req.tmpMb ?? CANDIDATE_TMP_MB }, { path: "/dev/shm", sizeMb: CANDIDATE_SHM_MB }],
+    chdir: scratch.root,
     network,
   };
-  const argv = [...pids.prefix, ...backend.wrap(cmd, wrapOpts)];
-  const env = buildChildEnv({ pythonPath: req.python.path, home: scratch.home, tmp: scratch.tmp, threads: req.threads ?? 1, network });
+  const argv = [...limits.prefix, ...backend.wrap(cmd, wrapOpts)];
+  const env = buildChildEnv({ pythonPath: req.python.path, home: sandboxed ? "/tmp" : scratch.home, tmp: sandboxed ? "/tmp" : scratch.tmp, threads: req.threads ?? 1, network });
   const log = new LogBuffer();
   if (scratch.removed.length > 0) log.add(`lmr: removed from the tree copy: ${scratch.removed.join(", ")}\n`);
-  const { facts, reader } = await superviseRun({
-    argv,
-    env,
-    cwd: scratch.root,
-    key,
-    timeoutTotalS: req.timeoutTotalS,
-    timeoutPerTestS: req.timeoutPerTestS,
-    results: "fd3",
-    // Whatever the tests left behind (daemons holding the pipes) goes now.
-    afterExit: (pid) => killGroup(pid, "SIGKILL"),
-    log,
-  });
-  await pids.release();
-  const isolation = { ...backend.describe(wrapOpts), memory_mb: memoryMb, pids: pids.kind };
-  return { facts, reader, log: log.text(), isolation };
+  let out: { facts: ProcessFacts; reader: RecordReader };
+  try {
+    out = await superviseRun({
+      argv,
+      env,
+      cwd: scratch.root,
+      key,
+      timeoutTotalS: req.timeoutTotalS,
+      timeoutPerTestS: req.timeoutPerTestS,
+      results: "fd3",
+      afterExit: (pid) => killGroup(pid, "SIGKILL"),
+      log,
+    });
+  } finally {
+    await limits.release();
+  }
+  const isolation: Isolation = { ...backend.describe(wrapOpts), memory_mb: memoryMb, memory: limits.memory, pids: limits.pids };
+  return { facts: out.facts, reader: out.reader, log: log.text(), isolation };
 }

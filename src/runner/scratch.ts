@@ -1,18 +1,40 @@
 import { copyFile, lstat, mkdir, mkdtemp, readdir, readlink, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { checkRelativePath } from "../core/paths.js";
 
-/** A run's private folder: `root` is the tree copy (cwd, rootdir); `home` and `tmp` are for HOME/TMPDIR. */
+/**
+ * A run's private folder. `root` is the tree copy: the candidate's working folder, where the
+ * code under test lives. `oracleRoot` is the tests' rootdir: it holds the grader at `mountDir`
+ * and nothing of the tree. `support` holds the grader files the task lets the candidate see
+ * (its set-up and helpers), `bridge` the socket the two talk over. `home`/`tmp` are the
+ * candidate's HOME/TMPDIR and `oracleHome`/`oracleTmp` the tests' where no sandbox gives a
+ * private /tmp. A node-test run (`inTree`) still has its grader inside the tree.
+ */
 export interface Scratch {
   dir: string;
   root: string;
+  oracleRoot: string;
   mountDir: string;
+  support: string;
+  bridge: string;
   home: string;
   tmp: string;
+  oracleHome: string;
+  oracleTmp: string;
+  /** Bytes of the tree copy (for its disk quota). */
+  treeBytes: number;
   /** Tree files dropped from the copy because they could hijack Python or pytest (relative paths). */
   removed: string[];
+}
+
+/** The layout options of prepareScratch. */
+export interface ScratchLayout {
+  /** Grader-relative files the candidate may see (its set-up, helper modules), copied flat into `support`. */
+  candidateFiles?: string[];
+  /** The grader inside the tree copy at `mount` (node:test runs, whose bridge is not in yet). */
+  inTree?: boolean;
 }
 
 /** Never copied from either side: VCS data and bytecode (a stale .pyc could stand in for a masked source). */
@@ -85,7 +107,14 @@ async function clearMount(root: string, mount: string): Promise<string> {
   return dir;
 }
 
-export async function prepareScratch(tree: string, grader: string, mount: string, overlay: Record<string, string> = {}, parent: string = tmpdir()): Promise<Scratch> {
+export async function prepareScratch(
+  tree: string,
+  grader: string,
+  mount: string,
+  overlay: Record<string, string> = {},
+  parent: string = tmpdir(),
+  layout: ScratchLayout = {},
+): Promise<Scratch> {
   const bad = checkRelativePath(mount);
   if (bad) {
     throw new LmrError({ code: "RUN_BAD_MOUNT", message: `mount "${mount}": ${bad}`, kind: "usage", hint: "use a plain relative folder name such as lmr_tests" });
@@ -111,19 +140,54 @@ export async function prepareScratch(tree: string, grader: string, mount: string
     for (const [rel, content] of Object.entries(overlay)) {
       const why = checkRelativePath(rel);
       if (why) throw new LmrError({ code: "RUN_BAD_OVERLAY", message: `overlay file "${rel}": ${why}`, kind: "usage" });
-      const to = join(root, rel);
+      const to = await containedPath(root, rel);
       await rm(to, { force: true });
       await mkdir(dirname(to), { recursive: true });
       await writeFile(to, content);
     }
-    const mountDir = await clearMount(root, mount);
+    const oracleRoot = layout.inTree ? root : join(dir, "oracle");
+    if (!layout.inTree) await mkdir(oracleRoot);
+    const mountDir = await clearMount(oracleRoot, mount);
     await copyTree(grader, mountDir, (_rel, name, isDir) => isJunk(name, isDir));
-    const home = join(dir, "home");
-    const tmp = join(dir, "tmp");
-    await Promise.all([mkdir(home), mkdir(tmp)]);
-    return { dir, root, mountDir, home, tmp, removed: removed.sort() };
+    const support = join(dir, "support");
+    const bridge = join(dir, "bridge");
+    const names = [join(dir, "home"), join(dir, "tmp"), join(dir, "ohome"), join(dir, "otmp")];
+    await Promise.all([mkdir(support), mkdir(bridge), ...names.map((n) => mkdir(n))]);
+    for (const rel of layout.candidateFiles ?? []) {
+      const why = checkRelativePath(rel);
+      if (why) throw new LmrError({ code: "RUN_BAD_CANDIDATE_FILE", message: `candidate file "${rel}": ${why}`, kind: "usage" });
+      await copyFile(await containedPath(grader, rel), join(support, basename(rel)));
+    }
+    return { dir, root, oracleRoot, mountDir, support, bridge, home: names[0]!, tmp: names[1]!, oracleHome: names[2]!, oracleTmp: names[3]!, treeBytes: await treeSize(root), removed: removed.sort() };
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/**
+ * `root/rel`, checked component by component: no component may be a symlink, so a path that
+ * goes through a link (to the reference, another sample's folder, the host) is refused rather
+ * than followed. Missing components are fine (they are about to be made).
+ */
+export async function containedPath(root: string, rel: string): Promise<string> {
+  let at = root;
+  for (const part of rel.split("/")) {
+    at = join(at, part);
+    const st = await lstat(at).catch(() => undefined);
+    if (st?.isSymbolicLink()) {
+      throw new LmrError({ code: "RUN_SYMLINK_PATH", kind: "input", message: `"${rel}" goes through a symbolic link (${at.slice(root.length + 1)})`, hint: "submissions and graders may not place files through links" });
+    }
+  }
+  return at;
+}
+
+async function treeSize(dir: string): Promise<number> {
+  let total = 0;
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) total += await treeSize(p);
+    else if (e.isFile()) total += (await lstat(p)).size;
+  }
+  return total;
 }

@@ -94,8 +94,15 @@ export interface RunOutcome {
 
 export interface Isolation {
   network: "off" | "on";
-  /** `readonly`: the system and the grader copy were mounted read-only (bwrap, docker); `none`: plain process. */
-  filesystem: "readonly" | "none";
+  /**
+   * `minimal`: the process saw the system folders read-only, its interpreter and its run's own
+   * folders, nothing else of the host (bwrap, docker); `none`: a plain process that sees the host.
+   */
+  filesystem: "minimal" | "none";
+  /** How memory was capped: a memory cgroup (it counts tmpfs pages too), or an address-space cap and tmpfs sizes. */
+  memory?: "cgroup" | "rlimit";
+  /** The cap on what the code under test may write: its tree's and /tmp's tmpfs sizes (MiB). */
+  disk_mb?: number;
   /** Address-space cap (all backends); docker also caps the container's memory cgroup at the same size. */
   memory_mb: number;
   /** Docker: the CPU quota (--cpus). */
@@ -179,16 +186,30 @@ export interface RunRequest {
   missingModule?: "infra" | "error";
   /** Folder the scratch copy is made in (default os.tmpdir()), so a caller can sweep what a killed run left. */
   scratchParent?: string;
+  /**
+   * Grader files (relative to `grader`) the candidate may see: its set-up (`candidateSetup`,
+   * run before the code under test is imported) and helper modules probes import. Never
+   * fixtures or tests: the candidate sees inputs, not answers.
+   */
+  candidateFiles?: string[];
+  candidateSetup?: string;
+  /** Size of the candidate's /tmp tmpfs (MiB) under bwrap and docker, default 512. */
+  tmpMb?: number;
+  /** MiB the code under test may write into its tree copy beyond the tree's own size (bwrap, docker), default 512. */
+  diskMb?: number;
 }
 
 export interface WrapOptions {
-  /** The run's private folder: the only writable place inside the sandbox. */
-  scratch: string;
-  /** Folders inside `scratch` mounted read-only (the grader copy). */
+  /** Host paths bound read-only at their own path (the interpreter's prefix, the toolkit's harness, the grader copy). */
   readOnly: string[];
-  /** Folders under a hidden location (e.g. /tmp) that must stay visible read-only: interpreter, harness. */
-  keepVisible: string[];
-  hide: string[];
+  /** Host paths bound writable at their own path (a tree copy, the bridge's socket folder). */
+  writable: string[];
+  /** Host paths bound read-only at another path inside (a tree's source, copied into its sized tmpfs). */
+  readOnlyAt?: { src: string; dest: string }[];
+  /** Size-capped tmpfs mounts inside the sandbox (MiB): /tmp, /dev/shm, a tree's folder. */
+  tmpfs: { path: string; sizeMb: number }[];
+  /** The working folder inside. */
+  chdir: string;
   network: boolean;
 }
 

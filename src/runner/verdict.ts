@@ -14,6 +14,8 @@ export interface ProcessFacts {
   perTestKilled?: { id: string; limitS: number };
   /** Grader files whose content changed during the run. */
   graderModified: string[];
+  /** The candidate (the process that serves the code under test) could not start: ours, not the code's. */
+  candidateStartError?: string;
   /** Tail of stderr, to explain a process that never reached the harness. */
   stderrTail: string;
   /** The run asked pytest to stop at the first failure: the tests after it are not reported. */
@@ -67,6 +69,7 @@ export function decideVerdict(ch: ChannelState, p: ProcessFacts): Verdict {
   const exitText = p.signal ? `signal ${p.signal}` : `exit code ${String(p.exitCode)}`;
 
   if (p.spawnError) return v("infra", p.spawnError);
+  if (p.candidateStartError) return v("infra", p.candidateStartError);
   if (p.startTimeoutS !== undefined && !ch.hello) return v("infra", `the sandbox did not start the test process within ${p.startTimeoutS} s`);
   if (p.wallTimeoutS !== undefined) {
     const at = ch.running ? ` (while running ${ch.running})` : "";

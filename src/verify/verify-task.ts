@@ -14,6 +14,7 @@ import { isUrlUpstream, type ResolvedTask } from "../manifest/types.js";
 import { dockerImageOf, resolveRunNode, resolveRunPython, runTests } from "../runner/index.js";
 import type { PythonEnv, RunOutcome, RunRequest, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
+import { candidateRequest } from "../runner/candidate.js";
 import { ForkServer } from "../runner/fork-server.js";
 import { planInServer, planOf, readServerPlan, samePlan, serverPlanKey, writeServerPlan, type ServerPlan } from "./server-plan.js";
 import { defaultCacheDir } from "../source/cache.js";
@@ -426,6 +427,7 @@ function baseRequest(task: ResolvedTask, bundle: BundleInfo, python: PythonEnv, 
     environment: task.manifest.environment,
     ...(t.pytest_args ? { pytestArgs: t.pytest_args } : {}),
     ...(t.runner === "node-test" ? { testRunner: "node-test" as const } : {}),
+    ...candidateRequest(t),
     // the bundle holds the reference, the task folder the tests' sources: neither is visible to the code under test
     hidePaths: [bundle.dir, task.dir],
   };

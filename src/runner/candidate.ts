@@ -1,0 +1,113 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { toolkitPath } from "../core/paths.js";
+import type { TestsSpec } from "../manifest/types.js";
+import type { RunRequest } from "./types.js";
+import { KILL_GRACE_MS, LogBuffer, killGroup } from "./supervise.js";
+
+/** The candidate server (python/lmr_bridge/server.py), started as a script. */
+export const CANDIDATE_SCRIPT = toolkitPath("python", "lmr_bridge", "candidate.py");
+/** The socket's name in a run's bridge folder. */
+export const CANDIDATE_SOCKET = "candidate.sock";
+
+/** The candidate server's arguments after the interpreter, for one run. */
+export function candidateArgs(o: {
+  script: string;
+  socket: string;
+  tree: string;
+  /** Copy this folder into `tree` (a size-capped tmpfs) before listening. */
+  copyFrom?: string;
+  support?: string;
+  setup?: string;
+  traceLines?: string[];
+  reportImports?: boolean;
+}): string[] {
+  return [
+    "-s", "-B", o.script, "--socket", o.socket, "--tree", o.tree,
+    ...(o.copyFrom ? ["--copy-from", o.copyFrom] : []),
+    ...(o.support ? ["--support", o.support] : []),
+    ...(o.setup ? ["--setup", o.setup] : []),
+    ...(o.traceLines ?? []).flatMap((f) => ["--trace-lines", f]),
+    ...(o.reportImports ? ["--report-imports"] : []),
+  ];
+}
+
+/**
+ * A running candidate process tree. `ready` is settled by the server's first line, which it
+ * prints after it listens and before any code under test is imported: a candidate that ends
+ * before it is ready could not start (ours to fix: `startError`); one that ends after it
+ * was brought down by the code it ran, which the tests see as failures.
+ */
+export interface CandidateProcess {
+  ready: Promise<boolean>;
+  startError(): string | undefined;
+  log: LogBuffer;
+  /** Kills the whole candidate tree and waits for it to go. */
+  stop(): Promise<void>;
+}
+
+export function spawnCandidate(argv: string[], env: Record<string, string>, cwd: string): CandidateProcess {
+  const log = new LogBuffer();
+  let child: ChildProcess | undefined;
+  let isReady = false;
+  let stopping = false;
+  let startError: string | undefined;
+  let stderrTail = "";
+  let settle: (ok: boolean) => void = () => {};
+  const ready = new Promise<boolean>((r) => (settle = r));
+  const exited = new Promise<void>((resolveExit) => {
+    try {
+      child = spawn(argv[0]!, argv.slice(1), { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    } catch (e) {
+      startError = `cannot start the candidate: ${(e as Error).message}`;
+      settle(false);
+      resolveExit();
+      return;
+    }
+    const lines = createInterface({ input: child.stdout! });
+    lines.on("line", (line) => {
+      if (!isReady && line.startsWith('{"t": "ready"')) {
+        isReady = true;
+        settle(true);
+        return;
+      }
+      log.add(`${line}\n`);
+    });
+    child.stderr!.on("data", (d: Buffer) => {
+      const text = d.toString();
+      log.add(text);
+      if (!isReady) stderrTail = (stderrTail + text).slice(-2000);
+    });
+    child.on("error", (e) => {
+      startError ??= `cannot start the candidate: ${e.message}`;
+      settle(false);
+      resolveExit();
+    });
+    child.on("exit", (code, signal) => {
+      if (!isReady && !stopping) {
+        const tail = stderrTail.trim().split("\n").slice(-5).join("\n");
+        startError ??= `the candidate process ended before it listened (${signal ? `signal ${signal}` : `exit code ${String(code)}`})${tail ? `: ${tail}` : ""}`;
+        settle(false);
+      }
+      resolveExit();
+    });
+  });
+  return {
+    ready,
+    startError: () => startError,
+    log,
+    stop: async () => {
+      stopping = true;
+      settle(false);
+      killGroup(child?.pid, "SIGKILL");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, KILL_GRACE_MS))]);
+    },
+  };
+}
+
+/** A task's candidate files as a run request takes them (tests.candidate). */
+export function candidateRequest(tests: Pick<TestsSpec, "candidate">): Pick<RunRequest, "candidateFiles" | "candidateSetup"> {
+  const c = tests.candidate;
+  if (!c) return {};
+  return { ...(c.files ? { candidateFiles: c.files } : {}), ...(c.setup ? { candidateSetup: c.setup } : {}) };
+}
