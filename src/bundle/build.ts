@@ -14,7 +14,6 @@ import type { MaskSpec } from "../mask/types.js";
 import { applyPrepareSteps } from "../prepare/apply.js";
 import { materializeUpstream } from "../source/materialize.js";
 import { copyAlternatives } from "./alternatives.js";
-import { addGraderSupport } from "./grader-support.js";
 import { scanWorkspace, type LeakReference } from "./leak-scan.js";
 import { addPaperToWorkspace } from "./paper.js";
 import { removeLeftovers } from "./remove-leftovers.js";
@@ -62,7 +61,7 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
     ];
     await addTaskText(task, workspace);
     await mkdir(grader, { recursive: true });
-    await addGraderSupport(grader, await copyGraderFiles(task, grader));
+    await copyGraderFiles(task, grader);
     const alternatives = await copyAlternatives(task.dir, workspace, m.targets, join(tmp, BUNDLE_FILES.alternatives));
 
     const allowed = (m.verification?.allowed_leaks ?? []).map((a) => ({ file: a.file }));

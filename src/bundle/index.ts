@@ -1,6 +1,5 @@
 export { ALTERNATIVES_DIR, listAlternatives, type Alternative } from "./alternatives.js";
 export { buildBundle } from "./build.js";
-export { GRADER_CODEC_NAME, GRADER_REPLAY_NAME, addGraderSupport } from "./grader-support.js";
 export { scanLeaks, scanWorkspace, type Leak, type LeakKind, type LeakReference, type LeakScanOptions, type LeakScanResult } from "./leak-scan.js";
 export { removeLeftovers, type LeftoverContext } from "./remove-leftovers.js";
 export { copyGraderFiles, hashTaskInputs, listGraderFiles } from "./task-inputs.js";

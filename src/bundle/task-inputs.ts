@@ -40,6 +40,7 @@ export async function hashTaskInputs(task: ResolvedTask): Promise<string> {
   const m = task.manifest;
   const files = new Set([basename(task.manifestPath), m.instruction, ...(await listGraderFiles(task)), ...(await alternativeInputFiles(task.dir))]);
   if (m.paper.text !== undefined) files.add(m.paper.text);
+  if (m.hints !== undefined) files.add(m.hints);
   if (m.record?.driver !== undefined) files.add(m.record.driver);
   for (const g of m.record?.generators ?? []) files.add(g.script);
   return (await hashTree(task.dir, [...files])).hash;

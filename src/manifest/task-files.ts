@@ -30,6 +30,7 @@ function listTaskFiles(data: unknown): TaskFileField[] {
     if (typeof v === "string" && checkRelativePath(v) === undefined) out.push({ pointer, value: v, want });
   };
   add("/instruction", m.instruction, "file");
+  add("/hints", m.hints, "file");
   add("/paper/text", asObject(m.paper)?.text, "file");
   add("/record/driver", asObject(m.record)?.driver, "file");
   const tests = asObject(m.tests);

@@ -222,8 +222,13 @@ export interface TaskManifest {
   prepare?: PrepareStep[];
   workspace?: WorkspaceSpec;
   targets: Target[];
-  /** Instruction file, relative to the task dir (usually instruction.md). */
+  /** Instruction file, relative to the task dir (usually instruction.md): the paper level. */
   instruction: string;
+  /** The hinted level (usually hints.md): the paper level plus the method spelled out. */
+  hints?: string;
+  /** Whether the targets are the paper's method or glue around it, and why. */
+  kind?: "method" | "glue";
+  kind_reason?: string;
   tests: TestsSpec;
   environment: Environment;
   /** Upstream files that help the agent (pointed to in the instruction). */

@@ -174,16 +174,21 @@ async function listWritten(root: string, script: string): Promise<string[]> {
 }
 
 /**
- * The conftest.py files in the folders of tests.files, in sorted path order: the
- * harness runs them before it imports any target (and before a generator), so that
- * stand-ins a conftest puts into sys.modules for the grader are there too.
+ * The grader's set-up that runs where the code is imported, in order: the candidate's set-up
+ * (tests.candidate.setup: stand-ins for modules the upstream imports; the candidate runs it
+ * before the workspace is imported), then the conftest.py files in the folders of tests.files
+ * (sorted by path), which the tests' own process runs. A recording or a generator imports the
+ * reference as the candidate does, so it needs the same stand-ins. The candidate's helper
+ * files' folder is on the path (the set-up and the driver may import them).
  */
 export async function findConftests(task: ResolvedTask): Promise<{ path: string; label: string }[]> {
+  const setup = task.manifest.tests.candidate?.setup;
   const folders = new Set(task.manifest.tests.files.map((f) => posix.dirname(toPosix(f))));
   const found: string[] = [];
   for (const folder of folders) {
     const rel = posix.join(folder, "conftest.py");
     if ((await stat(join(task.dir, rel)).catch(() => undefined))?.isFile()) found.push(rel);
   }
-  return found.sort().map((rel) => ({ path: join(task.dir, rel), label: rel }));
+  const out = found.sort().map((rel) => ({ path: join(task.dir, rel), label: rel }));
+  return setup ? [{ path: join(task.dir, setup), label: setup }, ...out] : out;
 }

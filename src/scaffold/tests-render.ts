@@ -6,10 +6,6 @@ export interface ReplayRenderInput {
   fixture: string;
   /** calls.json relative to the test file's folder. */
   fixtureFromTest: string;
-  /** The codec relative to the test file's folder (the bundle puts it there). */
-  codecFromTest: string;
-  /** The replay helper relative to the test file's folder (the bundle puts it there too). */
-  replayFromTest: string;
   targets: ReplayTarget[];
 }
 
@@ -53,40 +49,12 @@ export interface ReplayTemplates {
   test: string;
   /** Appended per recorded target. */
   target: string;
-  /** The editable supply_skipped_argument(), included when a target has record.skip_args. */
+  /** A note on record.skip_args (how to build a left-out argument), included when a target has them. */
   skipped: string;
 }
 
-/** Names the test template defines itself; an imported target must not shadow them. */
-const TEMPLATE_NAMES = [
-  "importlib", "Path", "pytest", "RTOL", "ATOL", "RECORDING", "assert_matches", "call_ids",
-  "supply_skipped_argument", "replay", "_HERE", "_load", "_codec", "_replay",
-];
-
-interface Binding {
-  /** The expression that names the implementation in the test (a function, or the owning class). */
-  expr: string;
-}
-
-/** `from MODULE import NAME [as ALIAS]` lines, and the expression for each target. */
-function planImports(targets: RecordedTarget[]): { lines: string[]; bindings: Binding[] } {
-  const locals = new Map<string, string>(); // "module:name" -> local name
-  const taken = new Set<string>(TEMPLATE_NAMES);
-  const lines: string[] = [];
-  const bindings = targets.map((t) => {
-    const path = t.owner ? t.owner.split(".") : [t.name];
-    const imported = path[0]!;
-    const key = `${t.module}:${imported}`;
-    let local = locals.get(key);
-    if (local === undefined) {
-      local = taken.has(imported) ? unique(`${snakeName(t.module)}_${imported}`, taken) : unique(imported, taken);
-      locals.set(key, local);
-      lines.push(local === imported ? `from ${t.module} import ${imported}` : `from ${t.module} import ${imported} as ${local}`);
-    }
-    return { expr: [local, ...path.slice(1)].join(".") };
-  });
-  return { lines, bindings };
-}
+/** Names the test template defines itself: a target's constant must not shadow them. */
+const TEMPLATE_NAMES = ["Path", "pytest", "RTOL", "ATOL", "RECORDING", "assert_matches", "call_ids", "replay", "Recording", "Replayer"];
 
 function countNote(t: RecordedTarget): string {
   const calls = (n: number) => `${n} call${n === 1 ? "" : "s"}`;
@@ -106,13 +74,12 @@ function mutationsNote(targets: ReplayTarget[]): string {
 
 /**
  * The replay test file: the test template once, the target template per recorded target, and
- * supply_skipped_argument() when a target leaves arguments out of the recording.
+ * a note on building left-out arguments when a target has record.skip_args.
  */
 export function renderReplayTests(templates: ReplayTemplates, input: ReplayRenderInput): string {
-  const { lines, bindings } = planImports(input.targets);
   const consts = new Set<string>(TEMPLATE_NAMES);
   const tests = new Set<string>();
-  const blocks = input.targets.map((t, i) =>
+  const blocks = input.targets.map((t) =>
     fillTemplate(templates.target, {
       SYMBOL: t.symbol,
       FILE: t.file,
@@ -121,7 +88,6 @@ export function renderReplayTests(templates: ReplayTemplates, input: ReplayRende
       FILE_LITERAL: JSON.stringify(t.file),
       SYMBOL_LITERAL: JSON.stringify(t.symbol),
       TEST_NAME: unique(snakeName(t.symbol) || "target", tests),
-      IMPLEMENTATION: bindings[i]!.expr,
       REPLAY_OPTIONS: checksMutations(t) ? "" : ", check_mutations=False",
     }),
   );
@@ -130,12 +96,9 @@ export function renderReplayTests(templates: ReplayTemplates, input: ReplayRende
     TARGETS: input.targets.map((t) => `${t.module}.${t.symbol}`).join(", "),
     FIXTURE: input.fixture,
     FIXTURE_FROM_HERE: input.fixtureFromTest,
-    CODEC: input.codecFromTest,
-    REPLAY_HELPER: input.replayFromTest,
     SKIPPED: skips ? templates.skipped : "",
-    SUPPLY: skips ? ", supply_skipped_argument=supply_skipped_argument" : "",
+    SUPPLY: "",
     MUTATIONS_NOTE: mutationsNote(input.targets),
-    IMPORTS: lines.join("\n"),
     TESTS: blocks.join(""),
   });
   return source.replace(/\s+$/, "\n");

@@ -1,6 +1,5 @@
 import { readFile, stat } from "node:fs/promises";
 import { basename, join, posix } from "node:path";
-import { GRADER_CODEC_NAME, GRADER_REPLAY_NAME } from "../bundle/grader-support.js";
 import { LmrError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs-atomic.js";
 import { checkRelativePath, toolkitPath } from "../core/paths.js";
@@ -85,8 +84,6 @@ export async function scaffoldTests(task: ResolvedTask, opts: ScaffoldTestsOptio
   const source = renderReplayTests(templates, {
     fixture: CALLS_FILE,
     fixtureFromTest: posix.relative(outDir, CALLS_FILE),
-    codecFromTest: GRADER_CODEC_NAME,
-    replayFromTest: GRADER_REPLAY_NAME,
     targets: called.map((t) => ({ ...t, check_mutations: findManifestTarget(task, t)?.record?.check_mutations ?? true })),
   });
   await writeFileAtomic(outAbs, source);

@@ -37,17 +37,17 @@ export function registerScaffoldTests(group: Command): void {
     .addHelpText(
       "after",
       `
-One test per recorded call (ids call-000, call-001, ...) calls the workspace
-implementation with the recorded arguments and compares the return value or the
-exception, in-place changes of arguments and the recorded self attributes: floats
-within rel 1e-6 / abs 1e-8, arrays and tensors by shape, dtype and then values,
-everything else exactly, with the path of the first difference in the message.
-The test is short: tolerances, loading, one parametrized test per target. It loads the
-machinery (_lmr_codec.py decodes fixtures, _lmr_replay.py compares and replays) from its
-own folder, where \`lmr build\` puts it in the bundle's grader (the task folder holds no
-copy). task.json's tests.files and tests.fixtures get the new files (layout kept). The
-file is yours to edit: change RTOL/ATOL, add property tests of your own; an existing
-file is only replaced with --force.
+One test per recorded call (ids call-000, call-001, ...) makes the recorded call on
+the workspace implementation and compares the return value or the exception,
+in-place changes of arguments and the recorded self attributes: floats within rel
+1e-6 / abs 1e-8, arrays and tensors by shape, dtype and then values, everything else
+exactly, with the path of the first difference in the message. The call runs in the
+candidate process (lmr_bridge), which gets the recorded inputs and never the answers;
+the comparison is made in the test process. The test is short: tolerances, the
+recording, one parametrized test per target. task.json's tests.files and
+tests.fixtures get the new files (layout kept). The file is yours to edit: change
+RTOL/ATOL, add property tests of your own; an existing file is only replaced with
+--force.
 Exit codes: 0 written, 2 no recording, file exists or bad input.
 
 Examples:

@@ -4,8 +4,10 @@ import random
 from pathlib import Path
 
 import pytest
+from lmr_bridge import candidate, probe
 
-from metrics import lcs_length, rouge_l
+lcs_length = candidate.function("metrics:lcs_length")
+rouge_l = candidate.function("metrics:rouge_l")
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RECORDED = json.loads((FIXTURES / "rouge_cases.json").read_text(encoding="utf-8"))
@@ -49,24 +51,31 @@ def test_lcs_length_matches_brute_force():
         assert lcs_length(a, b) == brute_force_lcs(a, b), (a, b)
 
 
-def test_lcs_length_does_not_modify_its_inputs():
-    a, b = list("banana"), list("atana")
+@probe
+def inputs_after_lcs_length(a, b):
+    """In the candidate: the arguments as lcs_length leaves them."""
+    from metrics import lcs_length
+
     lcs_length(a, b)
-    assert a == list("banana") and b == list("atana")
+    return [a, b]
+
+
+def test_lcs_length_does_not_modify_its_inputs():
+    assert inputs_after_lcs_length(list("banana"), list("atana")) == [list("banana"), list("atana")]
 
 
 @pytest.mark.parametrize("case", RECORDED["rouge_l"], ids=lambda c: f"{c['candidate'][:20]}-b{c['beta']}")
 def test_rouge_l_recorded(case):
-    assert rouge_l(case["candidate"], case["reference"], beta=case["beta"]) == pytest.approx(case["rouge_l"], abs=1e-12)
+    assert pytest.approx(case["rouge_l"], abs=1e-12) == rouge_l(case["candidate"], case["reference"], beta=case["beta"])
 
 
 def test_rouge_l_default_beta_is_1_2():
     # P = 1, R = 1/2
-    assert rouge_l("the cat sat", "the cat sat on the mat") == pytest.approx(2.44 * 0.5 / (0.5 + 1.44), abs=1e-12)
+    assert pytest.approx(2.44 * 0.5 / (0.5 + 1.44), abs=1e-12) == rouge_l("the cat sat", "the cat sat on the mat")
 
 
 def test_rouge_l_of_identical_token_lists_is_one():
-    assert rouge_l("A quick brown fox.", "a quick brown fox") == pytest.approx(1.0, abs=1e-12)
+    assert pytest.approx(1.0, abs=1e-12) == rouge_l("A quick brown fox.", "a quick brown fox")
 
 
 def test_rouge_l_without_common_words_is_zero():
@@ -80,14 +89,14 @@ def test_rouge_l_empty_token_lists_score_zero(candidate, reference):
 
 def test_rouge_l_approaches_recall_for_large_beta():
     # P = 1, R = 1/3
-    assert rouge_l("the cat", "the cat sat on the mat", beta=50.0) == pytest.approx(1 / 3, abs=1e-3)
+    assert pytest.approx(1 / 3, abs=1e-3) == rouge_l("the cat", "the cat sat on the mat", beta=50.0)
 
 
 def test_rouge_l_approaches_precision_for_small_beta():
     # P = 1, R = 1/3
-    assert rouge_l("the cat", "the cat sat on the mat", beta=0.02) == pytest.approx(1.0, abs=1e-3)
+    assert pytest.approx(1.0, abs=1e-3) == rouge_l("the cat", "the cat sat on the mat", beta=0.02)
 
 
 def test_rouge_l_counts_only_words_in_order():
     # the same four words reversed share a subsequence of one word: P = R = 1/4
-    assert rouge_l("a b c d", "d c b a") == pytest.approx(0.25, abs=1e-12)
+    assert pytest.approx(0.25, abs=1e-12) == rouge_l("a b c d", "d c b a")

@@ -1,13 +1,14 @@
-"""Grader tests for trainers.Trainer (every method of the class is masked)."""
-import asyncio
+"""Grader tests for trainers.Trainer (every method of the class is masked).
+
+The trainer lives in the candidate process (lmr_bridge): each probe below builds one there,
+drives it, and returns plain data; the assertions are made here, on values this process built.
+"""
 import json
 import math
 from pathlib import Path
 
 import pytest
-
-from models import BagOfWordsPolicy
-from trainers import Trainer, TrainerConfig, preference_loss
+from lmr_bridge import probe, probe_helper
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RECORDED = json.loads((FIXTURES / "training_runs.json").read_text(encoding="utf-8"))
@@ -16,133 +17,207 @@ PAIRS = [pair for batch in BATCHES for pair in batch]
 RUN_IDS = [r["name"] for r in RECORDED["runs"]]
 
 
-def make_trainer(**overrides):
-    texts = [p["chosen"] for p in PAIRS] + [p["rejected"] for p in PAIRS]
+def ipo_losses_and_rewards(pc, pr, rc, rr, beta):
+    """IPO's losses and DPO's implicit rewards, written here: nothing the candidate computes
+    decides what these tests expect."""
+    losses = [((a - b) - (c - d) - 1.0 / (2.0 * beta)) ** 2 for a, b, c, d in zip(pc, pr, rc, rr)]
+    return losses, [beta * (a - c) for a, c in zip(pc, rc)], [beta * (b - d) for b, d in zip(pr, rr)]
+
+
+@probe_helper
+def make_trainer(pairs, overrides):
+    from models import BagOfWordsPolicy
+    from trainers import Trainer, TrainerConfig
+
+    texts = [p["chosen"] for p in pairs] + [p["rejected"] for p in pairs]
     policy = BagOfWordsPolicy.from_corpus(texts)
     config = TrainerConfig(**{"beta": 0.5, "learning_rate": 0.5, "warmup_steps": 0, "total_steps": 100, **overrides})
     return Trainer(policy, policy.copy(), config)
 
 
-def test_constructor_keeps_its_arguments_and_starts_at_step_zero():
+@probe
+def constructed():
+    from models import BagOfWordsPolicy
+    from trainers import Trainer, TrainerConfig
+
     policy = BagOfWordsPolicy(["a", "b"])
     reference = policy.copy()
     config = TrainerConfig()
     trainer = Trainer(policy, reference, config)
-    assert trainer.policy is policy and trainer.reference is reference and trainer.config is config
-    assert trainer.step == 0
-    assert trainer.history == []
+    kept = trainer.policy is policy and trainer.reference is reference and trainer.config is config
+    return {"kept": kept, "step": trainer.step, "history": trainer.history}
+
+
+def test_constructor_keeps_its_arguments_and_starts_at_step_zero():
+    assert constructed() == {"kept": True, "step": 0, "history": []}
+
+
+@probe
+def learning_rates(pairs, overrides, steps):
+    trainer = make_trainer(pairs, overrides)
+    seen = []
+    for step in range(steps):
+        trainer.step = step  # `step` is public: e.g. a run resumed from a checkpoint sets it
+        seen.append(trainer.learning_rate)
+    return seen
 
 
 def test_learning_rate_follows_warmup_then_linear_decay():
-    trainer = make_trainer(learning_rate=0.5, warmup_steps=2, total_steps=6)
     expected = [0.25, 0.5, 0.5, 0.375, 0.25, 0.125, 0.0, 0.0]
-    seen = []
-    for step in range(len(expected)):
-        trainer.step = step  # `step` is public: e.g. a run resumed from a checkpoint sets it
-        seen.append(trainer.learning_rate)
-    assert seen == pytest.approx(expected, abs=1e-12)
+    seen = learning_rates(PAIRS, {"learning_rate": 0.5, "warmup_steps": 2, "total_steps": 6}, len(expected))
+    assert pytest.approx(expected, abs=1e-12) == seen
+
+
+@probe
+def batch_logps(pairs, batch):
+    from trainers import Trainer
+
+    trainer = make_trainer(pairs, {})
+    chosen, rejected = Trainer.batch_logps(trainer.policy, batch)
+    return {
+        "chosen": list(chosen),
+        "rejected": list(rejected),
+        "want_chosen": [trainer.policy.sequence_logp(p["chosen"]) for p in batch],
+        "want_rejected": [trainer.policy.sequence_logp(p["rejected"]) for p in batch],
+    }
 
 
 def test_batch_logps_is_a_static_method_scoring_both_sides():
-    trainer = make_trainer()
-    chosen, rejected = Trainer.batch_logps(trainer.policy, BATCHES[0])
-    assert list(chosen) == pytest.approx([trainer.policy.sequence_logp(p["chosen"]) for p in BATCHES[0]], abs=1e-12)
-    assert list(rejected) == pytest.approx([trainer.policy.sequence_logp(p["rejected"]) for p in BATCHES[0]], abs=1e-12)
+    got = batch_logps(PAIRS, BATCHES[0])
+    assert pytest.approx(got["want_chosen"], abs=1e-12) == got["chosen"]
+    assert pytest.approx(got["want_rejected"], abs=1e-12) == got["rejected"]
+
+
+@probe
+def metrics_of(pairs, overrides, batch, weights):
+    trainer = make_trainer(pairs, overrides)
+    trainer.policy.weights.update(weights)
+    metrics = trainer.compute_metrics(batch)
+    logps = {
+        side: [model.sequence_logp(p[key]) for p in batch]
+        for side, model, key in [("pc", trainer.policy, "chosen"), ("pr", trainer.policy, "rejected"), ("rc", trainer.reference, "chosen"), ("rr", trainer.reference, "rejected")]
+    }
+    return {"metrics": metrics, "logps": logps}
 
 
 def test_metrics_before_training_are_those_of_a_zero_margin():
-    metrics = make_trainer().compute_metrics(BATCHES[1])
+    metrics = metrics_of(PAIRS, {}, BATCHES[1], {})["metrics"]
     assert set(metrics) == {"loss", "reward_margin", "reward_accuracy"}
-    assert metrics["loss"] == pytest.approx(math.log(2.0), abs=1e-12)
-    assert metrics["reward_margin"] == pytest.approx(0.0, abs=1e-12)
+    assert pytest.approx(math.log(2.0), abs=1e-12) == metrics["loss"]
+    assert pytest.approx(0.0, abs=1e-12) == metrics["reward_margin"]
     assert metrics["reward_accuracy"] == 0.0
 
 
 def test_metrics_are_means_of_the_configured_loss_and_rewards():
-    trainer = make_trainer(ipo=True, beta=0.25)
-    trainer.policy.weights["seven"] = 1.5  # the first pair now has a positive margin, the second a negative one
-    metrics = trainer.compute_metrics(BATCHES[0])
-    pc = [trainer.policy.sequence_logp(p["chosen"]) for p in BATCHES[0]]
-    pr = [trainer.policy.sequence_logp(p["rejected"]) for p in BATCHES[0]]
-    rc = [trainer.reference.sequence_logp(p["chosen"]) for p in BATCHES[0]]
-    rr = [trainer.reference.sequence_logp(p["rejected"]) for p in BATCHES[0]]
-    losses, chosen, rejected = preference_loss(pc, pr, rc, rr, 0.25, 0.0, True)
+    # the first pair now has a positive margin, the second a negative one
+    got = metrics_of(PAIRS, {"ipo": True, "beta": 0.25}, BATCHES[0], {"seven": 1.5})
+    metrics, lp = got["metrics"], got["logps"]
+    losses, chosen, rejected = ipo_losses_and_rewards(lp["pc"], lp["pr"], lp["rc"], lp["rr"], 0.25)
     margins = [c - r for c, r in zip(chosen, rejected)]
-    assert metrics["loss"] == pytest.approx(sum(losses) / len(losses), abs=1e-12)
-    assert metrics["reward_margin"] == pytest.approx(sum(margins) / len(margins), abs=1e-12)
-    assert metrics["reward_accuracy"] == pytest.approx(0.5, abs=1e-12)
+    assert pytest.approx(sum(losses) / len(losses), abs=1e-12) == metrics["loss"]
+    assert pytest.approx(sum(margins) / len(margins), abs=1e-12) == metrics["reward_margin"]
+    assert pytest.approx(0.5, abs=1e-12) == metrics["reward_accuracy"]
+
+
+@probe
+def training(pairs, overrides, batches):
+    """Metrics before each step, what each step returned, the trainer's state after, and the
+    loss on each batch after the steps."""
+    trainer = make_trainer(pairs, overrides)
+    frozen = dict(trainer.reference.weights)
+    before, returned = [], []
+    for batch in batches:
+        before.append(trainer.compute_metrics(batch))
+        returned.append(trainer.train_step(batch))
+    return {
+        "before": before,
+        "returned": returned,
+        "step": trainer.step,
+        "history": trainer.history,
+        "history_is_returned": all(h is r for h, r in zip(trainer.history, returned)),
+        "after_loss": [trainer.compute_metrics(b)["loss"] for b in batches],
+        "reference_frozen": trainer.reference.weights == frozen,
+        "policy_moved": trainer.policy.weights != frozen,
+        "weights": dict(trainer.policy.weights),
+    }
 
 
 def test_train_step_returns_the_metrics_measured_before_the_update():
-    trainer = make_trainer()
-    before = trainer.compute_metrics(BATCHES[0])
-    returned = trainer.train_step(BATCHES[0])
-    assert returned == pytest.approx(before, abs=1e-12)
+    got = training(PAIRS, {}, [BATCHES[0]])
+    assert set(got["returned"][0]) == set(got["before"][0])
+    for key, value in got["before"][0].items():
+        assert pytest.approx(value, abs=1e-12) == got["returned"][0][key], key
 
 
 def test_train_step_counts_the_step_and_appends_its_metrics_to_history():
-    trainer = make_trainer()
-    first = trainer.train_step(BATCHES[0])
-    second = trainer.train_step(BATCHES[1])
-    assert trainer.step == 2
-    assert trainer.history == [first, second]
+    got = training(PAIRS, {}, [BATCHES[0], BATCHES[1]])
+    assert got["step"] == 2
+    assert got["history"] == got["returned"] and got["history_is_returned"]
 
 
 def test_train_step_lowers_the_loss_on_its_batch():
-    trainer = make_trainer()
-    before = trainer.compute_metrics(BATCHES[0])["loss"]
-    trainer.train_step(BATCHES[0])
-    assert trainer.compute_metrics(BATCHES[0])["loss"] < before - 1e-6
+    got = training(PAIRS, {}, [BATCHES[0]])
+    assert got["after_loss"][0] < got["before"][0]["loss"] - 1e-6
 
 
 def test_reference_model_is_frozen():
-    trainer = make_trainer()
-    frozen = dict(trainer.reference.weights)
-    for batch in BATCHES * 2:
-        trainer.train_step(batch)
-    assert trainer.reference.weights == frozen
-    assert trainer.policy.weights != frozen
+    got = training(PAIRS, {}, BATCHES * 2)
+    assert got["reference_frozen"]
+    assert got["policy_moved"]
+
+
+@probe
+def recorded_run(pairs, config, batches, n_steps):
+    trainer = make_trainer(pairs, config)
+    metrics = [trainer.train_step(batches[i % len(batches)]) for i in range(n_steps)]
+    return {"metrics": metrics, "weights": dict(trainer.policy.weights)}
 
 
 @pytest.mark.parametrize("run", RECORDED["runs"], ids=RUN_IDS)
 def test_training_metrics_match_recorded_run(run):
-    trainer = make_trainer(**run["config"])
-    for i, expected in enumerate(run["steps"]):
-        metrics = trainer.train_step(BATCHES[i % len(BATCHES)])
+    got = recorded_run(PAIRS, run["config"], BATCHES, len(run["steps"]))
+    for i, (expected, metrics) in enumerate(zip(run["steps"], got["metrics"])):
         for key in ("loss", "reward_margin", "reward_accuracy"):
-            assert metrics[key] == pytest.approx(expected[key], abs=1e-9), (i, key)
+            assert pytest.approx(expected[key], abs=1e-9) == metrics[key], (i, key)
 
 
 @pytest.mark.parametrize("run", RECORDED["runs"], ids=RUN_IDS)
 def test_final_weights_match_recorded_run(run):
-    trainer = make_trainer(**run["config"])
-    for i in range(len(run["steps"])):
-        trainer.train_step(BATCHES[i % len(BATCHES)])
-    assert set(trainer.policy.weights) == set(run["final_weights"])
+    weights = recorded_run(PAIRS, run["config"], BATCHES, len(run["steps"]))["weights"]
+    assert set(weights) == set(run["final_weights"])
     for token, weight in run["final_weights"].items():
-        assert trainer.policy.weights[token] == pytest.approx(weight, abs=1e-9), token
+        assert pytest.approx(weight, abs=1e-9) == weights[token], token
+
+
+@probe
+def evaluation(pairs, batches):
+    import asyncio
+
+    trainer = make_trainer(pairs, {})
+    trainer.train_step(batches[0])  # so that the two batches have different metrics
+    weights, history, step = dict(trainer.policy.weights), list(trainer.history), trainer.step
+    result = asyncio.run(trainer.evaluate(batches))
+    rows = [trainer.compute_metrics(batch) for batch in batches]
+    return {
+        "result": result,
+        "rows": rows,
+        "unchanged": trainer.step == step and trainer.policy.weights == weights and trainer.history == history,
+    }
 
 
 def test_evaluate_averages_the_batch_metrics():
-    trainer = make_trainer()
-    trainer.train_step(BATCHES[0])  # so that the two batches have different metrics
-    result = asyncio.run(trainer.evaluate(BATCHES))
-    rows = [trainer.compute_metrics(batch) for batch in BATCHES]
-    assert set(result) == set(rows[0])
+    got = evaluation(PAIRS, BATCHES)
+    rows = got["rows"]
+    assert set(got["result"]) == set(rows[0])
     for key in rows[0]:
-        assert result[key] == pytest.approx(sum(r[key] for r in rows) / len(rows), abs=1e-12), key
+        assert pytest.approx(sum(r[key] for r in rows) / len(rows), abs=1e-12) == got["result"][key], key
 
 
 def test_evaluate_does_not_train():
-    trainer = make_trainer()
-    trainer.train_step(BATCHES[0])
-    weights, history = dict(trainer.policy.weights), list(trainer.history)
-    asyncio.run(trainer.evaluate(BATCHES))
-    assert trainer.step == 1
-    assert trainer.policy.weights == weights
-    assert trainer.history == history
+    assert evaluation(PAIRS, BATCHES)["unchanged"]
 
 
+@probe_helper
 class LoggedBatch(list):
     """A batch that notes in `log` every time it is read, however it is read."""
 
@@ -159,10 +234,13 @@ class LoggedBatch(list):
         return super().__getitem__(index)
 
 
-def test_evaluate_yields_to_the_event_loop_between_batches():
-    trainer = make_trainer()
+@probe
+def interleaving(pairs, batches):
+    import asyncio
+
+    trainer = make_trainer(pairs, {})
     log = []
-    batches = [LoggedBatch(BATCHES[i % 2], f"batch{i}", log) for i in range(3)]
+    logged = [LoggedBatch(batches[i % 2], f"batch{i}", log) for i in range(3)]
 
     async def ticker():
         for _ in range(3):
@@ -170,9 +248,14 @@ def test_evaluate_yields_to_the_event_loop_between_batches():
             await asyncio.sleep(0)
 
     async def both():
-        evaluation = asyncio.ensure_future(trainer.evaluate(batches))
+        evaluation = asyncio.ensure_future(trainer.evaluate(logged))
         await asyncio.gather(evaluation, ticker())
 
     asyncio.run(both())
+    return log
+
+
+def test_evaluate_yields_to_the_event_loop_between_batches():
+    log = interleaving(PAIRS, BATCHES)
     first, last = log.index("batch0"), log.index("batch2")
     assert "tick" in log[first:last], f"no other coroutine ran while evaluate went through the batches: {log}"
