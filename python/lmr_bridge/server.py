@@ -487,6 +487,12 @@ class Server:
                         os.close(fd)
                     except OSError:
                         pass
+            if run.get("log"):
+                # a served run (--control) keeps its own log: the server's streams are shared
+                log = os.open(run["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                os.dup2(log, 1)
+                os.dup2(log, 2)
+                os.close(log)
             os.environ.update(run.get("env") or {})
             tf = sys.modules.get("tempfile")
             if tf is not None:

@@ -69,19 +69,25 @@ function readCached(path: string, binary = false): Promise<string | Buffer> {
 }
 
 /**
- * The harness (python/lmr_harness) as build-context files, read once per
- * process. Only the harness is baked in: it decides verdicts, so what ran must
- * be what the tag names. lmr_record (an author's tool, never a verdict) is
- * mounted from the toolkit when `lmr record` runs in a container, so editing it
- * does not invalidate every image.
+ * What of the toolkit's python/ decides verdicts, as build-context files, read once per
+ * process: the harness (python/lmr_harness), the bridge between the tests and the code under
+ * test (python/lmr_bridge) and the record codec they exchange values in. It is baked in, so
+ * what ran is what the tag names. The rest of lmr_record (the recorder, an author's tool,
+ * never a verdict) is mounted from the toolkit when `lmr record` runs in a container, so
+ * editing it does not invalidate every image.
  */
+const BAKED_PACKAGES = ["lmr_harness", "lmr_bridge"];
+const BAKED_CODEC = ["__init__.py", "codec.py", "encode.py", "group.py"];
 let toolkitPython: Promise<Record<string, Buffer>> | undefined;
 function readToolkitPython(): Promise<Record<string, Buffer>> {
   toolkitPython ??= (async () => {
-    const root = toolkitPath("python", "lmr_harness");
     const junk = (rel: string, isDir: boolean): boolean => (isDir ? /(^|\/)(__pycache__|\.pytest_cache)$/.test(rel) : /\.py[co]$/.test(rel));
     const out: Record<string, Buffer> = {};
-    for (const rel of await listFiles(root, junk)) out[`python/lmr_harness/${rel}`] = (await readCached(join(root, rel), true)) as Buffer;
+    for (const pkg of BAKED_PACKAGES) {
+      const root = toolkitPath("python", pkg);
+      for (const rel of await listFiles(root, junk)) out[`python/${pkg}/${rel}`] = (await readCached(join(root, rel), true)) as Buffer;
+    }
+    for (const f of BAKED_CODEC) out[`python/lmr_record/${f}`] = (await readCached(toolkitPath("python", "lmr_record", f), true)) as Buffer;
     return out;
   })();
   return toolkitPython;

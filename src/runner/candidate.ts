@@ -7,6 +7,9 @@ import { KILL_GRACE_MS, LogBuffer, killGroup } from "./supervise.js";
 
 /** The candidate server (python/lmr_bridge/server.py), started as a script. */
 export const CANDIDATE_SCRIPT = toolkitPath("python", "lmr_bridge", "candidate.py");
+/** The candidate's /tmp and /dev/shm sizes (MiB) in a sandbox: what it may write besides its tree. */
+export const CANDIDATE_TMP_MB = 512;
+export const CANDIDATE_SHM_MB = 256;
 /** The socket's name in a run's bridge folder. */
 export const CANDIDATE_SOCKET = "candidate.sock";
 
@@ -46,7 +49,11 @@ export interface CandidateProcess {
   stop(): Promise<void>;
 }
 
-export function spawnCandidate(argv: string[], env: Record<string, string>, cwd: string): CandidateProcess {
+/**
+ * Starts the candidate. `kill` stops it where signalling its process group is not enough (a
+ * container: the docker CLI is not the container); the group is killed in any case.
+ */
+export function spawnCandidate(argv: string[], env: Record<string, string>, cwd: string, kill?: () => void): CandidateProcess {
   const log = new LogBuffer();
   let child: ChildProcess | undefined;
   let isReady = false;
@@ -99,6 +106,7 @@ export function spawnCandidate(argv: string[], env: Record<string, string>, cwd:
     stop: async () => {
       stopping = true;
       settle(false);
+      kill?.();
       killGroup(child?.pid, "SIGKILL");
       await Promise.race([exited, new Promise((r) => setTimeout(r, KILL_GRACE_MS))]);
     },

@@ -27,6 +27,11 @@ export interface ChannelState {
   envChanges?: EnvChanges;
   /** What a fork server must do to start where this run's tests started (only with reportImports). */
   loaded?: LoadedModules;
+  /** The same for the candidates' server: what the code under test's side had loaded (only with reportImports). */
+  candidateLoaded?: LoadedModules;
+  candidateEnvChanges?: EnvChanges;
+  /** Tests whose failure was the code under test failing to import in the candidate. */
+  candidateImportErrors: { id: string; module: string; missing: string | null; message: string }[];
   /** Per test, the traced files' executed lines (only with traceLines). */
   lines: Record<string, Record<string, number[]>>;
   done?: { exit: number; n_results: number; tampered: string[] };
@@ -44,7 +49,7 @@ const STATUSES: readonly string[] = ["passed", "failed", "error", "skipped"];
  * test trying to speak for it.
  */
 export class RecordReader {
-  readonly state: ChannelState = { collectErrors: [], results: [], problems: [], lines: {} };
+  readonly state: ChannelState = { collectErrors: [], results: [], problems: [], lines: {}, candidateImportErrors: [] };
   private buf = "";
   private readonly decoder = new StringDecoder("utf8");
   private bytes = 0;
@@ -152,6 +157,11 @@ export class RecordReader {
         s.imports = Array.isArray(rec.modules) ? rec.modules.flatMap(readImport) : [];
         s.envChanges = readEnvChanges(rec.env);
         if (typeof rec.server === "object" && rec.server !== null) s.loaded = readLoaded(rec.server as Record<string, unknown>);
+        if (typeof rec.candidate_server === "object" && rec.candidate_server !== null) s.candidateLoaded = readLoaded(rec.candidate_server as Record<string, unknown>);
+        if (rec.candidate_env !== undefined) s.candidateEnvChanges = readEnvChanges(rec.candidate_env);
+        break;
+      case "candidate_import_error":
+        s.candidateImportErrors.push({ id: str(rec.id), module: str(rec.module), missing: typeof rec.missing === "string" ? rec.missing : null, message: str(rec.message) });
         break;
       case "done":
         s.done = {

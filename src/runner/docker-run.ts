@@ -3,12 +3,13 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, chown, lchown, mkdtemp, readdir, rm } from "node:fs/promises";
 import { constants as osConstants, tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { dockerBin, removeContainers } from "../env/docker-cli.js";
 import { IMAGE_NODE_HARNESS, IMAGE_TOOLKIT_PYTHON, IMAGE_UID, describeSpec } from "../env/spec.js";
 import type { ChannelState } from "./channel.js";
 import type { DockerTarget } from "./docker-image.js";
 import { OWNER_LABEL, ownerLabel, trackContainer } from "./docker-sweep.js";
+import { CANDIDATE_SHM_MB, CANDIDATE_SOCKET, CANDIDATE_TMP_MB, candidateArgs, spawnCandidate, type CandidateProcess } from "./candidate.js";
 import { harnessArgs, nodeHarnessArgs } from "./harness-args.js";
 import { buildChildEnv } from "./limits.js";
 import { openResultsSocket } from "./results-socket.js";
@@ -55,6 +56,14 @@ export interface DockerRunArgs {
   writable: string[];
   /** Bound at the same path, read-only: the grader copy inside it, the toolkit's python/ for lmr record. */
   readOnly: string[];
+  /** Bound read-only at another path: [source, target]. */
+  readOnlyAt?: [string, string][];
+  /** Extra size-capped tmpfs mounts (MiB), writable by everyone: a candidate's tree. */
+  tmpfs?: { path: string; sizeMb: number }[];
+  /** /tmp's size (MiB), default 256. */
+  tmpMb?: number;
+  /** /dev/shm's size (MiB), docker's default 64. */
+  shmMb?: number;
   /** The results socket's folder, bound at /lmr/chan. */
   chanDir?: string;
   workdir: string;
@@ -82,9 +91,12 @@ export function dockerRunArgs(a: DockerRunArgs): string[] {
     "run", "--rm", "--interactive", "--log-driver", "none", "--name", a.name,
     "--label", `${OWNER_LABEL}=${ownerLabel()}`,
     "--network", a.network ? "bridge" : "none",
-    "--read-only", "--tmpfs", `/tmp:rw,exec,nosuid,nodev,size=${TMPFS_MB}m`,
+    "--read-only", "--tmpfs", `/tmp:rw,exec,nosuid,nodev,size=${a.tmpMb ?? TMPFS_MB}m`,
+    ...(a.shmMb ? ["--shm-size", `${a.shmMb}m`] : []),
+    ...(a.tmpfs ?? []).flatMap((t) => ["--mount", `type=tmpfs,destination=${t.path},tmpfs-size=${Math.max(1, Math.floor(t.sizeMb)) * 1024 * 1024},tmpfs-mode=1777`]),
     ...a.writable.flatMap((w) => bind(w, w)),
     ...a.readOnly.flatMap((r) => bind(r, r, true)),
+    ...(a.readOnlyAt ?? []).flatMap(([src, dst]) => bind(src, dst, true)),
     ...(a.chanDir ? bind(a.chanDir, IN_CHAN) : []),
     "--user", `${a.user.uid}:${a.user.gid}`,
     "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
@@ -106,10 +118,17 @@ export function containerEnv(scratch: Pick<Scratch, "home" | "tmp">, threads: nu
   return env;
 }
 
+const IN_CANDIDATE = `${IMAGE_TOOLKIT_PYTHON}/lmr_bridge/candidate.py`;
+const MIB = 1024 * 1024;
+
 /**
- * Runs the harness in the task's environment image (pytest's, or for a node-test task the
- * Node harness with the image's Debian nodejs); the same signed records as on the host,
- * over a unix socket, and the same limits.
+ * Runs a test run in the task's environment image. A pytest run is two containers from the
+ * same image, as on the host: the candidate (lmr_bridge's server: the tree, in a size-capped
+ * tmpfs filled from a read-only copy, the grader's candidate files and the bridge's socket
+ * folder) and the oracle (the harness and the tests: the grader read-only, the socket folder,
+ * the results socket). Neither sees anything else of the host. A node-test run is one
+ * container with the grader inside the tree. The same signed records as on the host, over a
+ * unix socket, and the same limits.
  */
 export async function executeInDocker(req: RunRequest, target: DockerTarget, scratch: Scratch, mount: string, memoryMb: number, network: boolean): Promise<Execution> {
   const name = `lmr-run-${process.pid}-${randomBytes(5).toString("hex")}`;
@@ -118,6 +137,7 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
   const maxProcs = req.maxProcs ?? 256;
   const threads = req.threads ?? 1;
   const cpus = req.cpus ?? threads;
+  const node = req.testRunner === "node-test";
   // A short folder for the socket (sun_path holds 107 bytes); its name carries our pid for the sweep.
   const chanDir = await mkdtemp(join(tmpdir(), `lmr-chan-${process.pid}-`));
   const log = new LogBuffer();
@@ -125,24 +145,54 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
   const chan = await openResultsSocket(join(chanDir, "results.sock"));
   let stopped = false;
   const untrack = trackContainer(name);
+  const candidateName = `${name}-c`;
+  const untrackCandidate = node ? () => {} : trackContainer(candidateName);
+  let candidate: CandidateProcess | undefined;
+  const diskMb = Math.ceil(scratch.treeBytes / MIB) + (req.diskMb ?? 512);
+  const socket = join(scratch.bridge, CANDIDATE_SOCKET);
+  const selfDestruct = `${Math.ceil(req.timeoutTotalS) + CONTAINER_START_TIMEOUT_S + SELF_DESTRUCT_GRACE_S}s`;
   try {
     if (isRoot()) {
       await chownTree(scratch.dir, user.uid, user.gid);
       await chown(chanDir, user.uid, user.gid);
       await chown(chan.path, user.uid, user.gid);
     } else await chmod(chan.path, 0o600);
-    const asBytes = memoryMb * 1024 * 1024;
+    const asBytes = memoryMb * MIB;
+    if (!node) {
+      const treeSource = join(scratch.dir, "tree-source");
+      const cmd = [
+        "timeout", "--signal=KILL", selfDestruct, "prlimit", `--as=${asBytes}`, "--",
+        target.python,
+        ...candidateArgs({
+          script: IN_CANDIDATE, socket, tree: scratch.root, copyFrom: treeSource, support: scratch.support,
+          ...(req.candidateSetup ? { setup: join(scratch.support, basename(req.candidateSetup)) } : {}),
+          ...(req.traceLines ? { traceLines: req.traceLines } : {}),
+          ...(req.reportImports ? { reportImports: true } : {}),
+        }),
+      ];
+      const argv = [dockerBin(), ...dockerRunArgs({
+        name: candidateName, image: target.id, writable: [scratch.bridge], readOnly: [scratch.support], readOnlyAt: [[scratch.root, treeSource]],
+        tmpfs: [{ path: scratch.root, sizeMb: diskMb }], tmpMb: req.tmpMb ?? CANDIDATE_TMP_MB, shmMb: CANDIDATE_SHM_MB, workdir: "/tmp",
+        env: containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, network), user, network, memoryMb, maxProcs, cpus, gpu: target.gpu, cmd,
+      }).filter((a) => a !== "--interactive")];
+      candidate = spawnCandidate(argv, { ...(process.env as Record<string, string>) }, scratch.dir, () => {
+        spawn(dockerBin(), ["kill", "--signal", "KILL", candidateName], { stdio: "ignore" }).on("error", () => {});
+      });
+    }
     const cmd = [
-      "timeout", "--signal=KILL", `${Math.ceil(req.timeoutTotalS) + CONTAINER_START_TIMEOUT_S + SELF_DESTRUCT_GRACE_S}s`,
+      "timeout", "--signal=KILL", selfDestruct,
       "prlimit", `--as=${asBytes}`, "--",
       target.python,
-      ...(req.testRunner === "node-test"
+      ...(node
         ? nodeHarnessArgs({ req, dir: IMAGE_NODE_HARNESS, root: scratch.root, mount, results: ["--results-socket", IN_SOCKET] })
-        : harnessArgs({ req, harness: IN_HARNESS, ini: IN_INI, root: scratch.root, mountDir: scratch.mountDir, mount, results: ["--results-socket", IN_SOCKET] })),
+        : harnessArgs({ req, harness: IN_HARNESS, ini: IN_INI, root: scratch.oracleRoot, mountDir: scratch.mountDir, mount, results: ["--results-socket", IN_SOCKET], bridge: socket })),
     ];
     const argv = [dockerBin(), ...dockerRunArgs({
-      name, image: target.id, writable: [scratch.dir], readOnly: [scratch.mountDir], chanDir, workdir: scratch.root,
-      env: containerEnv(scratch, threads, network), user, network, memoryMb, maxProcs, cpus, gpu: target.gpu, cmd,
+      name, image: target.id,
+      writable: node ? [scratch.root] : [scratch.bridge],
+      readOnly: node ? [scratch.mountDir] : [scratch.oracleRoot],
+      chanDir, workdir: node ? scratch.root : scratch.oracleRoot,
+      env: containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, node ? network : false), user, network: node ? network : false, memoryMb, maxProcs, cpus, gpu: target.gpu, cmd,
     })];
     const { facts, reader } = await superviseRun({
       argv,
@@ -166,17 +216,28 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
     readDockerExit(facts);
     if (chan.extraConnections() > 0) reader.state.problems.push(`${chan.extraConnections()} more connection(s) to the results socket than the harness's`);
     stopped ||= facts.exitCode === null || (facts.exitCode ?? 0) >= 125;
+    let text = log.text();
+    if (candidate) {
+      await candidate.stop();
+      const startError = candidate.startError();
+      if (startError) facts.candidateStartError = startError;
+      const candidateLog = candidate.log.text();
+      if (candidateLog) text += `\n----- the candidate (the code under test) -----\n${candidateLog}`;
+    }
     return {
       facts,
       reader,
-      log: log.text(),
-      isolation: { network: network ? "on" : "off", filesystem: "minimal", memory_mb: memoryMb, pids: "cgroup", cpus, uid: user.uid },
+      log: text,
+      isolation: { network: network ? "on" : "off", filesystem: "minimal", memory_mb: memoryMb, memory: "cgroup", ...(node ? {} : { disk_mb: diskMb }), pids: "cgroup", cpus, uid: user.uid },
     };
   } finally {
+    await candidate?.stop();
     await chan.close();
     // --rm removed a container that exited by itself; one we stopped or that failed to start may linger.
+    // (a candidate is always killed: --rm removes it; the owner label lets a later run sweep what is left)
     if (stopped) await removeContainers([name]);
     untrack();
+    untrackCandidate();
     await rm(chanDir, { recursive: true, force: true });
   }
 }

@@ -8,9 +8,10 @@ import { checkRelativePath, toolkitPath } from "../core/paths.js";
 import { selectBackend } from "./backends.js";
 import { executeInDocker, missingModuleVerdict } from "./docker-run.js";
 import { harnessArgs, nodeHarnessArgs } from "./harness-args.js";
-import { CANDIDATE_SCRIPT, CANDIDATE_SOCKET, candidateArgs, spawnCandidate } from "./candidate.js";
+import { CANDIDATE_SCRIPT, CANDIDATE_SHM_MB, CANDIDATE_SOCKET, CANDIDATE_TMP_MB, candidateArgs, spawnCandidate } from "./candidate.js";
 import { buildChildEnv, createRunLimits, findPrlimit } from "./limits.js";
 import { prepareScratch, type Scratch, type ScratchLayout } from "./scratch.js";
+import { outcomeExtras } from "./outcome-extras.js";
 import { LogBuffer, killGroup, superviseRun } from "./supervise.js";
 import type { Backend, Isolation, RunOutcome, RunRequest, WrapOptions } from "./types.js";
 import { decideVerdict, type ProcessFacts } from "./verdict.js";
@@ -149,10 +150,7 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
       python,
       log,
       ...(reader.state.junit !== undefined ? { junit_xml: reader.state.junit } : {}),
-      ...(reader.state.imports ? { imports: reader.state.imports } : {}),
-      ...(reader.state.envChanges ? { env_changes: reader.state.envChanges } : {}),
-      ...(reader.state.loaded ? { loaded_modules: reader.state.loaded } : {}),
-      ...(req.traceLines ? { lines: reader.state.lines } : {}),
+      ...outcomeExtras(reader, req),
       isolation,
       ...(docker ? { image: { tag: docker.tag, id: docker.id, digest: docker.digest } } : {}),
       ...(req.keepDir ? { scratch_dir: scratch.dir } : {}),
@@ -163,9 +161,7 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
 }
 
 const MIB = 1024 * 1024;
-/** tmpfs sizes (MiB) inside a bwrap sandbox: the candidate's /tmp and /dev/shm, the tests'. */
-export const CANDIDATE_TMP_MB = 512;
-export const CANDIDATE_SHM_MB = 256;
+/** tmpfs sizes (MiB) inside a bwrap sandbox: the tests' /tmp and /dev/shm (the candidate's are in candidate.ts). */
 const ORACLE_TMP_MB = 256;
 const ORACLE_SHM_MB = 64;
 /** How long the tests wait for the candidate's socket (a large tree is copied into its tmpfs first). */

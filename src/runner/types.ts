@@ -84,6 +84,9 @@ export interface RunOutcome {
   env_changes?: { set: Record<string, string>; unset: string[] };
   /** With reportImports: what the run had loaded at its end, as a fork server must reproduce it. */
   loaded_modules?: LoadedModules;
+  /** With reportImports: the same for the candidate (the code under test's side), and what its set-up changed in the environment. */
+  candidate_loaded_modules?: LoadedModules;
+  candidate_env_changes?: { set: Record<string, string>; unset: string[] };
   /** With `traceLines`: test id → file → the 1-based lines it executed. */
   lines?: Record<string, Record<string, number[]>>;
   /** Docker runs: the image the tests ran in. */

@@ -2,15 +2,21 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
-import type { RunOutcome } from "../runner/types.js";
+import type { PreloadPlan } from "../runner/fork-server.js";
+import type { LoadedModules, RunOutcome } from "../runner/types.js";
 
 /**
- * What a task's fork server is started with: the installed modules the reference's first
- * run imported, and what its conftest left changed in the environment (they are imported
- * under it). Verify learns it from a fresh first run; remembered, the next verify of the
- * same inputs starts the server at once and runs the first reference run in it.
+ * What a task's fork servers are started with: for the tests' side (the oracles' server) and
+ * for the code's (the candidates' server, `candidate`), the installed modules the reference's
+ * first run loaded there, and what its set-up left changed in the environment (they are
+ * imported under it). Verify learns it from a fresh first run; remembered, the next verify of
+ * the same inputs starts the servers at once and runs the first reference run in them.
  */
-export interface ServerPlan {
+export interface ServerPlan extends PlanPart {
+  candidate?: PlanPart;
+}
+
+interface PlanPart extends PreloadPlan {
   /**
    * Modules in the order the first run imported them: every module it loaded from outside
    * its own folders (submodules too: the server imports a package's lazily loaded parts once,
@@ -26,12 +32,17 @@ export interface ServerPlan {
 
 /** The plan a passing first run implies. */
 export function planOf(first: RunOutcome): ServerPlan {
+  // installed top-level modules the tree imported: the candidate's (the tests' are in their own loaded list)
   const tops = (first.imports ?? []).filter((x) => x.origin === "installed").map((x) => x.module).sort();
-  const loaded = first.loaded_modules;
-  const preload = [...new Set([...(loaded?.modules ?? []), ...tops])];
-  const changes = first.env_changes ? withoutRunFolders(first.env_changes) : undefined;
+  const oracle = part(first.loaded_modules, [], first.env_changes);
+  const candidate = first.candidate_loaded_modules ? part(first.candidate_loaded_modules, tops, first.candidate_env_changes) : undefined;
+  return { ...oracle, ...(candidate ? { candidate } : {}) };
+}
+
+function part(loaded: LoadedModules | undefined, extra: string[], envChanges: RunOutcome["env_changes"]): PlanPart {
+  const changes = envChanges ? withoutRunFolders(envChanges) : undefined;
   return {
-    preload,
+    preload: [...new Set([...(loaded?.modules ?? []), ...extra])],
     ...(loaded?.blocked.length ? { blocked: loaded.blocked } : {}),
     ...(loaded?.stand_ins.length ? { standIns: loaded.stand_ins } : {}),
     ...(changes ? { envChanges: changes } : {}),
@@ -44,7 +55,7 @@ export function planOf(first: RunOutcome): ServerPlan {
  * (torch 2's TORCHINDUCTOR_CACHE_DIR under the first run's TMPDIR) must not start a server
  * whose children then write into a folder that is gone or not theirs.
  */
-function withoutRunFolders(c: NonNullable<ServerPlan["envChanges"]>): ServerPlan["envChanges"] {
+function withoutRunFolders(c: NonNullable<PlanPart["envChanges"]>): PlanPart["envChanges"] {
   const set = Object.fromEntries(Object.entries(c.set).filter(([, v]) => !/\/lmr-(run|fork)-[^/]*/.test(v)));
   return Object.keys(set).length > 0 || c.unset.length > 0 ? { set, unset: c.unset } : undefined;
 }
@@ -56,21 +67,32 @@ function withoutRunFolders(c: NonNullable<ServerPlan["envChanges"]>): ServerPlan
  */
 export function planInServer(first: RunOutcome, under: ServerPlan): ServerPlan {
   const own = planOf(first);
+  const oracle = underPart(own, under);
+  const candidate = own.candidate ? underPart(own.candidate, under.candidate ?? { preload: [] }) : undefined;
+  return { ...oracle, ...(candidate ? { candidate } : {}) };
+}
+
+function underPart(own: PlanPart, under: PlanPart): PlanPart {
   const set = { ...(under.envChanges?.set ?? {}), ...(own.envChanges?.set ?? {}) };
   const unset = [...new Set([...(under.envChanges?.unset ?? []), ...(own.envChanges?.unset ?? [])])].filter((k) => !(own.envChanges?.set && k in own.envChanges.set));
   for (const k of own.envChanges?.unset ?? []) delete set[k];
   const changed = Object.keys(set).length > 0 || unset.length > 0;
   const { envChanges: _ownChanges, ...rest } = own;
-  return { ...rest, ...(changed ? { envChanges: { set, unset } } : {}) };
+  const { candidate: _c, ...plain } = rest as ServerPlan;
+  return { ...plain, ...(changed ? { envChanges: { set, unset } } : {}) };
 }
 
 export function samePlan(a: ServerPlan, b: ServerPlan): boolean {
   return canonical(a) === canonical(b);
 }
 
-function canonical(p: ServerPlan): string {
+function canonicalPart(p: PlanPart): unknown {
   const set = Object.fromEntries(Object.entries(p.envChanges?.set ?? {}).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
-  return JSON.stringify({ preload: [...p.preload].sort(), blocked: [...(p.blocked ?? [])].sort(), standIns: [...(p.standIns ?? [])].sort(), set, unset: [...(p.envChanges?.unset ?? [])].sort() });
+  return { preload: [...p.preload].sort(), blocked: [...(p.blocked ?? [])].sort(), standIns: [...(p.standIns ?? [])].sort(), set, unset: [...(p.envChanges?.unset ?? [])].sort() };
+}
+
+function canonical(p: ServerPlan): string {
+  return JSON.stringify({ oracle: canonicalPart(p), candidate: p.candidate ? canonicalPart(p.candidate) : null });
 }
 
 /** Everything a plan depends on: the trees the tests run over, the grader, the interpreter and where it runs. */
@@ -83,15 +105,24 @@ const planFile = (cacheDir: string, key: string): string => join(cacheDir, "veri
 export async function readServerPlan(cacheDir: string, key: string): Promise<ServerPlan | undefined> {
   try {
     const v = JSON.parse(await readFile(planFile(cacheDir, key), "utf8")) as Partial<ServerPlan>;
-    const names = (x: unknown): x is string[] => Array.isArray(x) && x.every((m) => typeof m === "string");
-    if (!names(v.preload)) return undefined;
-    if ((v.blocked !== undefined && !names(v.blocked)) || (v.standIns !== undefined && !names(v.standIns))) return undefined;
-    const c = v.envChanges;
-    const kept = c && typeof c === "object" && c.set && typeof c.set === "object" && Array.isArray(c.unset) ? withoutRunFolders({ set: c.set, unset: c.unset }) : undefined;
-    return { preload: v.preload, ...(v.blocked?.length ? { blocked: v.blocked } : {}), ...(v.standIns?.length ? { standIns: v.standIns } : {}), ...(kept ? { envChanges: kept } : {}) };
+    const oracle = readPart(v);
+    if (!oracle) return undefined;
+    if (v.candidate === undefined) return oracle;
+    const candidate = readPart(v.candidate);
+    return candidate ? { ...oracle, candidate } : undefined;
   } catch {
     return undefined;
   }
+}
+
+function readPart(v: Partial<PlanPart> | undefined): PlanPart | undefined {
+  if (!v || typeof v !== "object") return undefined;
+  const names = (x: unknown): x is string[] => Array.isArray(x) && x.every((m) => typeof m === "string");
+  if (!names(v.preload)) return undefined;
+  if ((v.blocked !== undefined && !names(v.blocked)) || (v.standIns !== undefined && !names(v.standIns))) return undefined;
+  const c = v.envChanges;
+  const kept = c && typeof c === "object" && c.set && typeof c.set === "object" && Array.isArray(c.unset) ? withoutRunFolders({ set: c.set, unset: c.unset }) : undefined;
+  return { preload: v.preload, ...(v.blocked?.length ? { blocked: v.blocked } : {}), ...(v.standIns?.length ? { standIns: v.standIns } : {}), ...(kept ? { envChanges: kept } : {}) };
 }
 
 export async function writeServerPlan(cacheDir: string, key: string, plan: ServerPlan): Promise<void> {

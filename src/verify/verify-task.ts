@@ -221,7 +221,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     const planKey = serverPlanKey({ workspace: bundle.hashes.workspace, reference: bundle.hashes.reference, grader: bundle.hashes.grader, python: python.path, pythonVersion: python.version, sandbox: opts.sandbox ?? "auto", environment: m.environment });
     const traced = fast ? { traceLines: Object.keys(references) } : {};
     const startServer = (plan: ServerPlan): Promise<ForkServer | undefined> =>
-      ForkServer.start({ scratchParent: work, python, sandbox: opts.sandbox ?? "auto", preload: plan.preload, ...(plan.blocked ? { blocked: plan.blocked } : {}), ...(plan.standIns ? { standIns: plan.standIns } : {}), network: m.environment.network, hidePaths: base.hidePaths ?? [], environment: m.environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}), ...(plan.envChanges ? { envChanges: plan.envChanges } : {}) });
+      ForkServer.start({ scratchParent: work, python, sandbox: opts.sandbox ?? "auto", ...plan, network: m.environment.network, environment: m.environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}) });
     const firstInRememberedServer = async (): Promise<RunOutcome | undefined> => {
       const remembered = useServer ? await readServerPlan(cacheDir, planKey) : undefined;
       const early = remembered && (await startServer(remembered));

@@ -8,13 +8,18 @@ everything, and a pair with an empty side scores 0. Inputs look like the ones
 bert_cos_score_idf builds: embeddings padded with 2.0, idf 0 at padded positions, and an empty
 sentence ([CLS] and [SEP] only) has idf 0 at both its tokens, as the pipeline gives the special
 tokens. Every call gets fresh tensors (the code under test may normalise its inputs in place).
+
+The function runs in the candidate process (lmr_bridge): each call sends the tensors there as
+data and gets P, R and F back as tensors built here; every expected value below is computed in
+this process, from the inputs it chose.
 """
 import math
 
 import pytest
 import torch
+from lmr_bridge import candidate
 
-from bert_score.utils import greedy_cos_idf
+greedy_cos_idf = candidate.function("bert_score.utils:greedy_cos_idf")
 
 _isfinite = math.isfinite
 

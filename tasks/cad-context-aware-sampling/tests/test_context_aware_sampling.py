@@ -14,6 +14,13 @@ the model is run (whole sequences, or a key/value cache) are left to the impleme
 
 Models are tiny GPT-2s (tests/cad_toy_models.py); the fixtures come from
 generators/cad_samples.py.
+
+Where the code runs: cad.py is imported only in the candidate process (lmr_bridge). The
+probes below build the tiny model there from its seed, call context_aware_sampling on
+prompts made here, and send back what it returned (and its inputs as the call left them);
+every expected value (recorded outputs, the chi-square test, the model's own greedy
+continuation for alpha = 0, computed here with transformers' GPT-2 and cad_toy_models)
+is decided in this process.
 """
 import json
 import math
@@ -21,9 +28,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from lmr_bridge import probe
 
-from cad import context_aware_sampling
-from cad_toy_models import MODEL_SEEDS, NO_EOS, VOCAB, Tok, make_prompt, next_logits, tiny_lm
+from cad_toy_models import NO_EOS, VOCAB, Tok, make_prompt, next_logits, tiny_lm
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TINY_TEMPERATURE = 1e-5
@@ -31,14 +38,32 @@ SAMPLES = 300
 MIN_P_VALUE = 1e-6
 
 
-@pytest.fixture(scope="module")
-def models():
-    return {seed: tiny_lm(seed) for seed in MODEL_SEEDS}
+@probe
+def sampled(model_seed, input_ids, context, seed, eos, kwargs):
+    """In the candidate: context_aware_sampling on the tiny model `model_seed` after
+    torch.manual_seed(seed); its output, and its two tensor inputs as the call left them."""
+    import torch
+    from cad import context_aware_sampling
 
-
-def run(model, input_ids, context, seed=0, eos=NO_EOS, **kwargs):
+    model = tiny_lm(model_seed)
     torch.manual_seed(seed)
-    return context_aware_sampling(model, Tok(eos), input_ids, context, **kwargs)
+    out = context_aware_sampling(model, Tok(eos), input_ids, context, **kwargs)
+    return {"out": out, "input_ids": input_ids, "context": context}
+
+
+@probe
+def first_tokens(model_seed, input_ids, context, seed, samples, kwargs):
+    """In the candidate: `samples` calls with max_length=1 after one torch.manual_seed(seed)."""
+    import torch
+    from cad import context_aware_sampling
+
+    model = tiny_lm(model_seed)
+    torch.manual_seed(seed)
+    return [context_aware_sampling(model, Tok(), input_ids, context, max_length=1, **kwargs) for _ in range(samples)]
+
+
+def run(model_seed, input_ids, context, seed=0, eos=NO_EOS, **kwargs):
+    return sampled(model_seed, input_ids, context, seed, eos, kwargs)["out"]
 
 
 def as_list(t):
@@ -115,9 +140,9 @@ def chi_square_p_value(counts, probs, min_expected=10.0):
 
 
 @pytest.mark.parametrize("case", _fixture()["greedy"], ids=_greedy_id)
-def test_tiny_temperature_matches_the_reference(models, case):
+def test_tiny_temperature_matches_the_reference(case):
     input_ids, context = make_prompt(case["prompt"], case["context_len"], case["question_len"])
-    out = run(models[case["model"]], input_ids, context, eos=case["eos"], alpha=case["alpha"],
+    out = run(case["model"], input_ids, context, eos=case["eos"], alpha=case["alpha"],
               max_length=case["max_length"], temperature=TINY_TEMPERATURE)
     assert out.shape == (1, len(case["output"]))
     assert as_list(out) == case["output"]
@@ -125,26 +150,28 @@ def test_tiny_temperature_matches_the_reference(models, case):
 
 @pytest.mark.parametrize("index,case", list(enumerate(_fixture()["distributions"])),
                          ids=[_distribution_id(c) for c in _fixture()["distributions"]])
-def test_sampled_tokens_follow_the_reference_distribution(models, index, case):
+def test_sampled_tokens_follow_the_reference_distribution(index, case):
     input_ids, context = make_prompt(case["prompt"], case["context_len"], case["question_len"])
     counts = [0] * VOCAB
-    torch.manual_seed(4242 + index)
-    for _ in range(SAMPLES):
-        out = context_aware_sampling(models[case["model"]], Tok(), input_ids, context, alpha=case["alpha"],
-                                     max_length=1, temperature=case["temperature"])
+    outs = first_tokens(case["model"], input_ids, context, 4242 + index, SAMPLES,
+                        {"alpha": case["alpha"], "temperature": case["temperature"]})
+    assert len(outs) == SAMPLES
+    for out in outs:
         assert out.shape == (1, input_ids.shape[1] + 1)
         counts[int(out[0, -1])] += 1
     p_value = chi_square_p_value(counts, case["probs"])
     assert p_value > MIN_P_VALUE, f"sampled tokens {counts} do not follow the distribution (p = {p_value:.3g})"
 
 
-def test_alpha_zero_follows_the_model_alone(models):
+def test_alpha_zero_follows_the_model_alone():
     # with no contrast the most likely token is the model's own, on the whole sequence
+    # (the model is built here too, from the same seed, with transformers' GPT-2: not workspace code)
     input_ids, context = make_prompt(30, 6, 5)
+    model = tiny_lm(1)
     want = input_ids.clone()
     for _ in range(10):
-        want = torch.cat([want, next_logits(models[1], want).argmax().view(1, 1)], dim=-1)
-    out = run(models[1], input_ids, context, alpha=0.0, max_length=10, temperature=TINY_TEMPERATURE)
+        want = torch.cat([want, next_logits(model, want).argmax().view(1, 1)], dim=-1)
+    out = run(1, input_ids, context, alpha=0.0, max_length=10, temperature=TINY_TEMPERATURE)
     assert as_list(out) == as_list(want)
 
 
@@ -159,30 +186,30 @@ def test_recorded_cases_cover_the_settings():
 # the output and the stopping rule
 
 
-def test_output_is_the_prompt_followed_by_max_length_new_tokens(models):
+def test_output_is_the_prompt_followed_by_max_length_new_tokens():
     input_ids, context = make_prompt(31, 6, 4)
     before = input_ids.clone()
-    out = run(models[0], input_ids, context, seed=11, alpha=0.5, max_length=7, temperature=1.0)
+    out = run(0, input_ids, context, seed=11, alpha=0.5, max_length=7, temperature=1.0)
     assert isinstance(out, torch.Tensor) and out.dtype == torch.long
     assert out.shape == (1, 10 + 7)
     assert torch.equal(out[:, :10], before)
     assert all(0 <= t < VOCAB for t in as_list(out[:, 10:]))
 
 
-def test_input_ids_are_not_modified(models):
+def test_input_ids_are_not_modified():
     input_ids, context = make_prompt(32, 5, 4)
     before, context_before = input_ids.clone(), context.clone()
-    run(models[2], input_ids, context, seed=3, alpha=1.0, max_length=6, temperature=1.0)
-    assert torch.equal(input_ids, before) and torch.equal(context, context_before)
+    got = sampled(2, input_ids, context, 3, NO_EOS, {"alpha": 1.0, "max_length": 6, "temperature": 1.0})
+    assert torch.equal(got["input_ids"], before) and torch.equal(got["context"], context_before)
 
 
-def test_zero_new_tokens_returns_the_prompt(models):
+def test_zero_new_tokens_returns_the_prompt():
     input_ids, context = make_prompt(33, 5, 3)
-    out = run(models[1], input_ids, context, alpha=1.0, max_length=0)
+    out = run(1, input_ids, context, alpha=1.0, max_length=0)
     assert out.shape == input_ids.shape and torch.equal(out, input_ids)
 
 
-def test_stops_right_after_the_end_of_sequence_token(models):
+def test_stops_right_after_the_end_of_sequence_token():
     # the recorded continuation without an end-of-sequence id, and its token at step 5 as that id
     case = next(c for c in _fixture()["greedy"] if c["eos"] == NO_EOS and c["alpha"] == 1.0)
     input_ids, context = make_prompt(case["prompt"], case["context_len"], case["question_len"])
@@ -190,24 +217,24 @@ def test_stops_right_after_the_end_of_sequence_token(models):
     new = case["output"][prompt_len:]
     eos = new[5]
     want = case["output"][: prompt_len + new.index(eos) + 1]
-    out = run(models[case["model"]], input_ids, context, eos=eos, alpha=case["alpha"],
+    out = run(case["model"], input_ids, context, eos=eos, alpha=case["alpha"],
               max_length=case["max_length"], temperature=TINY_TEMPERATURE)
     assert as_list(out) == want
 
 
-def test_end_of_sequence_token_in_the_prompt_does_not_stop(models):
+def test_end_of_sequence_token_in_the_prompt_does_not_stop():
     # the last prompt token is the end-of-sequence id, and the continuation never produces it
     case = next(c for c in _fixture()["greedy"] if c["eos"] == NO_EOS and c["alpha"] > 0
                 and c["output"][c["context_len"] + c["question_len"] - 1] not in c["output"][c["context_len"] + c["question_len"]:])
     input_ids, context = make_prompt(case["prompt"], case["context_len"], case["question_len"])
     eos = case["output"][input_ids.shape[1] - 1]
-    out = run(models[case["model"]], input_ids, context, eos=eos, alpha=case["alpha"],
+    out = run(case["model"], input_ids, context, eos=eos, alpha=case["alpha"],
               max_length=case["max_length"], temperature=TINY_TEMPERATURE)
     assert as_list(out) == case["output"]
 
 
-def test_same_seed_gives_the_same_sample(models):
+def test_same_seed_gives_the_same_sample():
     input_ids, context = make_prompt(34, 5, 5)
-    a = run(models[0], input_ids, context, seed=77, alpha=0.5, max_length=15, temperature=1.0)
-    b = run(models[0], input_ids, context, seed=77, alpha=0.5, max_length=15, temperature=1.0)
+    a = run(0, input_ids, context, seed=77, alpha=0.5, max_length=15, temperature=1.0)
+    b = run(0, input_ids, context, seed=77, alpha=0.5, max_length=15, temperature=1.0)
     assert torch.equal(a, b)

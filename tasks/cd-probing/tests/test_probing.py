@@ -5,6 +5,10 @@ first group's hidden states (label 0) and the second group's (label 1). For ever
 fits a probe on a 60/40 split and scores the held-out part: accuracy, F1 of label 1 and
 ROC AUC. The hidden states here are seeded Gaussian clouds (tests/hidden_states.py) in the
 layout main.py builds: one float32 array (questions, hidden size) per layer.
+
+main.py is imported only in the candidate process (lmr_bridge): the hidden states are made
+here and sent there, the probe below calls probing on them and sends back its result, and
+every check is decided here.
 """
 import json
 import math
@@ -12,17 +16,42 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lmr_bridge import probe
 
-from main import probing
 from hidden_states import main_args, make_hidden_states
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 _isclose = math.isclose
 
 
+@probe
+def probed(first, second, n_layers, clf):
+    """In the candidate: probing on the given hidden states, with main.py's namespace for `clf`."""
+    from main import probing
+
+    return probing(first, second, n_layers, main_args(clf), [], [], [])
+
+
+@probe
+def probing_raises(first, second, n_layers, clf):
+    """In the candidate: the classes (most derived first) of what probing raised, or None.
+
+    The exception is caught there because the bridge cannot bring an ImportError back: the
+    candidate takes any ImportError for a failed import of the workspace (lmr_bridge's
+    server.py, _is_import_failure), and the test would see a CandidateImportError instead.
+    So this check rests on the candidate's report."""
+    from main import probing
+
+    try:
+        probing(first, second, n_layers, main_args(clf), [], [], [])
+    except Exception as e:
+        return [c.__name__ for c in type(e).__mro__]
+    return None
+
+
 def run(first, second, clf="LR", n_layers=None):
     n_layers = len(first) if n_layers is None else n_layers
-    result = probing(first, second, n_layers, main_args(clf), [], [], [])
+    result = probed(first, second, n_layers, clf)
     assert isinstance(result, tuple) and len(result) == 3, "probing returns (accuracies, F1 scores, AUCs)"
     return [[float(v) for v in scores] for scores in result]
 
@@ -100,5 +129,5 @@ def test_f1_is_that_of_the_second_group():
 
 def test_unknown_classifier_raises_import_error():
     first, second = make_hidden_states(3, 2, 20, 20, 4, 1.0)
-    with pytest.raises(ImportError):
-        probing(first, second, 2, main_args("SVM"), [], [], [])
+    raised = probing_raises(first, second, 2, "SVM")
+    assert raised is not None and "ImportError" in raised, f"probing raised {raised}, not an ImportError"

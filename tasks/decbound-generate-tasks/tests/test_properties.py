@@ -7,20 +7,19 @@ by a scikit-learn generator with random_state = seed + i and rescaled per featur
 not depend on the exact draws: the layout, the seeding (shifting the seed shifts the tasks,
 fewer tasks give a prefix, numpy's global generator is neither used nor advanced), the
 defaults, which option each data type reads, the [0, 100] range and the labels.
-"""
-import random
 
+generate_tasks runs in the candidate process (lmr_bridge); its arrays come back as plain
+data. The tests on random states use probes, since those states live in the candidate.
+"""
 import numpy as np
 import pytest
+from lmr_bridge import candidate, probe
 from sklearn.datasets import make_circles, make_classification, make_moons
 
-# comparisons bound before the code under test is imported
 _allclose = np.allclose
 _array_equal = np.array_equal
-_get_state = np.random.get_state
-_set_seed = np.random.seed
 
-from data_utils import generate_tasks  # noqa: E402
+generate_tasks = candidate.function("data_utils:generate_tasks")
 
 
 def oracle_task(n, d, seed, data_type, factor, class_sep):
@@ -105,25 +104,48 @@ def test_the_same_call_gives_the_same_tasks():
     assert _array_equal(a[0], b[0]) and _array_equal(a[1], b[1])
 
 
-def test_result_does_not_depend_on_numpys_global_random_state():
-    _set_seed(1)
+@probe
+def after_two_global_seeds():
+    """In the candidate: the same call after numpy's global generator was seeded two ways."""
+    import numpy as np
+    from data_utils import generate_tasks
+
+    np.random.seed(1)
     a = generate_tasks(3, 16, 2, 5, data_type="linear", class_sep=1.0)
-    _set_seed(987654)
+    np.random.seed(987654)
     np.random.rand(17)
     b = generate_tasks(3, 16, 2, 5, data_type="linear", class_sep=1.0)
+    return [a, b]
+
+
+def test_result_does_not_depend_on_numpys_global_random_state():
+    a, b = after_two_global_seeds()
     assert _array_equal(a[0], b[0]) and _array_equal(a[1], b[1])
+
+
+@probe
+def random_states_around_a_call(data_type):
+    """In the candidate: numpy's global state and Python's random state before and after a call."""
+    import random
+
+    import numpy as np
+    from data_utils import generate_tasks
+
+    np.random.seed(123)
+    numpy_before = np.random.get_state()
+    python_before = random.getstate()
+    generate_tasks(3, 16, 2, 0, data_type=data_type)
+    return {"numpy_before": numpy_before, "numpy_after": np.random.get_state(), "python_before": python_before, "python_after": random.getstate()}
 
 
 @pytest.mark.parametrize("data_type", ["linear", "circle", "moon"])
 def test_numpys_global_random_state_is_left_unchanged(data_type):
-    # the caller seeds numpy's generator first and shuffles with it after (generate_dataset)
-    _set_seed(123)
-    before = _get_state()
-    python_before = random.getstate()
-    generate_tasks(3, 16, 2, 0, data_type=data_type)
-    after = _get_state()
+    # the caller seeds numpy's generator first and shuffles with it after (generate_dataset);
+    # the states are the candidate's own report, the tasks checked above are the anchor
+    got = random_states_around_a_call(data_type)
+    before, after = got["numpy_before"], got["numpy_after"]
     assert after[0] == before[0] and _array_equal(after[1], before[1]) and after[2:] == before[2:]
-    assert random.getstate() == python_before
+    assert got["python_after"] == got["python_before"]
 
 
 def test_default_class_sep_is_two():

@@ -2,21 +2,25 @@
 
 Written for lmr (not upstream code). The closed forms below are the paper's equations,
 evaluated in float64 with the standard library, independently of the code under test.
-Comparison helpers are bound at import time, before the code under test is imported.
+
+The function runs in the candidate process (lmr_bridge): `preference_loss` below sends its
+arguments there and gets plain tensors back; gradients, autograd graphs and in-place
+changes are observed by probes, which run beside the code and return plain data. Every
+expected value is computed here, from inputs this file chose.
 """
 import math
 
 import pytest
 import torch
+from lmr_bridge import candidate, probe
 
 _tensor = torch.tensor
 _float64 = torch.float64
 _float32 = torch.float32
 _isfinite = torch.isfinite
-_grad = torch.autograd.grad
 _Tensor = torch.Tensor
 
-from trainers import preference_loss  # noqa: E402
+preference_loss = candidate.function("trainers:preference_loss")
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -58,6 +62,46 @@ def expected_losses(pc, pr, rc, rr, beta, eps=0.0, ipo=False, reference_free=Fal
 
 def t64(values, requires_grad=False):
     return _tensor(values, dtype=_float64, requires_grad=requires_grad)
+
+
+def dtype_name(dtype):
+    return str(dtype).rpartition(".")[2]
+
+
+@probe
+def gradients(columns, beta, options, wrt, dtype="float64"):
+    """In the candidate: the four columns as tensors of `dtype` (those at the indices in `wrt`
+    requiring grad), the losses, and the gradient of their sum in each of `wrt`."""
+    import torch
+    from trainers import preference_loss
+
+    ts = [torch.tensor(v, dtype=getattr(torch, dtype), requires_grad=i in wrt) for i, v in enumerate(columns)]
+    losses, _, _ = preference_loss(*ts, beta, **options)
+    grads = torch.autograd.grad(losses.sum(), [ts[i] for i in wrt])
+    return {"losses": losses.detach(), "grads": list(grads)}
+
+
+@probe
+def graph_of_the_outputs(columns, beta):
+    """In the candidate: whether each output is attached to the autograd graph (inputs requiring grad)."""
+    import torch
+    from trainers import preference_loss
+
+    ts = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in columns]
+    out = preference_loss(*ts, beta)
+    return [{"requires_grad": bool(t.requires_grad), "has_grad_fn": t.grad_fn is not None} for t in out]
+
+
+@probe
+def inputs_after_two_calls(columns):
+    """In the candidate: the input tensors' values after two calls that reuse them."""
+    import torch
+    from trainers import preference_loss
+
+    cols = [torch.tensor(v, dtype=torch.float64) for v in columns]
+    preference_loss(*cols, 0.2, label_smoothing=0.1)
+    preference_loss(*cols, 0.2, ipo=True)
+    return [[float(x) for x in t.tolist()] for t in cols]
 
 
 PC = [-12.5, -40.0, -3.25, -7.0, -19.0]
@@ -120,17 +164,16 @@ def test_rewards_are_beta_times_policy_minus_reference(kwargs):
     assert_close(rejected, [beta * (b - d) for b, d in zip(PR, RR)], what="rejected_rewards")
 
 
+# The candidate reports the graph (a claim); the gradient tests below check it with numbers.
 def test_rewards_carry_no_gradient():
-    pc, pr, rc, rr = (t64(v, requires_grad=True) for v in (PC, PR, RC, RR))
-    _, chosen, rejected = preference_loss(pc, pr, rc, rr, 0.1)
-    assert not chosen.requires_grad, "chosen_rewards carries gradient"
-    assert not rejected.requires_grad, "rejected_rewards carries gradient"
+    _, chosen, rejected = graph_of_the_outputs([PC, PR, RC, RR], 0.1)
+    assert not chosen["requires_grad"] and not chosen["has_grad_fn"], "chosen_rewards carries gradient"
+    assert not rejected["requires_grad"] and not rejected["has_grad_fn"], "rejected_rewards carries gradient"
 
 
 def test_losses_carry_gradient():
-    pc, pr, rc, rr = (t64(v, requires_grad=True) for v in (PC, PR, RC, RR))
-    losses, _, _ = preference_loss(pc, pr, rc, rr, 0.1)
-    assert losses.requires_grad and losses.grad_fn is not None
+    losses, _, _ = graph_of_the_outputs([PC, PR, RC, RR], 0.1)
+    assert losses["requires_grad"] and losses["has_grad_fn"]
 
 
 # -------------------------------------------------------------- shapes, dtypes, batch size
@@ -181,11 +224,9 @@ def test_examples_do_not_interact():
 
 
 def test_inputs_are_not_modified():
-    cols = [t64(v) for v in (PC, PR, RC, RR)]
-    preference_loss(*cols, 0.2, label_smoothing=0.1)
-    preference_loss(*cols, 0.2, ipo=True)
-    for t, v in zip(cols, (PC, PR, RC, RR)):
-        assert _values(t) == v
+    after = inputs_after_two_calls([PC, PR, RC, RR])
+    for t, v in zip(after, (PC, PR, RC, RR)):
+        assert t == v
 
 
 # ------------------------------------------------------------------- properties of DPO
@@ -232,9 +273,7 @@ def test_label_smoothing_is_a_label_flip():
 
 @pytest.mark.parametrize("beta,eps", [(0.1, 0.0), (0.5, 0.0), (0.5, 0.25), (2.0, 0.1)])
 def test_dpo_gradient_matches_the_closed_form(beta, eps):
-    pc, pr, rc, rr = (t64(v, requires_grad=True) for v in (PC, PR, RC, RR))
-    losses, _, _ = preference_loss(pc, pr, rc, rr, beta, label_smoothing=eps)
-    g_pc, g_pr, g_rc, g_rr = _grad(losses.sum(), [pc, pr, rc, rr])
+    g_pc, g_pr, g_rc, g_rr = gradients([PC, PR, RC, RR], beta, {"label_smoothing": eps}, [0, 1, 2, 3])["grads"]
     expected = []
     for a, b, c, d in zip(PC, PR, RC, RR):
         z = beta * ((a - b) - (c - d))
@@ -247,27 +286,21 @@ def test_dpo_gradient_matches_the_closed_form(beta, eps):
 
 @pytest.mark.parametrize("beta", [0.1, 0.5, 2.0])
 def test_gradient_pushes_chosen_up_and_rejected_down(beta):
-    pc, pr = t64(PC, requires_grad=True), t64(PR, requires_grad=True)
-    losses, _, _ = preference_loss(pc, pr, t64(RC), t64(RR), beta)
-    g_pc, g_pr = _grad(losses.sum(), [pc, pr])
+    g_pc, g_pr = gradients([PC, PR, RC, RR], beta, {}, [0, 1])["grads"]
     assert all(g < 0 for g in _values(g_pc)), _values(g_pc)
     assert all(g > 0 for g in _values(g_pr)), _values(g_pr)
 
 
 def test_dpo_gradient_weights_wrongly_ordered_pairs_more():
     # The per-example weight sigmoid(-beta h) is larger when the implicit reward ranks wrongly.
-    pc = t64([-5.0, -9.0], requires_grad=True)
-    losses, _, _ = preference_loss(pc, t64([-9.0, -5.0]), t64([-7.0, -7.0]), t64([-7.0, -7.0]), 0.5)
-    (g,) = _grad(losses.sum(), [pc])
+    (g,) = gradients([[-5.0, -9.0], [-9.0, -5.0], [-7.0, -7.0], [-7.0, -7.0]], 0.5, {}, [0])["grads"]
     right, wrong = _values(g)
     assert wrong < right < 0
 
 
 def test_ipo_gradient():
     beta = 0.25
-    pc, pr = t64(PC, requires_grad=True), t64(PR, requires_grad=True)
-    losses, _, _ = preference_loss(pc, pr, t64(RC), t64(RR), beta, ipo=True)
-    g_pc, g_pr = _grad(losses.sum(), [pc, pr])
+    g_pc, g_pr = gradients([PC, PR, RC, RR], beta, {"ipo": True}, [0, 1])["grads"]
     expected = [2.0 * (((a - b) - (c - d)) - 1.0 / (2.0 * beta)) for a, b, c, d in zip(PC, PR, RC, RR)]
     assert_close(g_pc, expected, what="d loss / d policy_chosen")
     assert_close(g_pr, [-g for g in expected], what="d loss / d policy_rejected")
@@ -284,17 +317,21 @@ BIG_REF = [-5.0, -5.0, -5.0]
 BIG_H = [(a - b) for a, b in zip(BIG_PC, BIG_PR)]  # the reference margin is 0
 
 
-def _big(dtype, requires_grad=False):
-    return (_tensor(BIG_PC, dtype=dtype, requires_grad=requires_grad), _tensor(BIG_PR, dtype=dtype),
+def _big(dtype):
+    return (_tensor(BIG_PC, dtype=dtype), _tensor(BIG_PR, dtype=dtype),
             _tensor(BIG_REF, dtype=dtype), _tensor(BIG_REF, dtype=dtype))
+
+
+def _big_gradient(dtype):
+    """The losses and the gradient in policy_chosen_logps (the only input requiring grad)."""
+    got = gradients([BIG_PC, BIG_PR, BIG_REF, BIG_REF], BIG_BETA, {}, [0], dtype_name(dtype))
+    return got["losses"], got["grads"][0]
 
 
 @pytest.mark.parametrize("dtype", [_float32, _float64])
 def test_large_margins_stay_finite(dtype):
-    pc, pr, rc, rr = _big(dtype, requires_grad=True)
-    losses, _, _ = preference_loss(pc, pr, rc, rr, BIG_BETA)
+    losses, g = _big_gradient(dtype)
     assert bool(_isfinite(losses).all()), losses
-    (g,) = _grad(losses.sum(), [pc])
     assert bool(_isfinite(g).all()), g
 
 
@@ -308,9 +345,7 @@ def test_large_margins_have_the_asymptotic_loss(dtype):
 
 @pytest.mark.parametrize("dtype", [_float32, _float64])
 def test_large_margins_have_the_asymptotic_gradient(dtype):
-    pc, pr, rc, rr = _big(dtype, requires_grad=True)
-    losses, _, _ = preference_loss(pc, pr, rc, rr, BIG_BETA)
-    (g,) = _grad(losses.sum(), [pc])
+    _, g = _big_gradient(dtype)
     assert_close(g, [-BIG_BETA * sigmoid(-BIG_BETA * h) for h in BIG_H], rtol=1e-6, atol=1e-6, what="gradient")
 
 

@@ -5,22 +5,49 @@ it embeds the original value and the decrypted value with the client's embedding
 (text-embedding-3-small, 100 dimensions) and adds up their cosine similarities; the notebook
 divides that total by the number of pairs to print the mean. The client here is the offline
 fake of fake_openai.py; the oracle takes the cosines of the fake's vectors with numpy.
+
+The function runs in the candidate process (lmr_bridge), with the fake client built there
+(fake_openai.py is a candidate file); the pairs are chosen here, and every expected value is
+computed here with fake_openai.embed. What the client saw and the pairs after the call are
+the candidate's own reports; the numbers checked against the oracle are the anchor.
 """
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from lmr_bridge import probe
 
 _isclose = np.isclose
 _asarray = np.asarray
 
-from Tabular import compute_mean_cosine_similarity  # noqa: E402
-
 import census_pairs  # noqa: E402
-from fake_openai import FakeOpenAI, embed  # noqa: E402
+from fake_openai import embed  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@probe
+def scored(items):
+    """In the candidate: the function on the pairs `items` ([key, value] in order, as a dict)
+    with a fresh fake client; its result, the client's calls, and the pairs as it left them."""
+    from fake_openai import FakeOpenAI
+    from Tabular import compute_mean_cosine_similarity
+
+    pairs = {k: v for k, v in items}
+    client = FakeOpenAI()
+    result = compute_mean_cosine_similarity(pairs, client)
+    return {"result": result, "calls": client.calls, "pairs": [[k, v] for k, v in pairs.items()]}
+
+
+def score(pairs):
+    """The full report of one call (see scored)."""
+    return scored([[k, v] for k, v in pairs.items()])
+
+
+def compute_mean_cosine_similarity(pairs):
+    """The function's result on `pairs`, with a fresh fake client."""
+    return score(pairs)["result"]
 
 
 def value_of(level):
@@ -51,44 +78,42 @@ CASES = json.loads((FIXTURES / "similarity_cases.json").read_text(encoding="utf-
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_matches_the_recorded_reference(case):
     pairs = {k: v for k, v in case["pairs"]}
-    assert close(as_number(compute_mean_cosine_similarity(pairs, FakeOpenAI())), case["result"])
+    assert close(as_number(compute_mean_cosine_similarity(pairs)), case["result"])
 
 
 def test_is_the_sum_of_the_pairs_cosine_similarities():
     pairs = census_pairs.pairs()
-    assert close(as_number(compute_mean_cosine_similarity(pairs, FakeOpenAI())), oracle(pairs))
+    assert close(as_number(compute_mean_cosine_similarity(pairs)), oracle(pairs))
 
 
 def test_exact_decryptions_count_one_each():
     pairs = census_pairs.pairs([("age", "39", "39"), ("capital-gain", "0", "0"), ("sex", " Male", " Male"), ("race", " White", " White")])
-    assert close(as_number(compute_mean_cosine_similarity(pairs, FakeOpenAI())), 4.0)
+    assert close(as_number(compute_mean_cosine_similarity(pairs)), 4.0)
 
 
 def test_one_pair_is_its_cosine_similarity():
     pairs = census_pairs.pairs([("workclass", " State-gov", "state-gov")])
-    got = as_number(compute_mean_cosine_similarity(pairs, FakeOpenAI()))
+    got = as_number(compute_mean_cosine_similarity(pairs))
     assert close(got, oracle(pairs))
     assert 0.0 < got < 1.0
 
 
 def test_no_pairs_give_zero():
-    assert as_number(compute_mean_cosine_similarity({}, FakeOpenAI())) == 0.0
+    assert as_number(compute_mean_cosine_similarity({})) == 0.0
 
 
 def test_embeds_the_two_values_of_each_pair_and_nothing_else():
     pairs = census_pairs.pairs()
-    client = FakeOpenAI()
-    compute_mean_cosine_similarity(pairs, client)
-    embedded = {t for call in client.calls for t in call["input"]}
+    calls = score(pairs)["calls"]
+    embedded = {t for call in calls for t in call["input"]}
     expected = {value_of(k) for k in pairs} | {value_of(v) for v in pairs.values()}
     assert embedded == expected
 
 
 def test_asks_for_text_embedding_3_small_with_100_dimensions():
-    client = FakeOpenAI()
-    compute_mean_cosine_similarity(census_pairs.pairs(census_pairs.LEVELS[:6]), client)
-    assert client.calls
-    assert all(call["model"] == "text-embedding-3-small" and call["dimensions"] == 100 for call in client.calls)
+    calls = score(census_pairs.pairs(census_pairs.LEVELS[:6]))["calls"]
+    assert calls
+    assert all(call["model"] == "text-embedding-3-small" and call["dimensions"] == 100 for call in calls)
 
 
 def test_values_are_embedded_as_they_stand():
@@ -96,19 +121,19 @@ def test_values_are_embedded_as_they_stand():
     levels = [("workclass", " State-gov", "state-gov"), ("age", "38", "\n38"), ("education", " Masters", "\nmasters degree")]
     pairs = census_pairs.pairs(levels)
     assert abs(oracle(pairs) - oracle(pairs, transform=lambda s: s.strip().lower())) > 0.1
-    assert close(as_number(compute_mean_cosine_similarity(pairs, FakeOpenAI())), oracle(pairs))
+    assert close(as_number(compute_mean_cosine_similarity(pairs)), oracle(pairs))
 
 
 def test_the_order_of_the_pairs_does_not_matter():
     pairs = census_pairs.pairs()
     backwards = dict(reversed(list(pairs.items())))
-    a = as_number(compute_mean_cosine_similarity(pairs, FakeOpenAI()))
-    b = as_number(compute_mean_cosine_similarity(backwards, FakeOpenAI()))
+    a = as_number(compute_mean_cosine_similarity(pairs))
+    b = as_number(compute_mean_cosine_similarity(backwards))
     assert close(a, b)
 
 
 def test_leaves_the_pairs_unchanged():
     pairs = census_pairs.pairs()
     before = dict(pairs)
-    compute_mean_cosine_similarity(pairs, FakeOpenAI())
+    compute_mean_cosine_similarity(pairs)
     assert pairs == before and list(pairs) == list(before)

@@ -5,6 +5,10 @@ emotion matrix (rows perceivers, columns experiencers of one group option), the 
 in-group cells minus the mean of the out-group cells. In-group cells are the pairs of the
 same ethnicity for 'ethnicity' and the diagonal otherwise (empathy_matrices.py). The oracle
 below takes the two means with boolean masks.
+
+get_delta runs in the candidate process (lmr_bridge); every matrix it is given is built here,
+permuted matrices included (shuffled here the way the module's permute_matrix shuffles them),
+so every expected value is computed in this process.
 """
 import json
 import random
@@ -12,13 +16,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lmr_bridge import candidate, probe
 
 _isclose = np.isclose
 _array_equal = np.array_equal
 
-from analysis.analysis_after_processing import get_delta, permute_matrix  # noqa: E402
-
 import empathy_matrices as em  # noqa: E402
+
+get_delta = candidate.function("analysis.analysis_after_processing:get_delta")
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 OPTIONS = ["ethnicity", "nationality", "religion"]
@@ -32,6 +37,17 @@ def oracle(matrix, group_option):
 def as_number(value):
     assert np.ndim(value) == 0, f"get_delta returned {type(value).__name__} of shape {np.shape(value)}, not a number"
     return float(value)
+
+
+def permuted(matrix, rng):
+    """The matrix with its rows and its columns shuffled as the module's permute_matrix does it
+    (one shuffle of the row order, then one of the column order, both drawn from `rng`)."""
+    n = matrix.shape[0]
+    rows = list(range(n))
+    rng.shuffle(rows)
+    cols = list(range(n))
+    rng.shuffle(cols)
+    return matrix[np.ix_(rows, cols)].copy()
 
 
 def close(a, b):
@@ -91,10 +107,10 @@ def test_swapping_perceivers_and_experiencers_leaves_it_unchanged(group_option):
 
 @pytest.mark.parametrize("group_option", OPTIONS)
 def test_on_permuted_matrices_as_the_permutation_test_makes_them(group_option):
-    random.seed(11)
+    rng = random.Random(11)
     matrix = em.emotion_matrix(group_option, seed=10)
     for _ in range(5):
-        shuffled = permute_matrix(matrix)
+        shuffled = permuted(matrix, rng)
         assert close(as_number(get_delta(shuffled, group_option)), oracle(shuffled, group_option))
 
 
@@ -103,8 +119,18 @@ def test_no_in_group_effect_gives_zero():
     assert close(as_number(get_delta(matrix, "nationality")), 0.0)
 
 
+@probe
+def matrix_after_get_delta(matrix, group_option):
+    """In the candidate: the matrix as get_delta leaves it."""
+    from analysis.analysis_after_processing import get_delta
+
+    get_delta(matrix, group_option)
+    return matrix
+
+
 def test_leaves_the_matrix_unchanged():
+    # the candidate's own report of its matrix after the call; the values above are the anchor
     matrix = em.emotion_matrix("ethnicity", seed=12)
     before = matrix.copy()
-    get_delta(matrix, "ethnicity")
-    assert _array_equal(matrix, before)
+    after = matrix_after_get_delta(matrix, "ethnicity")
+    assert _array_equal(after, before)

@@ -4,8 +4,20 @@ generators/hit_cases.py ran the reference HiT losses on seeded inputs (triplets 
 Poincare balls of several curvatures, the tiny encoder of tiny_hit.py on its triplets) and
 wrote the inputs, the settings and the reference's loss values and input gradients. Each
 test here rebuilds one case through the public constructors, calls the implementation in
-the workspace and compares, within RTOL/ATOL (float32 inputs: any sound float32 or float64
-computation of the paper's distances agrees to far better than this).
+the workspace and compares, within the tolerances below (float32 inputs: any sound float32 or
+float64 computation of the paper's distances agrees to far better than this).
+
+Loss values are compared at RTOL / ATOL and gradients at GRAD_RTOL / ATOL, the tolerances
+the instruction states (about 1e-4, 1e-3 for gradients) and the property tests use: a
+gradient of the geodesic distance carries the factors 1 / sqrt(x^2 - 1) of arccosh and
+1 / (1 - c|u|^2) of the conformal factor, which magnify the float32 rounding of the
+forward pass, so two sound ways of computing the same distance (geoopt's artanh of the
+Mobius sum, the arccosh closed form, float32 or float64) agree on the gradients less
+closely than on the values.
+
+The code under test runs in the candidate process (lmr_bridge): the probes below get a
+case's inputs and settings, never its recorded values, build the losses there and send back
+what they returned; the recorded values stay in this process and decide the test here.
 """
 import json
 from pathlib import Path
@@ -13,20 +25,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from lmr_bridge import probe
 
-_allclose = np.allclose  # bound before the code under test is imported
+import tiny_hit
 
-from geoopt.manifolds import PoincareBall  # noqa: E402
-
-import tiny_hit  # noqa: E402
-from hierarchy_transformers.losses.hit_loss import (  # noqa: E402
-    HierarchyTransformerLoss,
-    HyperbolicCentripetalLoss,
-    HyperbolicClusteringLoss,
-)
-from hierarchy_transformers.models.hierarchy_transformer.hyperbolic import get_circum_poincareball  # noqa: E402
+_allclose = np.allclose
 
 RTOL = 1e-4
+GRAD_RTOL = 1e-3
 ATOL = 1e-5
 
 CASES = json.loads((Path(__file__).resolve().parent / "../fixtures/hit_cases.json").read_text(encoding="utf-8"))
@@ -34,65 +40,76 @@ SUB = CASES["sub_loss_cases"]
 FULL = CASES["full_loss_cases"]
 
 
-def manifold_of(case):
-    spec = case["manifold"]
-    return get_circum_poincareball(spec["value"]) if spec["kind"] == "circum" else PoincareBall(c=spec["value"])
+@probe
+def sub_loss(kind, manifold, margin, inputs, with_gradients):
+    """In the candidate: the clustering or centripetal loss (`kind`) of a case's triplet on the
+    case's ball, and its gradients with respect to the three inputs (None where unused)."""
+    from geoopt.manifolds import PoincareBall
+    from hierarchy_transformers.losses.hit_loss import HyperbolicCentripetalLoss, HyperbolicClusteringLoss
+    from hierarchy_transformers.models.hierarchy_transformer.hyperbolic import get_circum_poincareball
+
+    ball = get_circum_poincareball(manifold["value"]) if manifold["kind"] == "circum" else PoincareBall(c=manifold["value"])
+    cls = HyperbolicClusteringLoss if kind == "cluster" else HyperbolicCentripetalLoss
+    leaves = [t.detach().clone().requires_grad_(True) for t in inputs]
+    loss = cls(ball, margin)(*leaves)
+    grads = list(torch.autograd.grad(loss, leaves, allow_unused=True)) if with_gradients else None
+    return {"loss": loss, "grads": grads}
+
+
+@probe
+def full_loss(seed, options):
+    """In the candidate: HierarchyTransformerLoss over tiny_hit.make_model(seed) on its triplets."""
+    from hierarchy_transformers.losses.hit_loss import HierarchyTransformerLoss
+
+    model = tiny_hit.make_model(seed=seed)
+    return HierarchyTransformerLoss(model, **options)(tiny_hit.features(model), None)
 
 
 def triplet_of(case):
     shape = case["shape"]
-    return [torch.tensor(case[k], dtype=torch.float32).reshape(shape).requires_grad_(True) for k in ("child", "parent", "negative")]
+    return [torch.tensor(case[k], dtype=torch.float32).reshape(shape) for k in ("child", "parent", "negative")]
 
 
 def values(x):
     return np.asarray(torch.as_tensor(x).detach().double().cpu().numpy())
 
 
-def gradients(loss, inputs):
-    grads = torch.autograd.grad(loss, inputs, allow_unused=True)
-    return [np.zeros(tuple(t.shape)) if g is None else values(g) for g, t in zip(grads, inputs)]
+def gradients(got, shape):
+    return [np.zeros(tuple(shape)) if g is None else values(g) for g in got["grads"]]
+
+
+def run(kind, case, margin, with_gradients):
+    return sub_loss(kind, case["manifold"], margin, triplet_of(case), with_gradients)
 
 
 @pytest.mark.parametrize("case", SUB, ids=[c["name"] for c in SUB])
 def test_clustering_loss_matches_the_reference(case):
-    loss = HyperbolicClusteringLoss(manifold_of(case), case["clustering_margin"])(*triplet_of(case))
+    loss = run("cluster", case, case["clustering_margin"], False)["loss"]
     assert _allclose(values(loss), case["cluster_loss"], rtol=RTOL, atol=ATOL), (float(loss), case["cluster_loss"])
 
 
 @pytest.mark.parametrize("case", SUB, ids=[c["name"] for c in SUB])
 def test_clustering_gradients_match_the_reference(case):
-    inputs = triplet_of(case)
-    loss = HyperbolicClusteringLoss(manifold_of(case), case["clustering_margin"])(*inputs)
-    for name, got in zip(("child", "parent", "negative"), gradients(loss, inputs)):
+    got = run("cluster", case, case["clustering_margin"], True)
+    for name, g in zip(("child", "parent", "negative"), gradients(got, case["shape"])):
         want = np.asarray(case["cluster_grad"][name]).reshape(case["shape"])
-        assert _allclose(got, want, rtol=RTOL, atol=ATOL), name
+        assert _allclose(g, want, rtol=GRAD_RTOL, atol=ATOL), name
 
 
 @pytest.mark.parametrize("case", SUB, ids=[c["name"] for c in SUB])
 def test_centripetal_loss_matches_the_reference(case):
-    loss = HyperbolicCentripetalLoss(manifold_of(case), case["centripetal_margin"])(*triplet_of(case))
+    loss = run("centri", case, case["centripetal_margin"], False)["loss"]
     assert _allclose(values(loss), case["centri_loss"], rtol=RTOL, atol=ATOL), (float(loss), case["centri_loss"])
 
 
 @pytest.mark.parametrize("case", SUB, ids=[c["name"] for c in SUB])
 def test_centripetal_gradients_match_the_reference(case):
-    inputs = triplet_of(case)
-    loss = HyperbolicCentripetalLoss(manifold_of(case), case["centripetal_margin"])(*inputs)
-    grads = gradients(loss, inputs)
-    for name, got in zip(("child", "parent"), grads):
+    got = run("centri", case, case["centripetal_margin"], True)
+    grads = gradients(got, case["shape"])
+    for name, g in zip(("child", "parent"), grads):
         want = np.asarray(case["centri_grad"][name]).reshape(case["shape"])
-        assert _allclose(got, want, rtol=RTOL, atol=ATOL), name
+        assert _allclose(g, want, rtol=GRAD_RTOL, atol=ATOL), name
     assert _allclose(grads[2], 0.0), "the negatives take no part in the centripetal loss"
-
-
-_MODELS = {}
-
-
-def model_for(case):
-    seed = case["model_seed"]
-    if seed not in _MODELS:
-        _MODELS[seed] = tiny_hit.make_model(seed=seed)
-    return _MODELS[seed]
 
 
 def full_ids(case):
@@ -103,14 +120,9 @@ def full_ids(case):
 
 @pytest.mark.parametrize("case", FULL, ids=[full_ids(c) for c in FULL])
 def test_hierarchy_transformer_loss_matches_the_reference(case):
-    model = model_for(case)
-    loss = HierarchyTransformerLoss(
-        model,
-        clustering_loss_weight=case["clustering_loss_weight"],
-        clustering_loss_margin=case["clustering_loss_margin"],
-        centripetal_loss_weight=case["centripetal_loss_weight"],
-        centripetal_loss_margin=case["centripetal_loss_margin"],
-    )
-    out = loss(tiny_hit.features(model), None)
+    options = {
+        k: case[k] for k in ("clustering_loss_weight", "clustering_loss_margin", "centripetal_loss_weight", "centripetal_loss_margin")
+    }
+    out = full_loss(case["model_seed"], options)
     for key in ("loss", "cluster_loss", "centri_loss"):
         assert _allclose(values(out[key]), case[key], rtol=RTOL, atol=ATOL), (key, float(out[key]), case[key])

@@ -8,16 +8,21 @@ right), activations that are the same for every prompt (every probe then predict
 for all, which is right on exactly half of a balanced test set), a direction that is
 reversed between groups (so a probe that never saw the test group is always wrong), and
 what the records hold and in which order.
+
+The code under test runs in the candidate process (lmr_bridge): the frames are built here
+(tests/probing_frames.py, in this process) and go there as pandas frames; the records come
+back as plain data and every expectation is decided here, from the frames this file built.
 """
 import copy
 import math
 
 import numpy as np
 import pytest
+from lmr_bridge import candidate, probe
 
 from probing_frames import POSITIONS, flags, probing_results
 
-from src.classification.classifier import perform_classification_by_relation_group as classify
+classify = candidate.function("src.classification.classifier:perform_classification_by_relation_group")
 
 _isclose = math.isclose
 _array_equal = np.array_equal
@@ -172,10 +177,18 @@ def test_integer_group_ids_come_back_as_given():
     assert all(isinstance(g, (int, np.integer)) for g in ids)
 
 
+@probe
+def frame_after_classifying(frame, position, include):
+    """In the candidate: the input frame as perform_classification_by_relation_group leaves it."""
+    from src.classification.classifier import perform_classification_by_relation_group
+
+    perform_classification_by_relation_group(frame, vertical=True, position=position, **include)
+    return frame
+
+
 def test_input_frame_is_not_modified():
-    frame = probing_results(seed=23, groups=GROUPS, module="mlp", n_layers=2, signal={"relation_query": [1, 4]})
-    before = copy.deepcopy(frame)
-    run(frame)
+    before = probing_results(seed=23, groups=GROUPS, module="mlp", n_layers=2, signal={"relation_query": [1, 4]})
+    frame = frame_after_classifying(copy.deepcopy(before), "relation_query", flags("mlp"))
     assert list(frame.columns) == list(before.columns)
     assert _array_equal(frame.index.to_numpy(), before.index.to_numpy())
     for column in frame.columns:

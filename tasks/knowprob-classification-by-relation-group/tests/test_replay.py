@@ -8,6 +8,10 @@ workspace on it and compares its records with the reference's, in order: success
 within 1e-9 (they are fractions of the test examples), everything else exactly. The
 contract fixes what decides these numbers (balancing with undersample_dataset, the
 scikit-learn logistic regression of _fit_regression, one probe per layer).
+
+The code under test runs in the candidate process (lmr_bridge): the frame is built here and
+goes there as a pandas frame, the records come back as plain data, and the recorded records,
+which never leave this process, decide the test here.
 """
 import json
 import math
@@ -15,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from lmr_bridge import candidate
 
 from probing_frames import flags, probing_results
 
@@ -23,7 +28,9 @@ _integer = (int, np.integer)
 
 CASES = json.loads((Path(__file__).resolve().parent / "../fixtures/classification_runs.json").read_text())["cases"]
 
-from src.classification.classifier import perform_classification_by_relation_group  # noqa: E402
+perform_classification_by_relation_group = candidate.function(
+    "src.classification.classifier:perform_classification_by_relation_group"
+)
 
 KEYS = {"layer", "relation_group_id", "success_rate", "nb_test_examples", "nb_train_examples"}
 

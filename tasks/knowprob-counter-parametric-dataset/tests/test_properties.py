@@ -7,16 +7,21 @@ object is that of its first token (the first token the model generated when the 
 its answer) in the example's own first-step distribution. The oracle below ranks the
 candidates from that definition; where candidates are equally likely (objects that share a
 first token) any order among them is accepted.
+
+The code under test runs in the candidate process (lmr_bridge): the frames built here (by
+tests/parametric_frames.py, in this process) go there as pandas frames and the result comes
+back as one; every expectation is computed here, from the frames this file builds.
 """
 import copy
 
 import numpy as np
 import pandas as pd
 import pytest
+from lmr_bridge import candidate, probe
 
 from parametric_frames import parametric_knowledge
 
-from src.data import generate_counter_parametric_knowledge_dataset as generate
+generate = candidate.function("src.data:generate_counter_parametric_knowledge_dataset")
 
 _frame_equal = pd.testing.assert_frame_equal
 
@@ -239,10 +244,18 @@ def test_no_candidate_gives_an_empty_frame():
     assert set(result.columns) <= set(COLUMNS)
 
 
+@probe
+def frame_after_generating(frame, k):
+    """In the candidate: the input frame as generate_counter_parametric_knowledge_dataset leaves it."""
+    from src.data import generate_counter_parametric_knowledge_dataset
+
+    generate_counter_parametric_knowledge_dataset(frame, k)
+    return frame
+
+
 def test_input_frame_is_not_modified():
-    frame = parametric_knowledge(FACTS, seed=38)
-    before = copy.deepcopy(frame)
-    generate(frame, 3)
+    before = parametric_knowledge(FACTS, seed=38)
+    frame = frame_after_generating(copy.deepcopy(before), 3)
     simple = [c for c in frame.columns if c != "model_output_tokens_ids"]
     _frame_equal(frame[simple], before[simple])
     for ids, old in zip(frame.model_output_tokens_ids, before.model_output_tokens_ids):

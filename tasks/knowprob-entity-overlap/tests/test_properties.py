@@ -4,14 +4,19 @@ The result is a square table (dict of dicts) over the relation groups: entry [a]
 the examples of group a whose subject is one of group b's subjects or whose parametric
 object is one of group b's parametric objects. The oracle below is written from that
 description with plain Python loops.
+
+The code under test runs in the candidate process (lmr_bridge): the tables built here go
+there as pandas frames and the result comes back as plain dicts; every expectation is
+computed here.
 """
 import copy
 import random
 
 import numpy as np
 import pandas as pd
+from lmr_bridge import candidate, probe
 
-from src.data import return_entity_overlap_between_relation_groups as overlap
+overlap = candidate.function("src.data:return_entity_overlap_between_relation_groups")
 
 _frame_equal = pd.testing.assert_frame_equal
 _integer = (int, np.integer)
@@ -142,11 +147,19 @@ def test_empty_table_gives_an_empty_dict():
     assert overlap(empty) == {}
 
 
+@probe
+def table_after_counting(df):
+    """In the candidate: the input table as return_entity_overlap_between_relation_groups leaves it."""
+    from src.data import return_entity_overlap_between_relation_groups
+
+    return_entity_overlap_between_relation_groups(df)
+    return df
+
+
 def test_input_is_not_modified():
     df = make_table(ROWS)
     before = copy.deepcopy(df)
-    overlap(df)
-    _frame_equal(df, before)
+    _frame_equal(table_after_counting(df), before)
 
 
 def test_random_tables_match_the_brute_force_count():

@@ -6,6 +6,10 @@ cell of the relations table (any rows); missing cells match nothing; other colum
 count. The oracle below is written here from that rule; the other tests pin one part of
 it each: case, whole cells, which columns, rows of different relations, missing cells,
 the index, the table left unchanged.
+
+The code under test runs in the candidate process (lmr_bridge): the tables built here go
+there as pandas frames and the answer comes back as a bool; every expectation is computed
+here.
 """
 import copy
 import math
@@ -13,12 +17,14 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from lmr_bridge import candidate, probe
 
-# bound before the code under test is imported
 _frame_equal = pd.testing.assert_frame_equal
 _bool_types = (bool, np.bool_)
 
-from src.parametric_knowledge import is_parametric_object_not_in_the_prompt  # noqa: E402
+is_parametric_object_not_in_the_prompt = candidate.function(
+    "src.parametric_knowledge:is_parametric_object_not_in_the_prompt"
+)
 
 NA = math.nan
 COLUMNS = [
@@ -211,9 +217,17 @@ def test_more_example_rows_can_only_reject_more_answers():
         assert smaller or not larger, answer
 
 
+@probe
+def table_after_answers(answers, table):
+    """In the candidate: the table as is_parametric_object_not_in_the_prompt leaves it after `answers`."""
+    from src.parametric_knowledge import is_parametric_object_not_in_the_prompt
+
+    for answer in answers:
+        is_parametric_object_not_in_the_prompt(answer, table)
+    return table
+
+
 def test_the_table_is_not_modified():
     table = make_table(EXAMPLES, index=list(range(100, 100 + len(EXAMPLES))), second_objects=SECOND)
     before = copy.deepcopy(table)
-    for answer in ["toulouse", "Meta", "bird", "nan"]:
-        is_parametric_object_not_in_the_prompt(answer, table)
-    _frame_equal(table, before)
+    _frame_equal(table_after_answers(["toulouse", "Meta", "bird", "nan"], table), before)

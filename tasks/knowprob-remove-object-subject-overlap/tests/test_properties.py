@@ -5,14 +5,19 @@ the other once both are lower-cased, or their (cased) Jaro-Winkler similarity re
 threshold. These tests check that rule with an oracle written here from that description,
 plus what a row filter must keep: the index, the order, the columns and the input, and
 the columns (with their dtypes) when no row is left.
+
+The code under test runs in the candidate process (lmr_bridge): the frames built here go
+there as pandas values and the result comes back as one; every expectation is computed
+here, from the frames this file builds.
 """
 import copy
 
 import pandas as pd
 import pytest
+from lmr_bridge import candidate, probe
 from rapidfuzz.distance import JaroWinkler
 
-from src.data import remove_object_subject_overlap
+remove_object_subject_overlap = candidate.function("src.data:remove_object_subject_overlap")
 
 _jw = JaroWinkler.normalized_similarity
 _frame_equal = pd.testing.assert_frame_equal
@@ -162,11 +167,19 @@ def test_string_index_is_preserved():
     assert list(out.index) == ["a", "c"]
 
 
+@probe
+def frame_after_filtering(df, string_similarity_ratio):
+    """In the candidate: the input frame as remove_object_subject_overlap leaves it."""
+    from src.data import remove_object_subject_overlap
+
+    remove_object_subject_overlap(df, string_similarity_ratio=string_similarity_ratio)
+    return df
+
+
 def test_input_frame_is_not_modified():
     df = make_frame(PAIRS, index=list(range(100, 100 + len(PAIRS))))
     before = copy.deepcopy(df)
-    remove_object_subject_overlap(df, string_similarity_ratio=0.7)
-    _frame_equal(df, before)
+    _frame_equal(frame_after_filtering(df, 0.7), before)
 
 
 def _assert_empty_with_the_columns_of(out, df):

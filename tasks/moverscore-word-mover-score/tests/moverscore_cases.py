@@ -9,6 +9,11 @@ a JSON-able spec:
   get_idf_dict's process pool;
 - {"kind": "by_id", "offset": o, "scale": s, "mod": m}: id -> o + s * (id % m), a table that
   gives different tokens different weights.
+
+`idf_table(entry, tokenizer)` is what the tests send instead of a dictionary (a defaultdict
+with a lambda as default factory cannot travel to the candidate process): {"spec": SPEC,
+"set": [[token ids, weight], ...]} builds idf_dict(SPEC) and then gives those ids that weight.
+The tests build the same table on their side for their own expected values.
 """
 from collections import Counter, defaultdict
 from math import log
@@ -40,3 +45,14 @@ def idf_dict(spec, tokenizer):
             table[i] = offset + scale * (i % mod)
         return table
     raise ValueError(f"unknown idf spec {spec!r}")
+
+
+def idf_table(entry, tokenizer):
+    table = idf_dict(entry["spec"], tokenizer)
+    for ids, weight in entry.get("set", []):
+        changed = defaultdict(table.default_factory)
+        changed.update(table)
+        for i in ids:
+            changed[i] = float(weight)
+        table = changed
+    return table

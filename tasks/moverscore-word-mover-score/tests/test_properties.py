@@ -7,17 +7,28 @@ texts score ~1; symmetry under swapping the two sides; independence of batching 
 other pairs; invariance to rescaling the idf weights; tokens that are dropped (punctuation,
 word pieces, stop words) carrying no weight whatever their idf; the [CLS]/[SEP] positions
 taking part with their idf weight; truncation at the model's maximum length; unchanged inputs.
+
+word_mover_score runs in the candidate process (lmr_bridge), where moverscore_v2 loads the
+tiny DistilBERT of tests/tiny_distilbert.py through the candidate's set-up. The idf
+dictionaries cannot travel there (defaultdicts with a lambda factory), so each call sends
+their description (moverscore_cases.idf_table) and the probe builds them there. This process
+never imports moverscore_v2: it builds the same tiny tokenizer and model itself, as the
+module asks for them, for the oracle's expected values.
 """
 import math
-from collections import defaultdict
 
 import pytest
+from lmr_bridge import probe
 
 import moverscore_cases
 import oracle
-from moverscore_v2 import model, tokenizer, word_mover_score
+import tiny_distilbert
 
 ATOL = 1e-3
+
+# what moverscore_v2 gets from AutoTokenizer/AutoModel.from_pretrained under the candidate's set-up
+tokenizer = tiny_distilbert.make_tokenizer(do_lower_case=True)
+model = tiny_distilbert.make_model(output_hidden_states=True, output_attentions=True)
 
 PAIRS = [
     ("the dog bit the man .", "the man bit the dog ."),
@@ -31,22 +42,54 @@ REFS = [r for r, _ in PAIRS]
 HYPS = [h for _, h in PAIRS]
 
 
+@probe
+def mover_scores(calls):
+    """In the candidate: what word_mover_score returns for each call, its idf dictionaries built there."""
+    from moverscore_v2 import tokenizer, word_mover_score
+
+    out = []
+    for c in calls:
+        idf_ref = moverscore_cases.idf_table(c["idf_ref"], tokenizer)
+        idf_hyp = moverscore_cases.idf_table(c["idf_hyp"], tokenizer)
+        out.append(word_mover_score(c["refs"], c["hyps"], idf_ref, idf_hyp, device="cpu", **c["options"]))
+    return out
+
+
+@probe
+def inputs_after_a_call(refs, hyps, stop):
+    """In the candidate: the lists the call was given, as they are after it."""
+    from moverscore_v2 import tokenizer, word_mover_score
+
+    idf = moverscore_cases.idf_table({"spec": {"kind": "uniform", "value": 1.0}}, tokenizer)
+    word_mover_score(refs, hyps, idf, idf, stop_words=stop, device="cpu")
+    return {"refs": refs, "hyps": hyps, "stop": stop}
+
+
 def ones():
-    return defaultdict(lambda: 1.0)
+    return {"spec": {"kind": "uniform", "value": 1.0}}
 
 
 def corpus(texts):
-    return moverscore_cases.idf_dict({"kind": "corpus", "texts": texts}, tokenizer)
+    return {"spec": {"kind": "corpus", "texts": list(texts)}}
 
 
 def by_id(offset, scale, mod):
-    return moverscore_cases.idf_dict({"kind": "by_id", "offset": offset, "scale": scale, "mod": mod}, tokenizer)
+    return {"spec": {"kind": "by_id", "offset": offset, "scale": scale, "mod": mod}}
+
+
+def table(entry):
+    """The idf dictionary an entry describes, built here (for the oracle's expected values)."""
+    return moverscore_cases.idf_table(entry, tokenizer)
+
+
+def raw_scores(refs, hyps, idf_ref=None, idf_hyp=None, **kw):
+    idf_ref = ones() if idf_ref is None else idf_ref
+    idf_hyp = ones() if idf_hyp is None else idf_hyp
+    return mover_scores([{"refs": list(refs), "hyps": list(hyps), "idf_ref": idf_ref, "idf_hyp": idf_hyp, "options": kw}])[0]
 
 
 def score(refs, hyps, idf_ref=None, idf_hyp=None, **kw):
-    idf_ref = ones() if idf_ref is None else idf_ref
-    idf_hyp = ones() if idf_hyp is None else idf_hyp
-    return [float(s) for s in word_mover_score(list(refs), list(hyps), idf_ref, idf_hyp, device="cpu", **kw)]
+    return [float(s) for s in raw_scores(refs, hyps, idf_ref, idf_hyp, **kw)]
 
 
 def close(a, b):
@@ -54,53 +97,49 @@ def close(a, b):
 
 
 def ids_of(tokens):
-    return set(tokenizer.convert_tokens_to_ids(list(tokens)))
+    return sorted(set(tokenizer.convert_tokens_to_ids(list(tokens))))
 
 
 def with_weight(base, ids, weight):
-    table = defaultdict(base.default_factory)
-    table.update(base)
-    for i in ids:
-        table[i] = weight
-    return table
+    return {"spec": base["spec"], "set": list(base.get("set", [])) + [[list(ids), weight]]}
 
 
 @pytest.mark.parametrize("k", range(len(PAIRS)))
 def test_matches_oracle_with_uniform_idf(k):
     got = score([REFS[k]], [HYPS[k]])[0]
-    want = oracle.mover_score(REFS[k], HYPS[k], ones(), ones(), tokenizer, model)
+    want = oracle.mover_score(REFS[k], HYPS[k], table(ones()), table(ones()), tokenizer, model)
     assert abs(got - want) <= ATOL, (got, want)
 
 
 def test_matches_oracle_with_corpus_idf():
     idf_ref, idf_hyp = corpus(REFS), corpus(HYPS)
     got = score(REFS, HYPS, idf_ref, idf_hyp)
-    want = [oracle.mover_score(r, h, idf_ref, idf_hyp, tokenizer, model) for r, h in PAIRS]
+    want = [oracle.mover_score(r, h, table(idf_ref), table(idf_hyp), tokenizer, model) for r, h in PAIRS]
     assert close(got, want), (got, want)
 
 
 def test_matches_oracle_with_per_token_idf():
     idf_ref, idf_hyp = by_id(0.25, 0.5, 7), by_id(1.0, 0.3, 5)
     got = score(REFS, HYPS, idf_ref, idf_hyp)
-    want = [oracle.mover_score(r, h, idf_ref, idf_hyp, tokenizer, model) for r, h in PAIRS]
+    want = [oracle.mover_score(r, h, table(idf_ref), table(idf_hyp), tokenizer, model) for r, h in PAIRS]
     assert close(got, want), (got, want)
 
 
 def test_matches_oracle_with_stop_words():
     stop = ["the", "a", "in", "is"]
     got = score(REFS, HYPS, stop_words=stop)
-    want = [oracle.mover_score(r, h, ones(), ones(), tokenizer, model, stop) for r, h in PAIRS]
+    want = [oracle.mover_score(r, h, table(ones()), table(ones()), tokenizer, model, stop) for r, h in PAIRS]
     assert close(got, want), (got, want)
 
 
 def test_returns_a_list_of_one_float_per_pair():
-    got = word_mover_score(REFS, HYPS, ones(), ones(), device="cpu")
+    got = raw_scores(REFS, HYPS)
     assert isinstance(got, list) and len(got) == len(PAIRS)
     assert all(isinstance(s, float) for s in got), [type(s) for s in got]
 
 
 def test_empty_input_gives_empty_list():
-    assert list(word_mover_score([], [], ones(), ones(), device="cpu")) == []
+    assert list(raw_scores([], [])) == []
 
 
 def test_scores_lie_in_the_unit_interval():
@@ -179,7 +218,7 @@ def test_cls_and_sep_take_part_with_their_idf_weight():
     base = score(REFS, HYPS, corpus(REFS), corpus(HYPS))
     heavy = score(REFS, HYPS, with_weight(corpus(REFS), specials, 5.0), with_weight(corpus(HYPS), specials, 5.0))
     want = [
-        oracle.mover_score(r, h, with_weight(corpus(REFS), specials, 5.0), with_weight(corpus(HYPS), specials, 5.0), tokenizer, model)
+        oracle.mover_score(r, h, table(with_weight(corpus(REFS), specials, 5.0)), table(with_weight(corpus(HYPS), specials, 5.0)), tokenizer, model)
         for r, h in PAIRS
     ]
     assert close(heavy, want), (heavy, want)
@@ -204,10 +243,9 @@ def test_texts_are_truncated_at_the_model_maximum_length():
 
 
 def test_inputs_are_left_unchanged():
-    refs, hyps = list(REFS), list(HYPS)
-    stop = ["the", "a"]
-    word_mover_score(refs, hyps, ones(), ones(), stop_words=stop, device="cpu")
-    assert refs == REFS and hyps == HYPS and stop == ["the", "a"]
+    # the candidate reports the lists after the call (a claim; the scores are checked elsewhere)
+    after = inputs_after_a_call(list(REFS), list(HYPS), ["the", "a"])
+    assert after == {"refs": REFS, "hyps": HYPS, "stop": ["the", "a"]}
 
 
 def test_score_is_the_reciprocal_of_one_plus_the_distance():
@@ -215,8 +253,8 @@ def test_score_is_the_reciprocal_of_one_plus_the_distance():
     # the two unit-normalised last-layer vectors, so the score is 1 / (1 + that distance)
     idf = with_weight(ones(), ids_of(["[CLS]", "[SEP]"]), 0.0)
     got = score(["dog"], ["cat"], idf, idf)[0]
-    x, _ = oracle.weighted_points("dog", idf, (), tokenizer, model)
-    y, _ = oracle.weighted_points("cat", idf, (), tokenizer, model)
+    x, _ = oracle.weighted_points("dog", table(idf), (), tokenizer, model)
+    y, _ = oracle.weighted_points("cat", table(idf), (), tokenizer, model)
     dog, cat = x[1], y[1]
     distance = math.sqrt(sum((a - b) ** 2 for a, b in zip(dog, cat)))
     assert abs(got - 1.0 / (1.0 + distance)) <= ATOL, (got, distance)

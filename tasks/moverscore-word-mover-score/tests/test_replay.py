@@ -8,24 +8,41 @@ remove_subwords flags. Each test makes the same call again and compares every sc
 ATOL. The reference computes distances in float32 and sends the flow through float32, so on
 near-identical texts it sits up to ~2e-4 below an exact computation; ATOL leaves room for any
 sound float32 or float64 computation and nothing more.
+
+The call is made in the candidate process (lmr_bridge): the probe below gets a case's inputs
+(texts, idf specs, options; never its scores) and builds the idf dictionaries there, as the
+generator did; the recorded scores stay in this process and decide the test here.
 """
 import json
 from pathlib import Path
 
 import pytest
+from lmr_bridge import probe
 
 import moverscore_cases
-from moverscore_v2 import tokenizer, word_mover_score
 
 ATOL = 1e-3
 
 CASES = json.loads((Path(__file__).resolve().parent / "../fixtures/scores.json").read_text(encoding="utf-8"))["cases"]
 
 
+@probe
+def replay_call(refs, hyps, idf_ref, idf_hyp, options):
+    """In the candidate: the generator's call of word_mover_score, made again."""
+    from moverscore_v2 import tokenizer, word_mover_score
+
+    return word_mover_score(
+        refs,
+        hyps,
+        moverscore_cases.idf_dict(idf_ref, tokenizer),
+        moverscore_cases.idf_dict(idf_hyp, tokenizer),
+        device="cpu",
+        **options,
+    )
+
+
 def _call(case):
-    idf_ref = moverscore_cases.idf_dict(case["idf_ref"], tokenizer)
-    idf_hyp = moverscore_cases.idf_dict(case["idf_hyp"], tokenizer)
-    return word_mover_score(list(case["refs"]), list(case["hyps"]), idf_ref, idf_hyp, device="cpu", **case["options"])
+    return replay_call(list(case["refs"]), list(case["hyps"]), case["idf_ref"], case["idf_hyp"], case["options"])
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

@@ -8,30 +8,88 @@ the expectation: -log sigmoid(beta * (p_w - p_l) - gamma). The options the paper
 define (label smoothing of the sigmoid loss, the hinge loss) follow the contract stated in
 the instruction. The oracle below is written from those definitions in plain Python
 floats (a stable softplus), independent of torch.
+
+The trainer lives in the candidate process (lmr_bridge): each call below builds one there
+from its four hyper-parameters (probes `simpo_loss_call`, `gradients_of_the_losses`, ...),
+sends the inputs, and gets plain tensors back; gradients and in-place changes are observed
+there and returned as data. Every expected value is computed here, from inputs this file
+chose.
 """
 import math
 import random
 
 import pytest
 import torch
-from accelerate import Accelerator
-
-from simpo_trainer import SimPOTrainer
+from lmr_bridge import probe, probe_helper
 
 _isclose = math.isclose
-ACCELERATOR = Accelerator(cpu=True)
 CONFIGS = [(2.0, 0.25), (2.0, 0.8), (2.5, 0.1), (2.0, 0.5), (2.5, 0.55), (10.0, 0.3), (10.0, 0.5)]
 
 
-def make_trainer(beta=2.0, gamma_beta_ratio=0.25, loss_type="sigmoid", label_smoothing=0.0):
+@probe_helper
+def build_trainer(settings):
+    """In the candidate: a SimPOTrainer without its constructor, with only what the loss reads."""
+    from accelerate import Accelerator
+    from simpo_trainer import SimPOTrainer
+
     trainer = object.__new__(SimPOTrainer)
-    trainer.beta = beta
-    trainer.gamma_beta_ratio = gamma_beta_ratio
-    trainer.loss_type = loss_type
-    trainer.label_smoothing = label_smoothing
+    trainer.beta = settings["beta"]
+    trainer.gamma_beta_ratio = settings["gamma_beta_ratio"]
+    trainer.loss_type = settings["loss_type"]
+    trainer.label_smoothing = settings["label_smoothing"]
     trainer.sft_weight = 0.0
-    trainer.accelerator = ACCELERATOR
+    trainer.accelerator = Accelerator(cpu=True)
     return trainer
+
+
+@probe
+def simpo_loss_call(settings, chosen, rejected):
+    """In the candidate: simpo_loss of a trainer with these settings; its result as it is."""
+    return build_trainer(settings).simpo_loss(chosen, rejected)
+
+
+@probe
+def gradients_of_the_losses(settings, chosen, rejected):
+    """In the candidate: the gradient of the summed losses in each input (both requiring grad)."""
+    chosen = chosen.detach().requires_grad_(True)
+    rejected = rejected.detach().requires_grad_(True)
+    losses, _, _ = build_trainer(settings).simpo_loss(chosen, rejected)
+    losses.sum().backward()
+    return [chosen.grad, rejected.grad]
+
+
+@probe
+def inputs_after_the_call(settings, chosen, rejected):
+    """In the candidate: the inputs' values after a call (both requiring grad, as in training)."""
+    chosen = chosen.detach().requires_grad_(True)
+    rejected = rejected.detach().requires_grad_(True)
+    build_trainer(settings).simpo_loss(chosen, rejected)
+    return [chosen.detach(), rejected.detach()]
+
+
+@probe
+def loss_of_the_trainers_own_logps(settings, logits, labels, pairs):
+    """In the candidate: get_batch_logps (upstream code, not masked) on the logits, averaged per
+    response as concatenated_forward asks for it, then simpo_loss on the two halves."""
+    from simpo_trainer import SimPOTrainer
+
+    all_logps = SimPOTrainer.get_batch_logps(logits, labels, average_log_prob=True, label_pad_token_id=-100)
+    losses, chosen_rewards, _ = build_trainer(settings).simpo_loss(all_logps[:pairs], all_logps[pairs:])
+    return {"losses": losses, "chosen_rewards": chosen_rewards}
+
+
+class Trainer:
+    """The settings of the trainer the candidate builds for each call."""
+
+    def __init__(self, settings):
+        self.settings = settings
+
+    def simpo_loss(self, chosen, rejected):
+        return simpo_loss_call(self.settings, chosen, rejected)
+
+
+def make_trainer(beta=2.0, gamma_beta_ratio=0.25, loss_type="sigmoid", label_smoothing=0.0):
+    return Trainer({"beta": beta, "gamma_beta_ratio": gamma_beta_ratio, "loss_type": loss_type, "label_smoothing": label_smoothing})
 
 
 def softplus(z):
@@ -119,13 +177,11 @@ def test_loss_gradient_with_respect_to_the_logps():
     beta, ratio = 2.5, 0.55
     rng = random.Random(8)
     values_c, values_r = average_logps(rng, 6), average_logps(rng, 6)
-    chosen, rejected = tensors(values_c, values_r, requires_grad=True)
-    losses, _, _ = make_trainer(beta, ratio).simpo_loss(chosen, rejected)
-    losses.sum().backward()
+    chosen_grad, rejected_grad = gradients_of_the_losses(make_trainer(beta, ratio).settings, *tensors(values_c, values_r))
     # d/dz softplus(-z) = -sigmoid(-z), and z = beta * p_w - beta * p_l - gamma
     weights = [1.0 / (1.0 + math.exp(margin(beta, ratio, c, r))) for c, r in zip(values_c, values_r)]
-    assert_all_close(chosen.grad, [-beta * w for w in weights], what="d loss / d chosen")
-    assert_all_close(rejected.grad, [beta * w for w in weights], what="d loss / d rejected")
+    assert_all_close(chosen_grad, [-beta * w for w in weights], what="d loss / d chosen")
+    assert_all_close(rejected_grad, [beta * w for w in weights], what="d loss / d rejected")
 
 
 def test_large_reward_gaps_give_finite_exact_losses_in_float32():
@@ -185,10 +241,9 @@ def test_returns_one_value_per_pair_in_the_input_dtype(dtype, batch_size):
 
 def test_inputs_are_left_unchanged():
     rng = random.Random(10)
-    chosen, rejected = tensors(average_logps(rng, 8), average_logps(rng, 8), requires_grad=True)
-    before = (chosen.detach().clone(), rejected.detach().clone())
-    make_trainer(2.0, 0.5, "sigmoid", 0.1).simpo_loss(chosen, rejected)
-    assert torch.equal(chosen.detach(), before[0]) and torch.equal(rejected.detach(), before[1])
+    chosen, rejected = tensors(average_logps(rng, 8), average_logps(rng, 8))
+    after = inputs_after_the_call(make_trainer(2.0, 0.5, "sigmoid", 0.1).settings, chosen, rejected)
+    assert torch.equal(after[0], chosen) and torch.equal(after[1], rejected)
 
 
 def test_loss_of_the_trainers_own_length_normalised_logps():
@@ -201,8 +256,8 @@ def test_loss_of_the_trainers_own_length_normalised_logps():
     ends = [14, 9, 6, 12, 7, 14]  # responses of different lengths, then padding
     for row, end in enumerate(ends):
         labels[row, end:] = -100
-    all_logps = SimPOTrainer.get_batch_logps(logits, labels, average_log_prob=True, label_pad_token_id=-100)
-    losses, chosen_rewards, _ = make_trainer(2.0, 0.5).simpo_loss(all_logps[:pairs], all_logps[pairs:])
+    got = loss_of_the_trainers_own_logps(make_trainer(2.0, 0.5).settings, logits, labels, pairs)
+    losses, chosen_rewards = got["losses"], got["chosen_rewards"]
 
     def mean_token_logp(row):
         total, count = 0.0, 0

@@ -6,6 +6,11 @@ hyper-parameters of the upstream's training configurations. Each case here build
 trainer the same way (without its constructor: only the attributes the loss reads), feeds
 the inputs in the case's dtype and compares the three returned tensors with the recording,
 within a tolerance that the dtype's arithmetic meets; the bad loss type must raise.
+
+The trainer lives in the candidate process (lmr_bridge): the probe `simpo_loss_call` builds
+it there from the case's four hyper-parameters and makes the call; the inputs go there,
+the three tensors come back as plain data, and the recorded values, which never leave this
+process, decide each test here.
 """
 import json
 import math
@@ -13,27 +18,49 @@ from pathlib import Path
 
 import pytest
 import torch
-from accelerate import Accelerator
-
-from simpo_trainer import SimPOTrainer
+from lmr_bridge import probe, probe_helper
 
 _isclose = math.isclose
 TOLERANCE = {"float32": (1e-5, 2e-5), "float64": (1e-9, 1e-10)}  # (rtol, atol)
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 CASES = json.loads((Path(__file__).resolve().parent / "../fixtures/simpo_cases.json").read_text())["cases"]
-ACCELERATOR = Accelerator(cpu=True)
+
+
+@probe_helper
+def build_trainer(settings):
+    """In the candidate: a SimPOTrainer without its constructor, with only what the loss reads."""
+    from accelerate import Accelerator
+    from simpo_trainer import SimPOTrainer
+
+    trainer = object.__new__(SimPOTrainer)
+    trainer.beta = settings["beta"]
+    trainer.gamma_beta_ratio = settings["gamma_beta_ratio"]
+    trainer.loss_type = settings["loss_type"]
+    trainer.label_smoothing = settings["label_smoothing"]
+    trainer.sft_weight = 0.0
+    trainer.accelerator = Accelerator(cpu=True)
+    return trainer
+
+
+@probe
+def simpo_loss_call(settings, chosen, rejected):
+    """In the candidate: simpo_loss of a trainer with these settings; its result as it is."""
+    return build_trainer(settings).simpo_loss(chosen, rejected)
+
+
+class Trainer:
+    """The settings of the trainer the candidate builds for each call."""
+
+    def __init__(self, settings):
+        self.settings = settings
+
+    def simpo_loss(self, chosen, rejected):
+        return simpo_loss_call(self.settings, chosen, rejected)
 
 
 def make_trainer(case):
-    trainer = object.__new__(SimPOTrainer)
-    trainer.beta = case["beta"]
-    trainer.gamma_beta_ratio = case["gamma_beta_ratio"]
-    trainer.loss_type = case["loss_type"]
-    trainer.label_smoothing = case["label_smoothing"]
-    trainer.sft_weight = 0.0
-    trainer.accelerator = ACCELERATOR
-    return trainer
+    return Trainer({k: case[k] for k in ("beta", "gamma_beta_ratio", "loss_type", "label_smoothing")})
 
 
 def inputs(case):

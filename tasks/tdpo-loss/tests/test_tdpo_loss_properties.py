@@ -5,25 +5,28 @@ the standard library, from the paper's definitions (Section 4: the preference lo
 Bradley-Terry reformulation, u minus delta, and the TDPO1 / TDPO2 losses built on it),
 independently of the code under test. The inputs are what `_tdpo_get_batch_logps` hands
 the loss through `tdpo_concatenated_forward`: per-pair summed log-ratio margins (any sign)
-and summed per-position KL divergences (never negative). Helpers are bound before the code
-under test is imported.
+and summed per-position KL divergences (never negative).
+
+The function runs in the candidate process (lmr_bridge): `tdpo_loss` below sends its
+arguments there and gets plain tensors back; gradients, autograd graphs and in-place
+changes are observed by probes, which run beside the code and return plain data. Every
+expected value is computed here, from inputs this file chose.
 """
 import math
 
 import pytest
 import torch
+from lmr_bridge import candidate, probe
 
 _tensor = torch.tensor
 _float32 = torch.float32
 _float64 = torch.float64
 _Tensor = torch.Tensor
-_grad = torch.autograd.grad
 _isfinite = torch.isfinite
-_isclose = math.isclose
 _exp = math.exp
 _log1p = math.log1p
 
-from trainers import tdpo_loss  # noqa: E402
+tdpo_loss = candidate.function("trainers:tdpo_loss")
 
 # ------------------------------------------------------------------------------ helpers
 
@@ -65,8 +68,48 @@ def expected_losses(mc, mr, kc, kr, beta, alpha, tdpo2):
     return [softplus(-beta * preference_logit(a, b, c, d, alpha, tdpo2)) for a, b, c, d in zip(mc, mr, kc, kr)]
 
 
-def t64(values, grad=False):
-    return _tensor(values, dtype=_float64, requires_grad=grad)
+def t64(values):
+    return _tensor(values, dtype=_float64)
+
+
+def dtype_name(dtype):
+    return str(dtype).rpartition(".")[2]
+
+
+@probe
+def gradients(columns, options, wrt, dtype="float64", allow_unused=False):
+    """In the candidate: the four columns as tensors of `dtype`, all requiring grad, the
+    losses, and the gradient of their sum in the columns at the indices in `wrt`."""
+    import torch
+    from trainers import tdpo_loss
+
+    ts = [torch.tensor(v, dtype=getattr(torch, dtype), requires_grad=True) for v in columns]
+    losses, _, _ = tdpo_loss(*ts, **options)
+    grads = torch.autograd.grad(losses.sum(), [ts[i] for i in wrt], allow_unused=allow_unused)
+    return {"losses": losses.detach(), "grads": list(grads)}
+
+
+@probe
+def graph_of_the_outputs(columns, options):
+    """In the candidate: whether each output is attached to the autograd graph (inputs requiring grad)."""
+    import torch
+    from trainers import tdpo_loss
+
+    ts = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in columns]
+    out = tdpo_loss(*ts, **options)
+    return [{"requires_grad": bool(t.requires_grad), "has_grad_fn": t.grad_fn is not None} for t in out]
+
+
+@probe
+def inputs_after_two_calls(columns):
+    """In the candidate: the input tensors' values after two calls that reuse them."""
+    import torch
+    from trainers import tdpo_loss
+
+    inputs = [torch.tensor(v, dtype=torch.float64) for v in columns]
+    tdpo_loss(*inputs, beta=0.5, alpha=0.5, if_tdpo2=True)
+    tdpo_loss(*inputs, beta=0.5, alpha=0.5, if_tdpo2=False)
+    return [[float(x) for x in t.tolist()] for t in inputs]
 
 
 # Five preference pairs as the trainer produces them: log-ratio margins of either sign,
@@ -77,8 +120,11 @@ KC = [0.35, 1.1, 0.02, 2.4, 0.6]
 KR = [0.9, 0.15, 1.7, 0.8, 0.05]
 
 
-def batch(grad=False):
-    return [t64(v, grad) for v in (MC, MR, KC, KR)]
+COLUMNS = [MC, MR, KC, KR]
+
+
+def batch():
+    return [t64(v) for v in COLUMNS]
 
 
 # ------------------------------------------------------------------------------ the losses
@@ -174,10 +220,11 @@ def test_rewards(beta, alpha, tdpo2):
     check_close(rejected, [beta * (m + k) for m, k in zip(MR, KR)], "rejected_rewards")
 
 
+# The candidate reports the graph (a claim); the gradient tests below check it with numbers.
 def test_rewards_carry_no_gradient():
-    _, chosen, rejected = tdpo_loss(*batch(grad=True), beta=0.1, alpha=0.5, if_tdpo2=True)
-    assert not chosen.requires_grad, "chosen_rewards carries gradient"
-    assert not rejected.requires_grad, "rejected_rewards carries gradient"
+    _, chosen, rejected = graph_of_the_outputs(COLUMNS, {"beta": 0.1, "alpha": 0.5, "if_tdpo2": True})
+    assert not chosen["requires_grad"] and not chosen["has_grad_fn"], "chosen_rewards carries gradient"
+    assert not rejected["requires_grad"] and not rejected["has_grad_fn"], "rejected_rewards carries gradient"
 
 
 # ------------------------------------------------------------------------------ gradients
@@ -185,8 +232,8 @@ def test_rewards_carry_no_gradient():
 
 @pytest.mark.parametrize("tdpo2", [False, True])
 def test_losses_carry_gradient(tdpo2):
-    losses, _, _ = tdpo_loss(*batch(grad=True), beta=0.1, alpha=0.5, if_tdpo2=tdpo2)
-    assert losses.requires_grad and losses.grad_fn is not None
+    losses, _, _ = graph_of_the_outputs(COLUMNS, {"beta": 0.1, "alpha": 0.5, "if_tdpo2": tdpo2})
+    assert losses["requires_grad"] and losses["has_grad_fn"]
 
 
 def _weights(beta, alpha, tdpo2):
@@ -196,9 +243,8 @@ def _weights(beta, alpha, tdpo2):
 
 @pytest.mark.parametrize("beta", [0.1, 0.5, 2.0])
 def test_tdpo1_gradient(beta):
-    inputs = batch(grad=True)
-    losses, _, _ = tdpo_loss(*inputs, beta=beta, alpha=0.5, if_tdpo2=False)
-    g_mc, g_mr, g_kc, g_kr = _grad(losses.sum(), inputs)
+    got = gradients(COLUMNS, {"beta": beta, "alpha": 0.5, "if_tdpo2": False}, [0, 1, 2, 3])
+    g_mc, g_mr, g_kc, g_kr = got["grads"]
     w = _weights(beta, 0.5, False)
     check_close(g_mc, [-x for x in w], "d loss / d chosen_logps_margin")
     check_close(g_mr, w, "d loss / d rejected_logps_margin")
@@ -208,9 +254,8 @@ def test_tdpo1_gradient(beta):
 
 @pytest.mark.parametrize("beta,alpha", [(0.1, 0.5), (0.5, 0.2), (2.0, 1.5)])
 def test_tdpo2_gradient_in_the_margins_and_the_rejected_kl(beta, alpha):
-    mc, mr, kc, kr = batch(grad=True)
-    losses, _, _ = tdpo_loss(mc, mr, kc, kr, beta=beta, alpha=alpha, if_tdpo2=True)
-    g_mc, g_mr, g_kr = _grad(losses.sum(), [mc, mr, kr])
+    got = gradients(COLUMNS, {"beta": beta, "alpha": alpha, "if_tdpo2": True}, [0, 1, 3])
+    g_mc, g_mr, g_kr = got["grads"]
     w = _weights(beta, alpha, True)
     check_close(g_mc, [-x for x in w], "d loss / d chosen_logps_margin")
     check_close(g_mr, w, "d loss / d rejected_logps_margin")
@@ -219,9 +264,7 @@ def test_tdpo2_gradient_in_the_margins_and_the_rejected_kl(beta, alpha):
 
 @pytest.mark.parametrize("alpha", [0.5, 1.0])
 def test_tdpo2_stops_the_gradient_of_the_chosen_kl(alpha):
-    mc, mr, kc, kr = batch(grad=True)
-    losses, _, _ = tdpo_loss(mc, mr, kc, kr, beta=0.5, alpha=alpha, if_tdpo2=True)
-    (g_kc,) = _grad(losses.sum(), [kc], allow_unused=True)
+    (g_kc,) = gradients(COLUMNS, {"beta": 0.5, "alpha": alpha, "if_tdpo2": True}, [2], allow_unused=True)["grads"]
     assert g_kc is None or all(v == 0.0 for v in _floats(g_kc)), "chosen_position_kl gets gradient %r" % (g_kc,)
 
 
@@ -255,11 +298,9 @@ def test_pairs_do_not_interact():
 
 
 def test_inputs_are_left_unchanged():
-    inputs = batch()
-    tdpo_loss(*inputs, beta=0.5, alpha=0.5, if_tdpo2=True)
-    tdpo_loss(*inputs, beta=0.5, alpha=0.5, if_tdpo2=False)
-    for t, v in zip(inputs, (MC, MR, KC, KR)):
-        assert _floats(t) == v
+    after = inputs_after_two_calls(COLUMNS)
+    for t, v in zip(after, (MC, MR, KC, KR)):
+        assert t == v
 
 
 # ------------------------------------------------------------------------------ large values
@@ -273,17 +314,20 @@ BIG_KC = [240.0, 530.0, 15.0, 100.0]
 BIG_KR = [410.0, 230.0, 600.0, 100.0]
 
 
-def _big(dtype, grad=False):
-    return [_tensor(v, dtype=dtype, requires_grad=grad) for v in (BIG_MC, BIG_MR, BIG_KC, BIG_KR)]
+BIG = [BIG_MC, BIG_MR, BIG_KC, BIG_KR]
+
+
+def _big(dtype):
+    return [_tensor(v, dtype=dtype) for v in BIG]
 
 
 @pytest.mark.parametrize("tdpo2", [False, True])
 @pytest.mark.parametrize("dtype", [_float32, _float64])
 def test_large_values_give_finite_losses_and_gradients(dtype, tdpo2):
-    inputs = _big(dtype, grad=True)
-    losses, _, _ = tdpo_loss(*inputs, beta=1.0, alpha=0.5, if_tdpo2=tdpo2)
+    got = gradients(BIG, {"beta": 1.0, "alpha": 0.5, "if_tdpo2": tdpo2}, [0, 1], dtype_name(dtype))
+    losses = got["losses"]
     assert bool(_isfinite(losses).all()), losses
-    for g in _grad(losses.sum(), inputs[:2]):
+    for g in got["grads"]:
         assert bool(_isfinite(g).all()), g
 
 

@@ -19,8 +19,10 @@ Each stand-in is an empty module whose attributes are made on first access: a fr
 named after the attribute, which is enough for `from X import Y`, for base classes and for
 annotations evaluated when the trainer classes are defined. Nothing in them can compute
 anything, so a solution that reaches into the stack fails loudly instead of silently.
-The modules are registered before any test module imports `trainers`, whatever happens to
-be installed, so every run sees the same modules.
+This file is the task's tests.candidate.setup: the candidate process (the only one that
+imports the workspace) runs it before it imports `trainers`, and `lmr record` runs it before
+the driver. The modules are registered whatever happens to be installed, so every run sees
+the same modules.
 """
 import sys
 import types
@@ -39,7 +41,7 @@ STAND_INS = (
 
 
 def _make_stand_in(name):
-    module = types.ModuleType(name, "lmr grader stand-in for %s (tests/conftest.py)" % name)
+    module = types.ModuleType(name, "lmr grader stand-in for %s (tests/candidate_setup.py)" % name)
 
     def __getattr__(attr):  # PEP 562: called only for attributes not yet defined
         if attr.startswith("__") and attr.endswith("__"):

@@ -1,4 +1,7 @@
-"""Grader set-up (ours, not upstream code): joblib's process pools off for these tests.
+"""Candidate set-up (ours, not upstream code): joblib's process pools off for these tests.
+
+It runs in the candidate process (tests.candidate.setup), before the code under test is
+imported; `lmr record` runs it before the generator too.
 
 The upstream fits its per-layer probes with joblib's Parallel(n_jobs=12, backend="loky").
 On a 2-core grading machine, starting twelve loky worker processes, each importing pandas

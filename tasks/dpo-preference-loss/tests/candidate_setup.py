@@ -15,8 +15,10 @@ Python 3.11, Debian's torch 1.13.1):
 
 Since `import trainers` needs stand-ins for those two in any case, the other modules the
 target never reaches (transformers, omegaconf, wandb, datasets, bs4) are stood in for too
-rather than installed: task.json's environment.stand_ins gives each one's cost. Before any
-test module imports `trainers`, small stand-in modules are registered under those names.
+rather than installed: task.json's environment.stand_ins gives each one's cost. This file is
+the task's tests.candidate.setup: the candidate process (the only one that imports the
+workspace) runs it before it imports `trainers`, and `lmr record` runs it before the driver;
+it registers small stand-in modules under those names.
 Every attribute of a stand-in is a placeholder class named after it, enough for
 `from X import Y`, base classes and type annotations at class-definition time. They are
 registered unconditionally, so the grader behaves the same whatever happens to be installed.
@@ -52,7 +54,7 @@ class _StandInModule(types.ModuleType):
 
 def install_stand_ins():
     for name in STANDS_IN_FOR:
-        module = _StandInModule(name, "Stand-in registered by the grader's conftest.py.")
+        module = _StandInModule(name, "Stand-in registered by the grader's candidate_setup.py.")
         module.__spec__ = importlib.machinery.ModuleSpec(name, loader=None)
         module.__path__ = []  # lets `import a.b` find registered submodules
         sys.modules[name] = module

@@ -1,11 +1,12 @@
-"""Grader-side set-up (ours, not upstream code).
+"""Grader-side set-up of the candidate process (ours, not upstream code).
 
 `cad.py` is made from the upstream demo notebook, whose cells load `google/gemma-2-2b-it`
 from the Hugging Face Hub at import time (`AutoTokenizer.from_pretrained`,
 `AutoModelForCausalLM.from_pretrained`), move it to a device and tokenise an example.
-Tests run offline and never download a model, so before `cad` is imported we point both
-`from_pretrained` calls at tiny, randomly initialised stand-ins. The function under test
-receives its model and tokenizer as arguments; the module-level model is never used.
+Tests run offline and never download a model, so before `cad` is imported (only in the
+candidate process, where the code under test runs) we point both `from_pretrained` calls at
+tiny, randomly initialised stand-ins. The function under test receives its model and
+tokenizer as arguments; the module-level model is never used.
 """
 import os
 from types import SimpleNamespace

@@ -1,4 +1,4 @@
-"""Grader-side set-up (ours, not upstream code): stand-ins for three packages main.py's imports need.
+"""Candidate set-up (ours, not upstream code): stand-ins for three packages main.py's imports need.
 
 main.py imports utils.py, which imports `sagemaker` (with `sagemaker.huggingface`) and `baukit`
 at top level, and dataset.py, which imports `datasets`. None of them is used by `probing`:
@@ -6,8 +6,9 @@ sagemaker deploys models on AWS, baukit's TraceDict is what utils.LLM uses to re
 states out of a model, and datasets.load_dataset loads IMDb for DataProcessing. baukit is not
 on PyPI (upstream installs it from git), pip could not even resolve sagemaker's dependencies
 here in 7.7 minutes, and datasets pulls a pyarrow that does not import with Debian's numpy
-1.24; so this conftest registers minimal stand-ins for them before the tests import main.py.
-Everything else main.py imports is installed for real.
+1.24; so this set-up registers minimal stand-ins for them in the candidate process (the only one
+that imports main.py) before main.py is imported. Everything else main.py imports is
+installed for real.
 """
 import importlib.machinery
 import sys
@@ -16,7 +17,7 @@ import types
 
 def _module(name, **attrs):
     module = types.ModuleType(name)
-    module.__doc__ = f"Stand-in for {name} (grader conftest): the probing tests never use it."
+    module.__doc__ = f"Stand-in for {name} (grader candidate set-up): the probing tests never use it."
     # transformers looks packages up with importlib.util.find_spec, which needs a spec
     module.__spec__ = importlib.machinery.ModuleSpec(name, None)
     for key, value in attrs.items():

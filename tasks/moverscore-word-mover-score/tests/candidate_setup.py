@@ -1,4 +1,9 @@
-"""Grader-side set-up (ours, not upstream code), run before moverscore_v2 is imported.
+"""The candidate's set-up (ours, not upstream code), run before moverscore_v2 is imported.
+
+It runs in the candidate process (tests.candidate.setup), where the code under test is
+imported, and before the generator when `lmr record` regenerates the fixtures; the tests'
+own process never imports moverscore_v2 and builds its tokenizer and model from
+tests/tiny_distilbert.py directly.
 
 moverscore_v2.py, when imported, loads `distilbert-base-uncased` (AutoTokenizer and AutoModel
 .from_pretrained of a hub name) and moves the model to 'cuda'. The grader has neither network
@@ -23,6 +28,8 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 os.environ.pop("MOVERSCORE_MODEL", None)
 
+# tiny_distilbert and moverscore_cases sit beside this file (the candidate's support folder,
+# already on its path; tests/ when lmr record runs it)
 _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)

@@ -1,4 +1,7 @@
-"""Grader set-up for dve-custom-loss (written for lmr; no upstream code): two stand-ins.
+"""Candidate set-up for dve-custom-loss (written for lmr; no upstream code): two stand-ins.
+
+lmr runs this file in the candidate process (task.json tests.candidate.setup) before the
+workspace is imported; the tests themselves never import the workspace.
 
 Evaluator/visual_text_training.py imports, at module level, `wandb` (for `wandb.init` and
 `wandb.log` in `train`/`main`) and `from transformers import BertTokenizer, BertModel,
@@ -26,7 +29,7 @@ class _StandInModule(types.ModuleType):
             raise AttributeError(attr)
 
         def _refuse(*args, **kwargs):
-            raise RuntimeError("%s.%s is an lmr grader stand-in (tests/conftest.py): it does nothing" % (self.__name__, attr))
+            raise RuntimeError("%s.%s is an lmr grader stand-in (tests/candidate_setup.py): it does nothing" % (self.__name__, attr))
 
         value = type(attr, (), {"__module__": self.__name__, "__doc__": "lmr grader stand-in", "__init__": _refuse})
         setattr(self, attr, value)
@@ -38,7 +41,7 @@ def _install():
         if name.split(".", 1)[0] in STOOD_IN:
             del sys.modules[name]
     for name in STOOD_IN:
-        sys.modules[name] = _StandInModule(name, "lmr grader stand-in for %s (tests/conftest.py)" % name)
+        sys.modules[name] = _StandInModule(name, "lmr grader stand-in for %s (tests/candidate_setup.py)" % name)
 
 
 _install()

@@ -1,4 +1,7 @@
-"""Grader set-up for timedistill-multiscale-inputs (written for lmr; no upstream code).
+"""Candidate set-up for timedistill-multiscale-inputs (written for lmr; no upstream code).
+
+lmr runs this file in the candidate process (task.json tests.candidate.setup) before the
+workspace is imported; the tests themselves never import the workspace.
 
 `multi_scale_process_inputs.forward` uses torch alone, but importing
 `exp/exp_long_term_forecasting.py` runs the whole experiment stack at module level:
@@ -7,8 +10,8 @@
 which imports `sktime.datasets`. Neither is used by the target. task.json's
 environment.stand_ins gives the measured reasons for not installing them.
 
-Two stand-in modules are registered in `sys.modules` before any test imports the
-experiment module; each holds only the names the upstream imports from it, as classes or
+Two stand-in modules are registered in `sys.modules` before the experiment module is
+imported; each holds only the names the upstream imports from it, as classes or
 functions that raise if they are ever used. Everything else (torch, numpy, pandas,
 scikit-learn, scipy, sympy, matplotlib, psutil, einops) is the real package.
 """
