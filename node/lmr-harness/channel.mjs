@@ -24,7 +24,7 @@ export const reporterReady = new Promise((resolve) => {
 
 /** `--results-fd N` or `--results-socket PATH`, `--root`, `--mount`, `--per-test-s`, flags, then `--` and the test files. */
 export function parseArgs(argv) {
-  const out = { resultsFd: undefined, resultsSocket: undefined, root: undefined, mount: "lmr_tests", perTestS: 0, bail: false, reportImports: false, files: [] };
+  const out = { resultsFd: undefined, resultsSocket: undefined, root: undefined, mount: "lmr_tests", perTestS: 0, bail: false, reportImports: false, bridge: undefined, files: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--") {
@@ -38,6 +38,7 @@ export function parseArgs(argv) {
     else if (a === "--per-test-s") out.perTestS = Number(argv[++i]);
     else if (a === "--bail") out.bail = true;
     else if (a === "--report-imports") out.reportImports = true;
+    else if (a === "--bridge") out.bridge = argv[++i];
   }
   return out;
 }

@@ -6,7 +6,7 @@
 // per-test watchdog (the reporter sees events only later).
 import nodeModule, { register, syncBuiltinESMExports } from "node:module";
 import inspector from "node:inspector";
-import { before, beforeEach } from "node:test";
+import { after, afterEach, before, beforeEach } from "node:test";
 import { MessageChannel } from "node:worker_threads";
 import { handOver, openChannel, parseArgs, reporterReady } from "./channel.mjs";
 import { takeSnapshot } from "./tamper.mjs";
@@ -47,7 +47,20 @@ handOver("args", args);
 before(() => {});
 // the id as the reporter will give it: <file>::<describe>…::<test> (Node < 20.16 has no
 // fullName: there the start names the test alone, which only the per-test limit's message shows)
-beforeEach((t) => send({ t: "start", id: (t.fullName ?? t.name).split(" > ").join("::") }));
+// the bridge to the candidate (loaded now, before any test file: the grader's files get this very module)
+const bridge = await import(new URL("./bridge.mjs", import.meta.url).href);
+beforeEach((t) => {
+  const id = (t.fullName ?? t.name).split(" > ").join("::");
+  bridge.setTest(id);
+  send({ t: "start", id });
+});
+afterEach(() => bridge.afterTest());
+if (args.reportImports) {
+  after(async () => {
+    const got = await bridge.report().catch(() => null);
+    if (got && Array.isArray(got.imports)) handOver("candidate_imports", got.imports);
+  });
+}
 
 const loaded = await Promise.race([reporterReady.then(() => true), new Promise((r) => setTimeout(() => r(false), 20_000).unref())]);
 if (!loaded) {

@@ -6,6 +6,7 @@
 // have no subtests, tests whose own code failed although they have subtests, and suites
 // whose own code or hooks failed (a suite of a file that did not import is a collection
 // error). Verdicts never come from text: only from these events.
+import { importFailures } from "./bridge.mjs";
 import { claimSender, takeOver } from "./channel.mjs";
 import { findTampering } from "./tamper.mjs";
 
@@ -37,7 +38,7 @@ export default async function* lmrReporter(source) {
     if (done) return;
     done = true;
     const args = takeOver("args") ?? {};
-    const imports = takeOver("imports") ?? [];
+    const imports = [...(takeOver("imports") ?? []), ...(takeOver("candidate_imports") ?? [])];
     const tampered = findTampering(takeOver("snapshot") ?? []);
     send({ t: "collected", ids: order });
     if (args.reportImports) send({ t: "imports", modules: dedupeImports(imports) });
@@ -54,6 +55,13 @@ export default async function* lmrReporter(source) {
       r.status = "skipped";
       r.raw_failed = false;
       r.message = short(typeof data.skip === "string" ? data.skip : typeof data.todo === "string" ? `todo: ${data.todo}` : null);
+    }
+    const failure = r.status === "failed" ? importFailures.find((f) => f.test === id) : undefined;
+    if (failure) {
+      // the code under test did not load in the candidate: an error of the run, not a failed check
+      r.status = "error";
+      r.message = short(`the code under test could not be imported in the candidate: ${failure.message}`);
+      send({ t: "candidate_import_error", id, module: failure.module, missing: failure.missing, message: failure.message });
     }
     results.set(id, r);
     order.push(id);

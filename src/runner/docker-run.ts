@@ -10,7 +10,7 @@ import type { ChannelState } from "./channel.js";
 import type { DockerTarget } from "./docker-image.js";
 import { OWNER_LABEL, ownerLabel, trackContainer } from "./docker-sweep.js";
 import { CANDIDATE_SHM_MB, CANDIDATE_SOCKET, CANDIDATE_TMP_MB, candidateArgs, spawnCandidate, type CandidateProcess } from "./candidate.js";
-import { harnessArgs, nodeHarnessArgs } from "./harness-args.js";
+import { harnessArgs, nodeCandidateArgs, nodeHarnessArgs } from "./harness-args.js";
 import { buildChildEnv } from "./limits.js";
 import { openResultsSocket } from "./results-socket.js";
 import type { Execution } from "./run-tests.js";
@@ -123,12 +123,12 @@ const MIB = 1024 * 1024;
 
 /**
  * Runs a test run in the task's environment image. A pytest run is two containers from the
- * same image, as on the host: the candidate (lmr_bridge's server: the tree, in a size-capped
- * tmpfs filled from a read-only copy, the grader's candidate files and the bridge's socket
- * folder) and the oracle (the harness and the tests: the grader read-only, the socket folder,
- * the results socket). Neither sees anything else of the host. A node-test run is one
- * container with the grader inside the tree. The same signed records as on the host, over a
- * unix socket, and the same limits.
+ * same image, as on the host: the candidate (lmr_bridge's server, or the Node harness's
+ * candidate.mjs for node:test: the tree, in a size-capped tmpfs filled from a read-only copy,
+ * the grader's candidate files and the bridge's socket folder) and the oracle (the harness
+ * and the tests: the grader read-only, the socket folder, the results socket). Neither sees
+ * anything else of the host. The same signed records as on the host, over a unix socket,
+ * and the same limits.
  */
 export async function executeInDocker(req: RunRequest, target: DockerTarget, scratch: Scratch, mount: string, memoryMb: number, network: boolean): Promise<Execution> {
   const name = `lmr-run-${process.pid}-${randomBytes(5).toString("hex")}`;
@@ -146,7 +146,7 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
   let stopped = false;
   const untrack = trackContainer(name);
   const candidateName = `${name}-c`;
-  const untrackCandidate = node ? () => {} : trackContainer(candidateName);
+  const untrackCandidate = trackContainer(candidateName);
   let candidate: CandidateProcess | undefined;
   const diskMb = Math.ceil(scratch.treeBytes / MIB) + (req.diskMb ?? 512);
   const socket = join(scratch.bridge, CANDIDATE_SOCKET);
@@ -158,17 +158,20 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
       await chown(chan.path, user.uid, user.gid);
     } else await chmod(chan.path, 0o600);
     const asBytes = memoryMb * MIB;
-    if (!node) {
+    {
       const treeSource = join(scratch.dir, "tree-source");
+      const setup = req.candidateSetup ? join(scratch.support, basename(req.candidateSetup)) : undefined;
       const cmd = [
         "timeout", "--signal=KILL", selfDestruct, "prlimit", `--as=${asBytes}`, "--",
         target.python,
-        ...candidateArgs({
-          script: IN_CANDIDATE, socket, tree: scratch.root, copyFrom: treeSource, support: scratch.support,
-          ...(req.candidateSetup ? { setup: join(scratch.support, basename(req.candidateSetup)) } : {}),
-          ...(req.traceLines ? { traceLines: req.traceLines } : {}),
-          ...(req.reportImports ? { reportImports: true } : {}),
-        }),
+        ...(node
+          ? nodeCandidateArgs({ dir: IMAGE_NODE_HARNESS, socket, tree: scratch.root, copyFrom: treeSource, support: scratch.support, ...(setup ? { setup } : {}), ...(req.reportImports ? { reportImports: true } : {}) })
+          : candidateArgs({
+              script: IN_CANDIDATE, socket, tree: scratch.root, copyFrom: treeSource, support: scratch.support,
+              ...(setup ? { setup } : {}),
+              ...(req.traceLines ? { traceLines: req.traceLines } : {}),
+              ...(req.reportImports ? { reportImports: true } : {}),
+            })),
       ];
       const argv = [dockerBin(), ...dockerRunArgs({
         name: candidateName, image: target.id, writable: [scratch.bridge], readOnly: [scratch.support], readOnlyAt: [[scratch.root, treeSource]],
@@ -184,15 +187,12 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
       "prlimit", `--as=${asBytes}`, "--",
       target.python,
       ...(node
-        ? nodeHarnessArgs({ req, dir: IMAGE_NODE_HARNESS, root: scratch.root, mount, results: ["--results-socket", IN_SOCKET] })
+        ? nodeHarnessArgs({ req, dir: IMAGE_NODE_HARNESS, root: scratch.oracleRoot, mount, results: ["--results-socket", IN_SOCKET], bridge: socket })
         : harnessArgs({ req, harness: IN_HARNESS, ini: IN_INI, root: scratch.oracleRoot, mountDir: scratch.mountDir, mount, results: ["--results-socket", IN_SOCKET], bridge: socket })),
     ];
     const argv = [dockerBin(), ...dockerRunArgs({
-      name, image: target.id,
-      writable: node ? [scratch.root] : [scratch.bridge],
-      readOnly: node ? [scratch.mountDir] : [scratch.oracleRoot],
-      chanDir, workdir: node ? scratch.root : scratch.oracleRoot,
-      env: containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, node ? network : false), user, network: node ? network : false, memoryMb, maxProcs, cpus, gpu: target.gpu, cmd,
+      name, image: target.id, writable: [scratch.bridge], readOnly: [scratch.oracleRoot], chanDir, workdir: scratch.oracleRoot,
+      env: containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, false), user, network: false, memoryMb, maxProcs, cpus, gpu: target.gpu, cmd,
     })];
     const { facts, reader } = await superviseRun({
       argv,
@@ -228,7 +228,7 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
       facts,
       reader,
       log: text,
-      isolation: { network: network ? "on" : "off", filesystem: "minimal", memory_mb: memoryMb, memory: "cgroup", ...(node ? {} : { disk_mb: diskMb }), pids: "cgroup", cpus, uid: user.uid },
+      isolation: { network: network ? "on" : "off", filesystem: "minimal", memory_mb: memoryMb, memory: "cgroup", disk_mb: diskMb, pids: "cgroup", cpus, uid: user.uid },
     };
   } finally {
     await candidate?.stop();

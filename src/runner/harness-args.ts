@@ -42,7 +42,7 @@ export function harnessArgs(o: {
  * stopAtFirstFailure; node:test has no way to reorder tests, so `firstTests` is not used,
  * and per-test line tracing is pytest-only.
  */
-export function nodeHarnessArgs(o: { req: RunRequest; dir: string; root: string; mount: string; results: string[] }): string[] {
+export function nodeHarnessArgs(o: { req: RunRequest; dir: string; root: string; mount: string; results: string[]; bridge?: string }): string[] {
   const { req, mount } = o;
   const paths = (req.testPaths ?? ["."]).map((p) => (p === "." ? mount : `${mount}/${p.split("::")[0]}`));
   return [
@@ -50,8 +50,20 @@ export function nodeHarnessArgs(o: { req: RunRequest; dir: string; root: string;
     `--test-reporter=${o.dir}/node-test-reporter.mjs`,
     `${o.dir}/node-test-main.mjs`,
     ...o.results, "--root", o.root, "--mount", mount, "--per-test-s", String(req.timeoutPerTestS ?? 0),
+    ...(o.bridge ? ["--bridge", o.bridge] : []),
     ...(req.reportImports ? ["--report-imports"] : []),
     ...(req.stopAtFirstFailure ? ["--bail"] : []),
     "--", ...new Set(paths),
+  ];
+}
+
+/** The node:test candidate's arguments after `node` (node/lmr-harness/candidate.mjs). */
+export function nodeCandidateArgs(o: { dir: string; socket: string; tree: string; copyFrom?: string; support?: string; setup?: string; reportImports?: boolean }): string[] {
+  return [
+    `${o.dir}/candidate.mjs`, "--socket", o.socket, "--tree", o.tree,
+    ...(o.copyFrom ? ["--copy-from", o.copyFrom] : []),
+    ...(o.support ? ["--support", o.support] : []),
+    ...(o.setup ? ["--setup", o.setup] : []),
+    ...(o.reportImports ? ["--report-imports"] : []),
   ];
 }

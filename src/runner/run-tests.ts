@@ -7,7 +7,7 @@ import { hashTree } from "../core/hash.js";
 import { checkRelativePath, toolkitPath } from "../core/paths.js";
 import { selectBackend } from "./backends.js";
 import { executeInDocker, missingModuleVerdict } from "./docker-run.js";
-import { harnessArgs, nodeHarnessArgs } from "./harness-args.js";
+import { harnessArgs, nodeCandidateArgs, nodeHarnessArgs } from "./harness-args.js";
 import { CANDIDATE_SCRIPT, CANDIDATE_SHM_MB, CANDIDATE_SOCKET, CANDIDATE_TMP_MB, candidateArgs, spawnCandidate } from "./candidate.js";
 import { buildChildEnv, createRunLimits, findPrlimit } from "./limits.js";
 import { prepareScratch, type Scratch, type ScratchLayout } from "./scratch.js";
@@ -36,7 +36,6 @@ function validate(req: RunRequest): void {
 
 /** The scratch layout a request asks for: the candidate's files, or the grader in the tree for node:test. */
 export function scratchLayout(req: RunRequest): ScratchLayout {
-  if (req.testRunner === "node-test") return { inTree: true };
   const files = [...(req.candidateFiles ?? []), ...(req.candidateSetup ? [req.candidateSetup] : [])];
   return { candidateFiles: [...new Set(files)] };
 }
@@ -176,7 +175,7 @@ const BRIDGE_TIMEOUT_S = 60;
  * quota) filled from the prepared copy before any of its code runs.
  */
 async function execute(req: RunRequest, backend: Backend, scratch: Scratch, mount: string, memoryMb: number, network: boolean): Promise<Execution> {
-  if (req.testRunner === "node-test") return executeNodeTest(req, backend, scratch, mount, memoryMb, network);
+  const node = req.testRunner === "node-test";
   const runId = `${process.pid}-${randomBytes(6).toString("hex")}`;
   const key = randomBytes(32).toString("hex");
   const maxProcs = req.maxProcs ?? 256;
@@ -185,25 +184,28 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
   const prlimit = findPrlimit();
   const asBytes = memoryMb * MIB;
   const cap = prlimit ? [prlimit, `--as=${asBytes}`, `--nproc=${maxProcs}`, "--"] : [];
-  const folders = interpreterFolders(req.python);
+  const folders = interpreterFolders(req.python, req.testRunner);
   const socket = join(scratch.bridge, CANDIDATE_SOCKET);
   const diskMb = Math.ceil(scratch.treeBytes / MIB) + (req.diskMb ?? 512);
   const treeSource = join(scratch.dir, "tree-source");
   const threads = req.threads ?? 1;
+  const setup = req.candidateSetup ? join(scratch.support, basename(req.candidateSetup)) : undefined;
 
   const candidateCmd = [
     ...cap,
     req.python.path,
-    ...candidateArgs({
-      script: CANDIDATE_SCRIPT,
-      socket,
-      tree: scratch.root,
-      ...(sandboxed ? { copyFrom: treeSource } : {}),
-      support: scratch.support,
-      ...(req.candidateSetup ? { setup: join(scratch.support, basename(req.candidateSetup)) } : {}),
-      ...(req.traceLines ? { traceLines: req.traceLines } : {}),
-      ...(req.reportImports ? { reportImports: true } : {}),
-    }),
+    ...(node
+      ? nodeCandidateArgs({ dir: NODE_HARNESS, socket, tree: scratch.root, ...(sandboxed ? { copyFrom: treeSource } : {}), support: scratch.support, ...(setup ? { setup } : {}), ...(req.reportImports ? { reportImports: true } : {}) })
+      : candidateArgs({
+          script: CANDIDATE_SCRIPT,
+          socket,
+          tree: scratch.root,
+          ...(sandboxed ? { copyFrom: treeSource } : {}),
+          support: scratch.support,
+          ...(setup ? { setup } : {}),
+          ...(req.traceLines ? { traceLines: req.traceLines } : {}),
+          ...(req.reportImports ? { reportImports: true } : {}),
+        })),
   ];
   const candidateWrap: WrapOptions = {
     readOnly: [...folders, scratch.support],
@@ -216,10 +218,13 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
   const candidateEnv = buildChildEnv({ pythonPath: req.python.path, home: sandboxed ? "/tmp" : scratch.home, tmp: sandboxed ? "/tmp" : scratch.tmp, threads, network });
   const candidate = spawnCandidate([...cLimits.prefix, ...backend.wrap(candidateCmd, candidateWrap)], candidateEnv, sandboxed ? scratch.dir : scratch.root);
 
+  const results = ["--results-fd", "3"];
   const oracleCmd = [
     ...cap,
     req.python.path,
-    ...harnessArgs({ req, harness: HARNESS, ini: HARNESS_INI, root: scratch.oracleRoot, mountDir: scratch.mountDir, mount, results: ["--results-fd", "3"], bridge: socket, ...(prlimit ? {} : { asBytes }) }),
+    ...(node
+      ? nodeHarnessArgs({ req, dir: NODE_HARNESS, root: scratch.oracleRoot, mount, results, bridge: socket })
+      : harnessArgs({ req, harness: HARNESS, ini: HARNESS_INI, root: scratch.oracleRoot, mountDir: scratch.mountDir, mount, results, bridge: socket, ...(prlimit ? {} : { asBytes }) })),
   ];
   const oracleWrap: WrapOptions = {
     readOnly: [...folders, scratch.oracleRoot],
@@ -263,49 +268,4 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
     pids: cLimits.pids,
   };
   return { facts, reader, log: text, isolation };
-}
-
-/** node:test runs: the harness as one process with the grader inside the tree (its bridge is separate work). */
-async function executeNodeTest(req: RunRequest, backend: Backend, scratch: Scratch, mount: string, memoryMb: number, network: boolean): Promise<Execution> {
-  const runId = `${process.pid}-${randomBytes(6).toString("hex")}`;
-  const key = randomBytes(32).toString("hex");
-  const maxProcs = req.maxProcs ?? 256;
-  const limits = await createRunLimits(maxProcs, memoryMb, runId);
-  const prlimit = findPrlimit();
-  const asBytes = memoryMb * MIB;
-  const sandboxed = backend.name !== "local";
-  const cmd = [
-    ...(prlimit ? [prlimit, `--as=${asBytes}`, `--nproc=${maxProcs}`, "--"] : []),
-    req.python.path,
-    ...nodeHarnessArgs({ req, dir: NODE_HARNESS, root: scratch.root, mount, results: ["--results-fd", "3"] }),
-  ];
-  const wrapOpts: WrapOptions = {
-    readOnly: [...interpreterFolders(req.python, "node-test"), scratch.mountDir],
-    writable: [scratch.root],
-    tmpfs: [{ path: "/tmp", sizeMb: req.tmpMb ?? CANDIDATE_TMP_MB }, { path: "/dev/shm", sizeMb: CANDIDATE_SHM_MB }],
-    chdir: scratch.root,
-    network,
-  };
-  const argv = [...limits.prefix, ...backend.wrap(cmd, wrapOpts)];
-  const env = buildChildEnv({ pythonPath: req.python.path, home: sandboxed ? "/tmp" : scratch.home, tmp: sandboxed ? "/tmp" : scratch.tmp, threads: req.threads ?? 1, network });
-  const log = new LogBuffer();
-  if (scratch.removed.length > 0) log.add(`lmr: removed from the tree copy: ${scratch.removed.join(", ")}\n`);
-  let out: { facts: ProcessFacts; reader: RecordReader };
-  try {
-    out = await superviseRun({
-      argv,
-      env,
-      cwd: scratch.root,
-      key,
-      timeoutTotalS: req.timeoutTotalS,
-      timeoutPerTestS: req.timeoutPerTestS,
-      results: "fd3",
-      afterExit: (pid) => killGroup(pid, "SIGKILL"),
-      log,
-    });
-  } finally {
-    await limits.release();
-  }
-  const isolation: Isolation = { ...backend.describe(wrapOpts), memory_mb: memoryMb, memory: limits.memory, pids: limits.pids };
-  return { facts: out.facts, reader: out.reader, log: log.text(), isolation };
 }

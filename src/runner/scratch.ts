@@ -10,7 +10,7 @@ import { checkRelativePath } from "../core/paths.js";
  * and nothing of the tree. `support` holds the grader files the task lets the candidate see
  * (its set-up and helpers), `bridge` the socket the two talk over. `home`/`tmp` are the
  * candidate's HOME/TMPDIR and `oracleHome`/`oracleTmp` the tests' where no sandbox gives a
- * private /tmp. A node-test run (`inTree`) still has its grader inside the tree.
+ * private /tmp.
  */
 export interface Scratch {
   dir: string;
@@ -33,8 +33,6 @@ export interface Scratch {
 export interface ScratchLayout {
   /** Grader-relative files the candidate may see (its set-up, helper modules), copied flat into `support`. */
   candidateFiles?: string[];
-  /** The grader inside the tree copy at `mount` (node:test runs, whose bridge is not in yet). */
-  inTree?: boolean;
 }
 
 /** Never copied from either side: VCS data and bytecode (a stale .pyc could stand in for a masked source). */
@@ -145,8 +143,8 @@ export async function prepareScratch(
       await mkdir(dirname(to), { recursive: true });
       await writeFile(to, content);
     }
-    const oracleRoot = layout.inTree ? root : join(dir, "oracle");
-    if (!layout.inTree) await mkdir(oracleRoot);
+    const oracleRoot = join(dir, "oracle");
+    await mkdir(oracleRoot);
     const mountDir = await clearMount(oracleRoot, mount);
     await copyTree(grader, mountDir, (_rel, name, isDir) => isJunk(name, isDir));
     const support = join(dir, "support");

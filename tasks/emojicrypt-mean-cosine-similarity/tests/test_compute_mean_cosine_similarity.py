@@ -133,7 +133,8 @@ def test_the_order_of_the_pairs_does_not_matter():
 
 
 def test_leaves_the_pairs_unchanged():
+    # the candidate's own report of the pairs after the call; the sums above are the anchor
     pairs = census_pairs.pairs()
     before = dict(pairs)
-    compute_mean_cosine_similarity(pairs)
-    assert pairs == before and list(pairs) == list(before)
+    after = score(pairs)["pairs"]
+    assert dict(after) == before and [k for k, _ in after] == list(before)

@@ -7,6 +7,10 @@ explain. The paper leaves open the sign of each component (and, where two varian
 equal, the basis of their subspace); these tests never depend on either. The oracle
 below is numpy's symmetric eigendecomposition of the float64 covariance, independent of
 scikit-learn.
+
+The reader is made and fitted in the candidate process (lmr_bridge): the probe below gets
+the states chosen here and sends back what get_rep_directions returned and what it left on
+the reader; every expected value is computed in this process.
 """
 import copy
 import math
@@ -14,14 +18,36 @@ import types
 
 import numpy as np
 import pytest
-
-from rep_readers import PCARepReader
+from lmr_bridge import probe
 
 _allclose = np.allclose
 
 
-def model_for(width):
-    return types.SimpleNamespace(config=types.SimpleNamespace(hidden_size=width))
+@probe
+def fitted(states, hidden_layers, n_components, transform_components):
+    """In the candidate: PCARepReader(n_components) fitted on `states`: the directions returned,
+    what the reader holds after (H_train_means, n_components), the states as they are after
+    the call, and, for each of `transform_components`, RepReader.transform's scores once the
+    returned directions are set as the pipeline sets them."""
+    from rep_readers import PCARepReader
+
+    width = next(iter(states.values())).shape[1]
+    model = types.SimpleNamespace(config=types.SimpleNamespace(hidden_size=width))
+    reader = PCARepReader(n_components=n_components)
+    directions = reader.get_rep_directions(model, None, states, hidden_layers, train_choices=None)
+    out = {"directions": directions, "H_train_means": dict(reader.H_train_means), "n_components": reader.n_components, "states": states}
+    if transform_components:
+        reader.directions = {layer: np.asarray(d).astype(np.float32) for layer, d in directions.items()}
+        out["scores"] = [reader.transform(states, hidden_layers, component) for component in transform_components]
+    return out
+
+
+class Reader:
+    """What the candidate's reader holds after the fit (the attributes the tests read)."""
+
+    def __init__(self, got):
+        self.H_train_means = got["H_train_means"]
+        self.n_components = got["n_components"]
 
 
 def contrastive_differences(seed, n_pairs, width, strengths, noise=0.25, dtype=np.float32):
@@ -35,10 +61,8 @@ def contrastive_differences(seed, n_pairs, width, strengths, noise=0.25, dtype=n
 
 
 def fit(states, hidden_layers, n_components):
-    reader = PCARepReader(n_components=n_components)
-    width = next(iter(states.values())).shape[1]
-    directions = reader.get_rep_directions(model_for(width), None, states, hidden_layers, train_choices=None)
-    return reader, directions
+    got = fitted(states, hidden_layers, n_components, [])
+    return Reader(got), got["directions"]
 
 
 def oracle(x, k):
@@ -164,25 +188,27 @@ def test_n_components_is_the_number_of_directions_returned():
 
 
 def test_the_states_are_left_unchanged():
-    states = copy.deepcopy(STATES)
-    fit(states, LAYERS, 2)
+    # the candidate reports the arrays it was given as they are after the call
+    states = fitted(copy.deepcopy(STATES), LAYERS, 2, [])["states"]
+    assert sorted(states) == sorted(STATES)
     for layer in LAYERS:
         assert np.array_equal(states[layer], STATES[layer]) and states[layer].dtype == np.float32
 
 
 def test_transform_after_fitting_projects_the_centred_states():
     """The pipeline's next step: RepReader.transform recentres with H_train_means and
-    projects onto a fitted direction."""
-    reader, directions = fit(STATES, LAYERS, 2)
-    reader.directions = {layer: np.asarray(d).astype(np.float32) for layer, d in directions.items()}
-    for component in (0, 1):
-        scores = reader.transform(STATES, LAYERS, component)
+    projects onto a fitted direction. The expected scores use the directions the candidate
+    returned (transform projects onto whatever was fitted); the tests above anchor those
+    directions to the oracle's eigenvectors."""
+    got = fitted(STATES, LAYERS, 2, [0, 1])
+    directions = got["directions"]
+    for component, scores in zip((0, 1), got["scores"]):
         for layer in LAYERS:
             x = STATES[layer].astype(np.float64)
             v = np.asarray(directions[layer], dtype=np.float64)[component]
             expected = (x - x.mean(axis=0)) @ v / np.linalg.norm(v)
-            got = np.asarray(scores[layer], dtype=np.float64)
-            assert _allclose(got, expected, rtol=1e-4, atol=1e-4), (layer, component)
+            got_scores = np.asarray(scores[layer], dtype=np.float64)
+            assert _allclose(got_scores, expected, rtol=1e-4, atol=1e-4), (layer, component)
 
 
 NONE_STATES = {-1: contrastive_differences(12, 80, 8, [6.0, 5.0, 4.2, 3.4, 2.6, 1.9, 1.3, 0.8], noise=0.05)}

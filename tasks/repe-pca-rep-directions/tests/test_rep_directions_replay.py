@@ -14,8 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from rep_readers import PCARepReader
+from lmr_bridge import probe
 
 _isclose = math.isclose
 ATOL_DIRECTION = 5e-5  # unit vectors from float32 states; eigen-gaps are large in every case
@@ -25,14 +24,32 @@ CASES = json.loads((Path(__file__).resolve().parent / "../fixtures/pca_cases.jso
 IDS = [c["name"] for c in CASES]
 
 
+@probe
+def fitted(states, hidden_layers, n_components, width):
+    """In the candidate: a reader made with n_components, fitted on the states: the directions
+    returned, and what the reader holds after the call."""
+    from rep_readers import PCARepReader
+
+    model = types.SimpleNamespace(config=types.SimpleNamespace(hidden_size=width))
+    reader = PCARepReader(n_components=n_components)
+    directions = reader.get_rep_directions(model, None, states, hidden_layers, train_choices=None)
+    return {"directions": directions, "H_train_means": dict(reader.H_train_means), "n_components": reader.n_components}
+
+
+class Reader:
+    """What the candidate's reader holds after the call (the attributes the tests read)."""
+
+    def __init__(self, got):
+        self.H_train_means = got["H_train_means"]
+        self.n_components = got["n_components"]
+
+
 def run(case):
     dtype = np.float64 if case["dtype"] == "float64" else np.float32
     states = {int(layer): np.array(rows, dtype=dtype) for layer, rows in case["hidden_states"].items()}
     width = len(next(iter(case["hidden_states"].values()))[0])
-    model = types.SimpleNamespace(config=types.SimpleNamespace(hidden_size=width))
-    reader = PCARepReader(n_components=case["n_components"])
-    directions = reader.get_rep_directions(model, None, states, list(case["hidden_layers"]), train_choices=None)
-    return reader, directions
+    got = fitted(states, list(case["hidden_layers"]), case["n_components"], width)
+    return Reader(got), got["directions"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

@@ -10,33 +10,97 @@ The trainer is not constructed (its constructor needs models, datasets and an
 accelerator); `self` is made with object.__new__ and given `beta` and `loss_type`, the two
 attributes the constructor stores for the method. Inputs are what `get_batch_metrics`
 passes: summed response log-probabilities, always negative, the main player's carrying
-gradient. Helpers are bound before the code under test is imported.
+gradient.
+
+The trainer lives in the candidate process (lmr_bridge): each call below builds one there
+(the probes `spin_loss_call`, `gradients`, ...), sends the inputs and gets plain tensors
+back; gradients, autograd graphs and in-place changes are observed there and returned as
+data. Every expected value is computed here, from inputs this file chose.
 """
 import math
 
 import pytest
 import torch
+from lmr_bridge import probe, probe_helper
 
 _tensor = torch.tensor
 _float32 = torch.float32
 _float64 = torch.float64
 _Tensor = torch.Tensor
-_grad = torch.autograd.grad
 _isfinite = torch.isfinite
-_new = object.__new__
 _exp = math.exp
 _log1p = math.log1p
-
-from spin.alignment.trainer import SPINTrainer  # noqa: E402
 
 # ------------------------------------------------------------------------------ helpers
 
 
-def make_trainer(beta, loss_type="sigmoid"):
-    trainer = _new(SPINTrainer)
+@probe_helper
+def build_trainer(beta, loss_type):
+    """In the candidate: a SPINTrainer without its constructor, with the two attributes the method reads."""
+    from spin.alignment.trainer import SPINTrainer
+
+    trainer = object.__new__(SPINTrainer)
     trainer.beta = beta
     trainer.loss_type = loss_type
     return trainer
+
+
+@probe
+def spin_loss_call(beta, loss_type, args, kwargs):
+    """In the candidate: spin_loss of a trainer with these settings; its result as it is."""
+    return build_trainer(beta, loss_type).spin_loss(*args, **kwargs)
+
+
+@probe
+def gradients(beta, loss_type, columns, dtype="float64"):
+    """In the candidate: the four columns as tensors of `dtype`, the main player's two requiring
+    grad (as in the trainer), the losses, and the gradient of their sum in those two."""
+    import torch
+
+    ts = [torch.tensor(v, dtype=getattr(torch, dtype), requires_grad=i < 2) for i, v in enumerate(columns)]
+    losses, _, _ = build_trainer(beta, loss_type).spin_loss(*ts)
+    return {"losses": losses.detach(), "grads": list(torch.autograd.grad(losses.sum(), ts[:2]))}
+
+
+@probe
+def graph_of_the_outputs(beta, loss_type, columns):
+    """In the candidate: whether each output is attached to the autograd graph (main player's inputs requiring grad)."""
+    import torch
+
+    ts = [torch.tensor(v, dtype=torch.float64, requires_grad=i < 2) for i, v in enumerate(columns)]
+    out = build_trainer(beta, loss_type).spin_loss(*ts)
+    return [{"requires_grad": bool(t.requires_grad), "has_grad_fn": t.grad_fn is not None} for t in out]
+
+
+@probe
+def state_after_two_calls(beta, loss_type, columns):
+    """In the candidate: the inputs' values and the trainer's two attributes after two calls."""
+    import torch
+
+    trainer = build_trainer(beta, loss_type)
+    inputs = [torch.tensor(v, dtype=torch.float64) for v in columns]
+    trainer.spin_loss(*inputs)
+    trainer.spin_loss(*inputs, reference_free=True)
+    return {"inputs": [[float(x) for x in t.tolist()] for t in inputs], "beta": trainer.beta, "loss_type": trainer.loss_type}
+
+
+class Trainer:
+    """The settings of the trainer the candidate builds for each call."""
+
+    def __init__(self, beta, loss_type):
+        self.beta = beta
+        self.loss_type = loss_type
+
+    def spin_loss(self, *args, **kwargs):
+        return spin_loss_call(self.beta, self.loss_type, list(args), kwargs)
+
+
+def make_trainer(beta, loss_type="sigmoid"):
+    return Trainer(beta, loss_type)
+
+
+def dtype_name(dtype):
+    return str(dtype).rpartition(".")[2]
 
 
 def _floats(t):
@@ -73,8 +137,8 @@ def expected_losses(columns, beta, loss_type, reference_free=False):
     return out
 
 
-def t64(values, grad=False):
-    return _tensor(values, dtype=_float64, requires_grad=grad)
+def t64(values):
+    return _tensor(values, dtype=_float64)
 
 
 # Five prompts as the trainer sees them: summed log-probabilities of the real (human) and the
@@ -87,9 +151,8 @@ OG = [-9.7, -10.9, -12.8, -5.1, -12.4]    # opponent, generated responses
 COLUMNS = (PR, PG, OR, OG)
 
 
-def batch(grad=False, dtype=_float64):
-    # As in the trainer, only the main player's log-probabilities carry gradient.
-    return [_tensor(v, dtype=dtype, requires_grad=grad and i < 2) for i, v in enumerate(COLUMNS)]
+def batch(dtype=_float64):
+    return [_tensor(v, dtype=dtype) for v in COLUMNS]
 
 
 # ------------------------------------------------------------------------------ the losses
@@ -177,9 +240,8 @@ def test_loss_rises_as_the_generated_response_gets_likelier(loss_type):
 
 @pytest.mark.parametrize("beta", [0.1, 0.5, 2.0])
 def test_logistic_gradient(beta):
-    inputs = batch(grad=True)
-    losses, _, _ = make_trainer(beta, "sigmoid").spin_loss(*inputs)
-    g_real, g_generated = _grad(losses.sum(), inputs[:2])
+    # As in the trainer, only the main player's log-probabilities carry gradient.
+    g_real, g_generated = gradients(beta, "sigmoid", COLUMNS)["grads"]
     w = [beta * sigmoid(-beta * logit(*p)) for p in zip(*COLUMNS)]
     check_close(g_real, [-x for x in w], "d loss / d policy_real_logps")
     check_close(g_generated, w, "d loss / d policy_generated_logps")
@@ -187,9 +249,7 @@ def test_logistic_gradient(beta):
 
 def test_hinge_gradient():
     beta = 2.0
-    inputs = batch(grad=True)
-    losses, _, _ = make_trainer(beta, "hinge").spin_loss(*inputs)
-    g_real, g_generated = _grad(losses.sum(), inputs[:2])
+    g_real, g_generated = gradients(beta, "hinge", COLUMNS)["grads"]
     inside = [beta * logit(*p) < 1.0 for p in zip(*COLUMNS)]
     check_close(g_real, [-beta if on else 0.0 for on in inside], "d loss / d policy_real_logps")
     check_close(g_generated, [beta if on else 0.0 for on in inside], "d loss / d policy_generated_logps")
@@ -197,8 +257,9 @@ def test_hinge_gradient():
 
 @pytest.mark.parametrize("loss_type", ["sigmoid", "hinge"])
 def test_losses_carry_gradient(loss_type):
-    losses, _, _ = make_trainer(0.1, loss_type).spin_loss(*batch(grad=True))
-    assert losses.requires_grad and losses.grad_fn is not None
+    # The candidate reports the graph (a claim); the gradient tests above check it with numbers.
+    losses, _, _ = graph_of_the_outputs(0.1, loss_type, COLUMNS)
+    assert losses["requires_grad"] and losses["has_grad_fn"]
 
 
 # ------------------------------------------------------------------------------ the rewards
@@ -213,9 +274,9 @@ def test_rewards(loss_type, reference_free):
 
 
 def test_rewards_carry_no_gradient():
-    _, real, generated = make_trainer(0.1, "sigmoid").spin_loss(*batch(grad=True))
-    assert not real.requires_grad, "real_rewards carries gradient"
-    assert not generated.requires_grad, "generated_rewards carries gradient"
+    _, real, generated = graph_of_the_outputs(0.1, "sigmoid", COLUMNS)
+    assert not real["requires_grad"] and not real["has_grad_fn"], "real_rewards carries gradient"
+    assert not generated["requires_grad"] and not generated["has_grad_fn"], "generated_rewards carries gradient"
 
 
 # ------------------------------------------------------------------------------ the contract
@@ -254,13 +315,10 @@ def test_pairs_do_not_interact():
 
 
 def test_inputs_and_trainer_are_left_unchanged():
-    trainer = make_trainer(0.5, "hinge")
-    inputs = batch()
-    trainer.spin_loss(*inputs)
-    trainer.spin_loss(*inputs, reference_free=True)
-    for t, v in zip(inputs, COLUMNS):
-        assert _floats(t) == v
-    assert trainer.beta == 0.5 and trainer.loss_type == "hinge"
+    after = state_after_two_calls(0.5, "hinge", list(COLUMNS))
+    for t, v in zip(after["inputs"], COLUMNS):
+        assert t == v
+    assert after["beta"] == 0.5 and after["loss_type"] == "hinge"
 
 
 # ------------------------------------------------------------------------------ large values
@@ -272,16 +330,16 @@ BIG = ([-220.0, -1530.0, -390.0, -980.0], [-820.0, -870.0, -900.0, -540.0],
        [-140.0, -800.0, -200.0, -540.0], [-280.0, -260.0, -280.0, -180.0])
 
 
-def _big(dtype, grad=False):
-    return [_tensor(v, dtype=dtype, requires_grad=grad and i < 2) for i, v in enumerate(BIG)]
+def _big(dtype):
+    return [_tensor(v, dtype=dtype) for v in BIG]
 
 
 @pytest.mark.parametrize("dtype", [_float32, _float64])
 def test_large_values_give_finite_losses_and_gradients(dtype):
-    inputs = _big(dtype, grad=True)
-    losses, _, _ = make_trainer(1.0, "sigmoid").spin_loss(*inputs)
+    got = gradients(1.0, "sigmoid", list(BIG), dtype_name(dtype))
+    losses = got["losses"]
     assert bool(_isfinite(losses).all()), losses
-    for g in _grad(losses.sum(), inputs[:2]):
+    for g in got["grads"]:
         assert bool(_isfinite(g).all()), g
 
 

@@ -1,17 +1,22 @@
 """Property tests for conll_tree.spacy_result_to_conll (ours).
 
 The sentences are parsed by the grader's stand-in for en_core_web_sm (tests/spacy_parses.py,
-installed by tests/conftest.py): real spaCy Docs with hand-written or seeded random parses.
-The expected tables come from an oracle written here from the task's format (ten
-left-aligned columns of widths 5, 10, 10, 6, 6, 6, 6, 8, 6, 6, one space apart, a newline
-after every line, values never cut), not from the reference.
+installed by the candidate's set-up, tests/candidate_setup.py): real spaCy Docs with
+hand-written or seeded random parses. The expected tables come from an oracle written here
+from the task's format (ten left-aligned columns of widths 5, 10, 10, 6, 6, 6, 6, 8, 6, 6, one
+space apart, a newline after every line, values never cut), not from the reference.
+
+The function runs in the candidate process (lmr_bridge): the probe below registers a parse
+chosen here with the stand-in there and converts its sentence; the table comes back as a str
+and is checked here. This process never imports conll_tree or spaCy (it reads the parses'
+table, spacy_parses.PARSES, and text_of).
 """
 import random
 
 import pytest
+from lmr_bridge import probe
 
 import spacy_parses
-from conll_tree import spacy_result_to_conll
 
 WIDTHS = (5, 10, 10, 6, 6, 6, 6, 8, 6, 6)
 HEADER = ("ID", "text", "LEMMA", "POS", "Tag", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
@@ -36,17 +41,32 @@ def oracle_table(tokens):
     return out
 
 
+@probe
+def table_of(tokens):
+    """In the candidate: the parse registered with the stand-in pipeline (the hand-written
+    ones are there already), then spacy_result_to_conll on its sentence."""
+    from conll_tree import spacy_result_to_conll
+
+    return spacy_result_to_conll(spacy_parses.register(tokens))
+
+
 def convert(tokens):
-    out = spacy_result_to_conll(spacy_parses.text_of(tokens))
+    out = table_of(tokens)
     assert type(out) is str, f"expected a str, got {type(out).__name__}"
     return out
 
 
 def rows(tokens):
-    """The output's token lines split on blanks (only for parses without whitespace tokens)."""
-    lines = convert(tokens).split("\n")
-    assert lines[-1] == "", "the table must end with a newline"
-    return [line.split() for line in lines[1:-1]]
+    """The output's token lines split on blanks (only for parses without whitespace tokens).
+
+    The contract ends the table with a newline; that is the concern of the tests that check
+    the whole string (test_one_line_per_token_each_ending_in_newline and the exact-table
+    tests), so the column checks that use this helper read the lines whether or not the last
+    one ends in one. Only that one final newline is set aside: a blank line, a missing row or
+    a wrong value still fails the test that reads the rows."""
+    out = convert(tokens)
+    lines = (out[:-1] if out.endswith("\n") else out).split("\n")
+    return [line.split() for line in lines[1:]]
 
 
 def random_tree(rng, n, roots=1):
@@ -72,7 +92,9 @@ def random_tree(rng, n, roots=1):
 
 
 def registered(tokens):
-    spacy_parses.register(tokens)
+    """The parse, checked as spacy_parses.register checks it (the probe registers it in the candidate)."""
+    n = len(tokens)
+    assert all(0 <= t[5] < n for t in tokens)
     return tokens
 
 
@@ -84,7 +106,7 @@ EMPTY = spacy_parses.PARSES[8]
 
 
 def test_returns_a_str():
-    assert type(spacy_result_to_conll(spacy_parses.text_of(TWO_CLAUSES))) is str
+    assert type(table_of(TWO_CLAUSES)) is str
 
 
 def test_header_line_is_exact():

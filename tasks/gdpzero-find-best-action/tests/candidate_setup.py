@@ -1,9 +1,10 @@
-"""Grader-side set-up (ours, not upstream code).
+"""The candidate's set-up (ours, not upstream code; tests.candidate.setup, formerly the tests' conftest.py).
 
 `core/mcts.py` imports `core.game` and `core.players`, which import `core.gen_models`; that
 module pulls in openai, nltk, tenacity, requests and transformers at import time to talk to
 language models. The tree search under test never generates text, so instead of installing
-those packages we register a small stand-in for `core.gen_models` before anything imports it.
+those packages we register a small stand-in for `core.gen_models` before anything imports it
+(in the candidate, before the workspace is imported; and before a recording imports the reference).
 It only provides the two abstract base classes that `core.game` and `core.players` subclass
 or annotate with.
 """
@@ -14,7 +15,7 @@ from abc import ABC, abstractmethod
 
 def _stand_in_gen_models():
     module = types.ModuleType("core.gen_models")
-    module.__doc__ = "Stand-in for core.gen_models (grader conftest): base classes only."
+    module.__doc__ = "Stand-in for core.gen_models (the grader's candidate set-up): base classes only."
 
     class GenerationModel(ABC):
         @abstractmethod

@@ -11,8 +11,9 @@ with a CUDA torch 2.x from PyPI; without peft, model_utils.py fails at import, a
 0.7.4 imports peft's submodules as soon as a `peft` is importable. task.json's
 environment.stand_ins gives the measured figures.
 
-So the grader stands in for all six packages. Before any test module imports the upstream
-package, a finder at the head of `sys.meta_path` answers for these packages and every
+So the grader stands in for all six packages. This file is the task's tests.candidate.setup:
+the candidate process (the only one that imports the workspace) runs it before it imports
+the upstream package, and `lmr record` runs it before the driver. It puts a finder at the head of `sys.meta_path` answers for these packages and every
 submodule of them (`transformers.trainer_utils`, `huggingface_hub.utils._validators`, ...)
 with an empty module whose attributes come into being when first read:
 
@@ -63,7 +64,7 @@ class _StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
     def create_module(self, spec):
-        module = _StandInModule(spec.name, "lmr grader stand-in for %s (tests/conftest.py)" % spec.name)
+        module = _StandInModule(spec.name, "lmr grader stand-in for %s (tests/candidate_setup.py)" % spec.name)
         module.__path__ = []
         return module
 

@@ -1,6 +1,8 @@
-"""Installs the grader's offline stand-in for spaCy's en_core_web_sm (tests/spacy_parses.py)
-before the target module is imported: spacy.load for the model's names, and the
-en_core_web_sm package, answer with real spaCy Docs from a table of hand-written parses."""
+"""The candidate's set-up: installs the grader's offline stand-in for spaCy's en_core_web_sm
+(tests/spacy_parses.py) before the target module is imported: spacy.load for the model's
+names, and the en_core_web_sm package, answer with real spaCy Docs from a table of
+hand-written parses. It runs in the candidate process (tests.candidate.setup) and before the
+driver when `lmr record` records the fixtures; the tests' own process never imports spaCy."""
 import sys
 from pathlib import Path
 
@@ -10,6 +12,8 @@ from pathlib import Path
 # loaded and seeded) see the same modules on every backend, and spare the import.
 sys.modules.setdefault("torch", None)
 
+# spacy_parses sits beside this file (the candidate's support folder, already on its path;
+# tests/ when lmr record runs it)
 _here = str(Path(__file__).resolve().parent)
 if _here not in sys.path:
     sys.path.insert(0, _here)
