@@ -2,7 +2,7 @@ import { lstat, readFile } from "node:fs/promises";
 import { basename, join, posix } from "node:path";
 import { applyPatch, parsePatch } from "diff";
 import { checkRelativePath } from "../core/paths.js";
-import type { Submission } from "./submissions.js";
+import { firstSymlink, type Submission } from "./submissions.js";
 
 /** The target files' new content, or why the submission cannot be graded. */
 export type AppliedSubmission =
@@ -56,7 +56,9 @@ export async function applySubmission(sub: Submission, workspace: string, target
     }
   } else if (c.kind === "tree") {
     for (const file of targetFiles) {
-      // Never follow a link: it could point at the reference or anything else the evaluator can read.
+      // Never follow a link, at any component: it could point at the reference or anything else the evaluator can read.
+      const link = await firstSymlink(c.dir, file);
+      if (link !== undefined) return { ok: false, reason: `${file} in the submitted workspace is reached through the symbolic link '${link}'; submit the files themselves` };
       const st = await lstat(join(c.dir, file)).catch(() => undefined);
       if (!st) return { ok: false, reason: `the submitted workspace has no ${file}` };
       if (st.isSymbolicLink()) return { ok: false, reason: `${file} in the submitted workspace is a symbolic link; submit the file itself` };

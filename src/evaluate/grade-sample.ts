@@ -7,8 +7,11 @@ import type { ResolvedTask } from "../manifest/types.js";
 import { DIFF_FILE, JUNIT_FILE, LOG_FILE, RESULT_FILE, readTaskSet, type SampleKey, type SampleResult, type Verdict } from "../run-folder/index.js";
 import { candidateRequest } from "../runner/candidate.js";
 import { runTests } from "../runner/index.js";
-import type { PythonEnv, RunOutcome, SandboxChoice } from "../runner/types.js";
+import type { RunTarget } from "../runner/run-target.js";
+import type { RunOutcome, SandboxChoice } from "../runner/types.js";
+import { readVerification } from "../verify/verify-task.js";
 import { applySubmission } from "./apply-submission.js";
+import { enforceVerifiedTests, type VerifiedTests } from "./test-set.js";
 import type { Submission } from "./submissions.js";
 
 /** One (task, model, sample) to grade. `sub` is undefined when the model gave nothing for the task. */
@@ -24,7 +27,8 @@ export interface GradeJob {
 }
 
 export interface GradeContext {
-  pythonFor: (task: ResolvedTask) => Promise<PythonEnv>;
+  /** Where a task's runs happen: resolved once per environment (createTargetResolver). */
+  targetFor: (task: ResolvedTask) => Promise<RunTarget>;
   sandbox: SandboxChoice;
   /** Where the runner makes its scratch copies (RUN_DIR/.scratch). */
   scratchParent: string;
@@ -116,8 +120,10 @@ async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdi
   if (!applied.ok) return { verdict: "invalid", reason: applied.reason, log: `lmr: invalid submission: ${applied.reason}\n` };
   const diff = await diffAgainstMasked(workspace, applied.overlay);
   const node = m.tests.runner === "node-test";
-  const python = await ctx.pythonFor(job.task);
+  const target = await ctx.targetFor(job.task);
+  const python = target.python;
   const outcome = await runTests({
+    target,
     tree: workspace,
     overlay: applied.overlay,
     grader: join(job.bundle.dir, BUNDLE_FILES.grader),
@@ -136,8 +142,30 @@ async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdi
     hidePaths: [job.bundle.dir, job.task.dir, ctx.outDir],
     scratchParent: ctx.scratchParent,
   });
+  const verified = await verifiedTestsOf(job.task, job.bundle);
+  const checked = enforceVerifiedTests(outcome, verified);
   const ignored = applied.ignored.length > 0 ? `lmr: ignored non-target files from the submission: ${applied.ignored.join(", ")}\n` : "";
-  return { verdict: outcome.status, ...(outcome.reason ? { reason: outcome.reason } : {}), outcome, log: ignored + outcome.log, diff };
+  return { verdict: checked.status, ...(checked.reason ? { reason: checked.reason } : {}), outcome: checked, log: ignored + checked.log, diff };
+}
+
+const verifiedSets = new Map<string, Promise<VerifiedTests | undefined>>();
+
+/**
+ * The graded set the task's verification.json recorded, when that record is of this very
+ * grader (its hash is the bundle's): a record of other tests says nothing about these.
+ */
+function verifiedTestsOf(task: ResolvedTask, bundle: BundleInfo): Promise<VerifiedTests | undefined> {
+  const key = `${task.dir}\0${bundle.hashes.grader}`;
+  let got = verifiedSets.get(key);
+  if (!got) {
+    got = readVerification(task).then((r) => {
+      const tests = r?.steps?.reference?.tests;
+      if (!r || r.inputs?.grader !== bundle.hashes.grader || !Array.isArray(tests)) return undefined;
+      return { tests, skipped: r.steps.reference.skipped_tests ?? [] };
+    });
+    verifiedSets.set(key, got);
+  }
+  return got;
 }
 
 /** What the submission changed in each target file, as one unified diff (what lmr judge and the HTML report show). */

@@ -26,7 +26,8 @@ import { lockRunDir, type RunDirLock } from "./run-dir.js";
 import { checkRunFolderLayout, removeStaleResults, writeRunConfig } from "./run-state.js";
 import { selectSubmissions, type SelectedSubmissions } from "./select-submissions.js";
 import { hashPlan, pickShard, type ShardRecord, type ShardSpec } from "./shard.js";
-import { hashSubmission, loadSubmissions } from "./submissions.js";
+import { hashSubmission, linkedTargetProblems, loadSubmissions } from "./submissions.js";
+import { resolveRunTarget, targetIdentity, type RunTarget } from "../runner/run-target.js";
 
 const require = createRequire(import.meta.url);
 export const TOOLKIT_VERSION = (require("../../package.json") as { version: string }).version;
@@ -110,13 +111,14 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
   const lock = await lockRunDir(outDir);
   try {
     const bundles = await prepareBundles(opts, outDir);
-    const planned = await planJobs(opts, selected, bundles);
+    const targetFor = createTargetResolver(opts);
+    const planned = await planJobs(opts, selected, bundles, targetFor);
     const shard = opts.shard ? { ...opts.shard, plan: hashPlan(planned) } : undefined;
     const jobs = shard ? planned.filter((j) => pickShard(j.key, shard.count) === shard.index) : planned;
     const config = await writeRunConfig(outDir, { submissions: opts.submissions, tasks: opts.tasks, set: opts.set ?? "all", models: selected.models, jobs: opts.jobs, sandbox: opts.sandbox ?? "auto", toolkitVersion: TOOLKIT_VERSION, ...(shard ? { shard } : {}) });
     problems.push(...(await removeStaleResults(outDir, jobs)));
     const ctx: GradeContext = {
-      pythonFor: createPythonResolver(opts),
+      targetFor,
       sandbox: opts.sandbox ?? "auto",
       scratchParent: lock.scratch,
       outDir,
@@ -163,7 +165,9 @@ async function readInput(opts: EvalOptions): Promise<SelectedSubmissions> {
     ...(opts.knownTaskIds ? { knownTaskIds: opts.knownTaskIds } : {}),
     ...(opts.samples !== undefined ? { samples: opts.samples } : {}),
   });
-  const problems = [...loaded.problems, ...(selected.ok ? [] : selected.problems)];
+  const targets = new Map(opts.tasks.map((t) => [t.manifest.id, [...new Set(t.manifest.targets.map((x) => x.file))]]));
+  const linked = await linkedTargetProblems(loaded.submissions, (id) => targets.get(id));
+  const problems = [...loaded.problems, ...linked, ...(selected.ok ? [] : selected.problems)];
   if (problems.length === 0 && selected.ok) return selected.value;
   throw new LmrError({
     code: "eval/bad-submissions",
@@ -174,12 +178,14 @@ async function readInput(opts: EvalOptions): Promise<SelectedSubmissions> {
 }
 
 /** One job per (task, model, sample); a model with no row for a task gets one `invalid` sample "0" there. */
-async function planJobs(opts: EvalOptions, selected: SelectedSubmissions, bundles: Map<string, BundleInfo>): Promise<GradeJob[]> {
+async function planJobs(opts: EvalOptions, selected: SelectedSubmissions, bundles: Map<string, BundleInfo>, targetFor: (task: ResolvedTask) => Promise<RunTarget>): Promise<GradeJob[]> {
   const jobs: GradeJob[] = [];
-  const sandbox = opts.sandbox ?? "auto";
-  const python = opts.python ?? process.env.LMR_PYTHON ?? "";
   for (const task of opts.tasks) {
     const bundle = bundles.get(task.manifest.id)!;
+    // the key names what runs (a backend, an image id, an interpreter), never the `auto` that chose it
+    const target = await targetFor(task);
+    const sandbox = JSON.stringify(targetIdentity(target));
+    const python = target.python.path;
     const targetFiles = [...new Set(bundle.targets.map((t) => t.file))];
     for (const { model } of selected.models) {
       const key = (submissionHash: string): string => computeGradingKey({ model, submissionHash, bundleHashes: bundle.hashes, sandbox, python, toolkitVersion: TOOLKIT_VERSION });
@@ -204,18 +210,19 @@ export function createLocalDispatcher(jobs: number): SampleDispatcher {
   };
 }
 
-/** One interpreter per distinct environment, resolved once (a venv build is slow); shared by a queue worker. */
-export function createPythonResolver(opts: Pick<EvalOptions, "sandbox" | "python" | "cacheDir">): (task: ResolvedTask) => Promise<PythonEnv> {
-  const pythons = new Map<string, Promise<PythonEnv>>();
+/**
+ * One run target per distinct environment, resolved once (a venv build is slow; the backend
+ * is decided once, not run by run); shared by a queue worker.
+ */
+export function createTargetResolver(opts: Pick<EvalOptions, "sandbox" | "python" | "cacheDir">): (task: ResolvedTask) => Promise<RunTarget> {
+  const targets = new Map<string, Promise<RunTarget>>();
   return (task) => {
-    const reqs = task.manifest.environment.requirements;
-    // docker (chosen, or picked by auto) runs the image's interpreter, which depends on the whole environment
-    const node = task.manifest.tests.runner === "node-test";
-    const key = JSON.stringify([task.manifest.environment, [...reqs].sort(), node]);
-    // a node:test task runs with Node: the image's (built first under --sandbox docker), else the one running lmr
-    if (node && !pythons.has(key)) pythons.set(key, resolveRunNode({ sandbox: opts.sandbox ?? "auto", environment: task.manifest.environment }));
-    if (!pythons.has(key)) pythons.set(key, resolveRunPython({ sandbox: opts.sandbox ?? "auto", environment: task.manifest.environment, ...(opts.python ? { python: opts.python } : {}), requirements: reqs, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }));
-    return pythons.get(key)!;
+    const runner = task.manifest.tests.runner === "node-test" ? "node-test" : "pytest";
+    const key = JSON.stringify([task.manifest.environment, [...task.manifest.environment.requirements].sort(), runner]);
+    if (!targets.has(key)) {
+      targets.set(key, resolveRunTarget({ sandbox: opts.sandbox ?? "auto", environment: task.manifest.environment, runner, ...(opts.python ? { python: opts.python } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }));
+    }
+    return targets.get(key)!;
   };
 }
 

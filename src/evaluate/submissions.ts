@@ -180,6 +180,10 @@ async function readLmrBenchFolder(dir: string, name: string, model: string, know
     repo = subdirs[0]!;
   }
   const repoDir = join(dir, repo);
+  const link = checkRelativePath(repo) === undefined ? await firstSymlink(dir, repo) : undefined;
+  if (link !== undefined) {
+    return { submissions: [], problems: [{ file: infoFile, pointer: "/repo_folder_name", message: `repo_folder_name '${repo}' goes through a symbolic link (${link}): nothing is graded from a link`, hint: "put the filled repository itself in the folder" }] };
+  }
   const st = await lstat(repoDir).catch(() => undefined);
   if (!st?.isDirectory() || checkRelativePath(repo) !== undefined) {
     return { submissions: [], problems: [{ file: infoFile, pointer: "/repo_folder_name", message: `repo_folder_name '${repo}' is not a folder inside ${dir}`, hint: "put the filled repository there, or fix repo_folder_name" }] };
@@ -202,7 +206,11 @@ async function loadFolder(root: string, known: ReadonlySet<string>): Promise<Loa
   } catch {
     // optional
   }
-  const entries = (await readdir(root, { withFileTypes: true })).filter((e) => e.isDirectory() && !e.name.startsWith(".")).map((e) => e.name).sort();
+  const all = await readdir(root, { withFileTypes: true });
+  for (const e of all.filter((x) => x.isSymbolicLink() && !x.name.startsWith(".")).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    problems.push({ file: join(root, e.name), message: `'${e.name}' is a symbolic link: nothing is graded from a link`, hint: "put the task's workspace itself in the folder" });
+  }
+  const entries = all.filter((e) => e.isDirectory() && !e.name.startsWith(".")).map((e) => e.name).sort();
   for (const taskId of entries) {
     const dir = join(root, taskId);
     // Hidden entries (.git, .DS_Store) say nothing about the layout.
@@ -216,6 +224,9 @@ async function loadFolder(root: string, known: ReadonlySet<string>): Promise<Loa
       }
       problems.push(...lb.problems);
       continue;
+    }
+    for (const e of children.filter((x) => x.isSymbolicLink() && /^\d+$/.test(x.name))) {
+      problems.push({ file: join(dir, e.name), message: `sample folder '${e.name}' is a symbolic link: nothing is graded from a link`, hint: "put the sample's workspace itself in the folder" });
     }
     const sampleDirs = children.filter((e) => e.isDirectory() && /^\d+$/.test(e.name)).map((e) => e.name);
     const isSamples = sampleDirs.length > 0 && children.every((e) => e.isDirectory() && /^\d+$/.test(e.name));
@@ -247,4 +258,45 @@ async function hashTreeFile(path: string): Promise<string> {
   if (st.isSymbolicLink()) return `symlink ${await readlink(path).catch(() => "?")}`;
   if (!st.isFile()) return "not-a-file";
   return sha256(await readFile(path));
+}
+
+/**
+ * The first path component of `rel` under `root` that is a symbolic link (relative to root),
+ * or undefined. Components that do not exist end the walk: a missing file is another problem.
+ */
+export async function firstSymlink(root: string, rel: string): Promise<string | undefined> {
+  let at = root;
+  const parts = rel.split("/").filter((p) => p !== "" && p !== ".");
+  for (const [i, part] of parts.entries()) {
+    at = join(at, part);
+    const st = await lstat(at).catch(() => undefined);
+    if (!st) return undefined;
+    if (st.isSymbolicLink()) return parts.slice(0, i + 1).join("/");
+  }
+  return undefined;
+}
+
+/**
+ * Folder submissions whose target files are reached through a symbolic link (a linked
+ * sub-folder could point at the reference, or anywhere the evaluator can read): each is a
+ * problem, so the run stops before anything is graded.
+ */
+export async function linkedTargetProblems(subs: readonly Submission[], targetsOf: (taskId: string) => string[] | undefined): Promise<Problem[]> {
+  const problems: Problem[] = [];
+  for (const sub of subs) {
+    if (sub.content.kind !== "tree") continue;
+    const rootLink = await lstat(sub.content.dir).then((st) => st.isSymbolicLink(), () => false);
+    if (rootLink) {
+      problems.push({ file: sub.content.dir, message: `${describeSampleKey(sub)}: the submitted folder is a symbolic link`, hint: "submit the folder itself" });
+      continue;
+    }
+    for (const file of targetsOf(sub.task_id) ?? []) {
+      const link = await firstSymlink(sub.content.dir, file);
+      if (link !== undefined) {
+        problems.push({ file: join(sub.content.dir, link), message: `${describeSampleKey(sub)}: ${file} is reached through the symbolic link '${link}'`, hint: "submit the files themselves: nothing is graded from a link" });
+        break;
+      }
+    }
+  }
+  return problems;
 }

@@ -3,15 +3,16 @@ import { join } from "node:path";
 import { isLmrError } from "../core/errors.js";
 import { computeSample, type GradedSample } from "../evaluate/grade-sample.js";
 import type { ResolvedTask } from "../manifest/types.js";
-import type { PythonEnv, SandboxChoice } from "../runner/types.js";
+import type { RunTarget } from "../runner/run-target.js";
+import type { SandboxChoice } from "../runner/types.js";
 import { decodeSubmission, makeInfraSample, type GradePayload } from "./grade-payload.js";
 import type { WorkerTasks } from "./worker-tasks.js";
 
 export interface WorkerGradeEnv {
   workerId: string;
   tasks: WorkerTasks;
-  /** The interpreter for a task under a sandbox choice (docker runs the image's own). */
-  pythonFor: (task: ResolvedTask, sandbox: SandboxChoice) => Promise<PythonEnv>;
+  /** Where a task's runs happen on this worker under a sandbox choice (docker runs the image's own interpreter). */
+  targetFor: (task: ResolvedTask, sandbox: SandboxChoice) => Promise<RunTarget>;
   /** The worker's scratch root: the runner's copies, decoded submission folders. */
   scratch: string;
   toolkitVersion: string;
@@ -37,7 +38,7 @@ export async function gradeQueuedJob(p: GradePayload, env: WorkerGradeEnv): Prom
     const sub = await decodeSubmission(p, subDir ?? env.scratch);
     return await computeSample(
       { task, bundle, key: p.key, sub, submissionHash: p.submission_hash, gradingKey: p.grading_key },
-      { pythonFor: (t) => env.pythonFor(t, p.sandbox), sandbox: p.sandbox, scratchParent: env.scratch, outDir: env.scratch, toolkitVersion: env.toolkitVersion },
+      { targetFor: (t) => env.targetFor(t, p.sandbox), sandbox: p.sandbox, scratchParent: env.scratch, outDir: env.scratch, toolkitVersion: env.toolkitVersion },
     );
   } catch (err) {
     const reason = isLmrError(err) ? err.format() : err instanceof Error ? err.message : String(err);

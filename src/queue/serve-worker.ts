@@ -2,10 +2,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker, type Job } from "bullmq";
-import { createPythonResolver, TOOLKIT_VERSION } from "../evaluate/run-eval.js";
+import { createTargetResolver, TOOLKIT_VERSION } from "../evaluate/run-eval.js";
 import type { ChatCall } from "../llm/client.js";
 import type { ResolvedTask } from "../manifest/types.js";
-import type { PythonEnv, SandboxChoice } from "../runner/types.js";
+import type { RunTarget } from "../runner/run-target.js";
+import type { SandboxChoice } from "../runner/types.js";
 import { connectRedis, withTimeout, type QueueConnection } from "./connection.js";
 import { leaveAgentSignalsToCaller } from "../agent/run-agent.js";
 import { runQueuedAgent, type AgentPayload } from "./agent-job.js";
@@ -64,12 +65,12 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
   const redis = await connectRedis(opts.connection);
   const scratch = await mkdtemp(join(tmpdir(), `lmr-worker-${process.pid}-`));
   const tasks = new WorkerTasks({ tasksDir: opts.tasksDir, bundlesDir: opts.bundlesDir, workerId: id, ...(opts.mirror ? { mirror: opts.mirror } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
-  const resolvers = new Map<SandboxChoice, ReturnType<typeof createPythonResolver>>();
-  const pythonFor = (task: ResolvedTask, sandbox: SandboxChoice): Promise<PythonEnv> => {
-    if (!resolvers.has(sandbox)) resolvers.set(sandbox, createPythonResolver({ sandbox, ...(opts.python ? { python: opts.python } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }));
+  const resolvers = new Map<SandboxChoice, ReturnType<typeof createTargetResolver>>();
+  const targetFor = (task: ResolvedTask, sandbox: SandboxChoice): Promise<RunTarget> => {
+    if (!resolvers.has(sandbox)) resolvers.set(sandbox, createTargetResolver({ sandbox, ...(opts.python ? { python: opts.python } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }));
     return resolvers.get(sandbox)!(task);
   };
-  const env = { workerId: id, tasks, scratch, toolkitVersion: TOOLKIT_VERSION, pythonFor };
+  const env = { workerId: id, tasks, scratch, toolkitVersion: TOOLKIT_VERSION, targetFor };
   const chatClients = new Map<string, ChatCall>();
   const handlers: Record<JobKind, (job: Job) => Promise<unknown>> = {
     // One try of one request; a failed try is returned, not thrown: the coordinator's retry loop decides.

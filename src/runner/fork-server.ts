@@ -11,6 +11,7 @@ import { dockerBin, removeContainers } from "../env/docker-cli.js";
 import { IMAGE_TOOLKIT_PYTHON } from "../env/spec.js";
 import type { Environment } from "../manifest/types.js";
 import { selectBackend } from "./backends.js";
+import { backendOf, type RunTarget } from "./run-target.js";
 import { CANDIDATE_SCRIPT, CANDIDATE_SHM_MB, CANDIDATE_SOCKET, CANDIDATE_TMP_MB } from "./candidate.js";
 import { RecordReader } from "./channel.js";
 import { chownTree, containerEnv, containerUser, dockerRunArgs, isRoot } from "./docker-run.js";
@@ -48,6 +49,8 @@ export interface PreloadPlan {
 export interface ForkServerOptions extends PreloadPlan {
   python: PythonEnv;
   sandbox: SandboxChoice;
+  /** The task's run target, resolved once (it wins over `sandbox`). */
+  target?: RunTarget;
   /** The candidates' server's plan (what the code under test's side loaded in a fresh run). */
   candidate?: PreloadPlan;
   network: boolean;
@@ -195,7 +198,9 @@ export class ForkServer {
   /** Starts the pair, or returns undefined where it cannot run (no interpreter, a failed start): callers use plain runs then. */
   static async start(opts: ForkServerOptions): Promise<ForkServer | undefined> {
     const inImage = (opts.python as { image?: unknown }).image !== undefined;
-    const sel = await selectBackend(opts.sandbox === "auto" ? "auto" : opts.sandbox, inImage ? opts.environment : undefined, { quiet: true });
+    const sel = opts.target
+      ? { backend: backendOf(opts.target), ...(opts.target.image ? { image: opts.target.image } : {}), why: opts.target.reason }
+      : await selectBackend(opts.sandbox === "auto" ? "auto" : opts.sandbox, inImage ? opts.environment : undefined, { quiet: true });
     if ("reason" in sel) return undefined;
     if (sel.backend.name === "docker" && !sel.image) return undefined;
     if (sel.backend.name !== "docker" && (!existsSync(opts.python.path) || inImage)) return undefined;

@@ -6,6 +6,7 @@ import { LmrError } from "../core/errors.js";
 import { hashTree } from "../core/hash.js";
 import { checkRelativePath, toolkitPath } from "../core/paths.js";
 import { selectBackend } from "./backends.js";
+import { backendOf } from "./run-target.js";
 import { executeInDocker, missingModuleVerdict } from "./docker-run.js";
 import { harnessArgs, nodeCandidateArgs, nodeHarnessArgs } from "./harness-args.js";
 import { CANDIDATE_SCRIPT, CANDIDATE_SHM_MB, CANDIDATE_SOCKET, CANDIDATE_TMP_MB, candidateArgs, spawnCandidate } from "./candidate.js";
@@ -108,7 +109,10 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
   const network = req.network ?? false;
   const node = req.testRunner === "node-test";
   // a node:test task's image is its environment's with Node added (EnvSpec.node)
-  const sel = await selectBackend(req.sandbox ?? "auto", req.environment, { runner: req.testRunner ?? "pytest" });
+  // a caller that resolved the task's target once (verify, eval) runs there; others choose now
+  const sel = req.target
+    ? { backend: backendOf(req.target), ...(req.target.image ? { image: req.target.image } : {}), why: req.target.reason }
+    : await selectBackend(req.sandbox ?? "auto", req.environment, { runner: req.testRunner ?? "pytest" });
   const docker = "backend" in sel && sel.backend.name === "docker" ? sel.image : undefined;
   let python = docker ? { path: docker.python, version: docker.pythonVersion } : { path: req.python.path, version: req.python.version };
   const infra = (backend: RunOutcome["backend"], reason: string): RunOutcome => ({

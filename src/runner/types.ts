@@ -149,6 +149,8 @@ export interface RunRequest {
   deselect?: string[];
   python: PythonEnv;
   sandbox?: SandboxChoice;
+  /** Where the run happens, resolved once per task (resolveRunTarget): when given, `sandbox` is not consulted. */
+  target?: import("./run-target.js").RunTarget;
   /** Wall limit for the whole run; the process group is killed when it passes. */
   timeoutTotalS: number;
   /** Per-test limit: a soft alarm fails the test; a test still running `grace` seconds later gets the run killed. */

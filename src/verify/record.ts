@@ -42,6 +42,10 @@ export interface RunsStep extends StepRecord {
   flaky_tests?: string[];
   /** Stub: tests that failed inside the test in every run (at most 20 listed). */
   failing_every_run?: string[];
+  /** Reference: every test it ran, sorted: the graded set lmr eval requires of every run. */
+  tests?: string[];
+  /** Reference: the tests it skipped, which a run may skip too. */
+  skipped_tests?: string[];
 }
 
 export interface MutantsStep extends StepRecord {

@@ -90,8 +90,16 @@ export async function repeatRuns(
   );
   const judged: RunsJudgement = kind === "reference" ? judgeReference(outcomes) : judgeStub(outcomes);
   const { infra, ...rest } = judged;
-  const step: RunsStep = { ...rest, ...(infra ? { infra: true } : {}), duration_s: since(t), runs: outcomes.map((o) => summarize(o, kind === "reference")) };
+  const step: RunsStep = { ...rest, ...(infra ? { infra: true } : {}), duration_s: since(t), runs: outcomes.map((o) => summarize(o, kind === "reference")), ...(kind === "reference" ? gradedSet(outcomes) : {}) };
   return { step, outcomes, ...(outcomes[0] ? { backend: outcomes[0].backend } : {}) };
+}
+
+/** The tests a passing reference run ran (and skipped): the set every graded run must have. */
+function gradedSet(outcomes: RunOutcome[]): Pick<RunsStep, "tests" | "skipped_tests"> {
+  const passed = outcomes.find((o) => o.status === "passed");
+  if (!passed) return {};
+  const skipped = passed.tests.filter((t) => t.status === "skipped").map((t) => t.id).sort();
+  return { tests: passed.tests.map((t) => t.id).sort(), ...(skipped.length > 0 ? { skipped_tests: skipped } : {}) };
 }
 
 /** Mutants of the reference bodies, each run once; a mutant that passes every test survives. */

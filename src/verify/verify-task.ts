@@ -3,7 +3,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { makeTrustedScratch } from "../runner/trusted-scratch.js";
 import { createRequire } from "node:module";
-import { basename, join, resolve } from "node:path";
+import { basename, join, posix, resolve } from "node:path";
 import { promisify } from "node:util";
 import { LmrError, formatProblem, type Problem } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
@@ -15,6 +15,7 @@ import { dockerImageOf, resolveRunNode, resolveRunPython, runTests } from "../ru
 import type { PythonEnv, RunOutcome, RunRequest, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { candidateRequest } from "../runner/candidate.js";
+import { resolveRunTarget, targetIdentity, type RunTarget } from "../runner/run-target.js";
 import { ForkServer } from "../runner/fork-server.js";
 import { planInServer, planOf, readServerPlan, samePlan, serverPlanKey, writeServerPlan, type ServerPlan } from "./server-plan.js";
 import { defaultCacheDir } from "../source/cache.js";
@@ -190,9 +191,11 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     // a node:test task runs with the Node that runs lmr: there is no interpreter to resolve
     const node = m.tests.runner === "node-test";
     let python: PythonEnv;
+    let target: RunTarget;
     try {
       // under docker the image's interpreter: nothing is resolved or installed on the host
-      python = node ? await resolveRunNode({ sandbox: opts.sandbox ?? "auto", environment: m.environment }) : await resolveRunPython({ sandbox: opts.sandbox ?? "auto", environment: m.environment, ...(opts.python ? { python: opts.python } : {}), requirements: m.environment.requirements, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
+      target = await resolveRunTarget({ sandbox: opts.sandbox ?? "auto", environment: m.environment, runner: node ? "node-test" : "pytest", ...(opts.python ? { python: opts.python } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
+      python = target.python;
     } catch (err) {
       record.steps.reference = { ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0, runs: [] };
       return await withFixtures();
@@ -201,7 +204,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     record.environment.packages = node ? {} : await packageVersions(python.path, ["pytest", ...m.environment.requirements]);
 
     const references = await readReferences(bundle);
-    const base = baseRequest(task, bundle, python, opts, work);
+    const base = { ...baseRequest(task, bundle, python, opts, work), target };
     const runWith = (overlay: Record<string, string>, extra: Partial<RunRequest> = {}): Promise<RunOutcome> => runTests({ ...base, overlay, ...extra });
 
     emit("reference", `reference × ${settings.runs}`);
@@ -218,10 +221,10 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     const serverReady = new Promise<void>((r) => (serverStarted = r));
     const cacheDir = opts.cacheDir ?? defaultCacheDir();
     const useServer = fast && opts.forkServer !== false;
-    const planKey = serverPlanKey({ workspace: bundle.hashes.workspace, reference: bundle.hashes.reference, grader: bundle.hashes.grader, python: python.path, pythonVersion: python.version, sandbox: opts.sandbox ?? "auto", environment: m.environment });
+    const planKey = serverPlanKey({ workspace: bundle.hashes.workspace, reference: bundle.hashes.reference, grader: bundle.hashes.grader, python: python.path, pythonVersion: python.version, sandbox: JSON.stringify(targetIdentity(target)), environment: m.environment });
     const traced = fast ? { traceLines: Object.keys(references) } : {};
     const startServer = (plan: ServerPlan): Promise<ForkServer | undefined> =>
-      ForkServer.start({ scratchParent: work, python, sandbox: opts.sandbox ?? "auto", ...plan, network: m.environment.network, environment: m.environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}) });
+      ForkServer.start({ scratchParent: work, python, sandbox: opts.sandbox ?? "auto", target, ...plan, network: m.environment.network, environment: m.environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}) });
     const firstInRememberedServer = async (): Promise<RunOutcome | undefined> => {
       const remembered = useServer ? await readServerPlan(cacheDir, planKey) : undefined;
       const early = remembered && (await startServer(remembered));
@@ -351,17 +354,21 @@ async function keepForHand(bundle: BundleInfo, references: Record<string, string
   for (const [file, text] of Object.entries(references)) await writeFile(join(tree, file), text);
   await cp(join(bundle.dir, BUNDLE_FILES.grader), join(tree, mount), { recursive: true });
   const args = [...(task.manifest.tests.pytest_args ?? [])].map((a) => JSON.stringify(a)).join(" ");
-  const pytest = `-m pytest -p no:cacheprovider ${args ? `${args} ` : ""}${mount}`;
   // an interpreter that lives in a task image runs there: the tree goes in as the container's working folder
   if (task.manifest.tests.runner === "node-test") {
-    // by hand, Node's own runner over the grader files (the TypeScript hooks without lmr's channel)
+    // by hand, Node's own runner over the grader files (the TypeScript hooks without lmr's channel or bridge)
     const files = task.manifest.tests.files.map((f) => JSON.stringify(`${mount}/${f}`)).join(" ");
     return { bundle: bundle.dir, tree, command: `cd ${JSON.stringify(tree)} && ${python.path} --import ${JSON.stringify(toolkitPath("node", "lmr-harness", "ts-register.mjs"))} --test ${files}` };
   }
+  // the tests reach the code through a candidate process, as in lmr's runs (python/lmr_bridge/by_hand.py starts it)
+  const c = task.manifest.tests.candidate;
+  const setup = c?.setup ? ` --setup ${JSON.stringify(`${mount}/${c.setup}`)}` : "";
+  const support = c?.setup || c?.files?.length ? ` --support ${JSON.stringify(`${mount}/${posix.dirname(c.setup ?? c.files![0]!)}`)}` : "";
+  const byHand = (py: string, toolkit: string): string => `${py} ${toolkit}/lmr_bridge/by_hand.py --tree .${support}${setup} -- ${args ? `${args} ` : ""}${mount}`;
   const image = (python as { image?: { tag: string } }).image;
   const command = image
-    ? `docker run --rm --network none --user "$(id -u):$(id -g)" -v ${JSON.stringify(`${tree}:/work`)} -w /work -e PYTHONPATH=/work ${image.tag} ${python.path} ${pytest}`
-    : `cd ${JSON.stringify(tree)} && PYTHONPATH=. ${python.path} ${pytest}`;
+    ? `docker run --rm --network none --user "$(id -u):$(id -g)" -v ${JSON.stringify(`${tree}:/work`)} -w /work ${image.tag} ${byHand(python.path, "/opt/lmr/python")}`
+    : `cd ${JSON.stringify(tree)} && ${byHand(python.path, toolkitPath("python"))}`;
   return { bundle: bundle.dir, tree, command };
 }
 
