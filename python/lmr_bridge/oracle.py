@@ -175,6 +175,20 @@ class Candidate:
         load = p.payload()
         return self._run({"op": "probe", "name": p.function.__name__, "defs": load["defs"], "imports": load["imports"], "key": p.key()}, args, kwargs, "probe %s" % p.function.__name__)
 
+    def warm(self):
+        """Starts the candidate and waits until it has imported the code under test (the harness
+        calls this after collection, so no test's clock pays for the import). Never raises: a
+        candidate that cannot start or import fails the tests that need it, each on its own."""
+        if self._path is None:
+            return False
+        try:
+            self.request({"op": "warm"}, what="the start of the candidate")
+            return True
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            return False
+
     def report(self):
         """What the candidate loaded and what the tree's code imported (trusted runs): a dict, or None."""
         if self._sock is None:

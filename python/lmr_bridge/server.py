@@ -90,6 +90,15 @@ class Worker:
             except BaseException as e:  # pytest.skip() at module level is a BaseException
                 self.setup_error = "the grader's candidate set-up (%s) failed: %s: %s\n%s" % (
                     os.path.basename(run["setup"]), type(e).__name__, e, _tail(e))
+        # the code under test's modules, imported now, before the oracle's first test starts
+        # its clock; one that fails is imported again (and fails again) when a test needs it
+        if not self.setup_error:
+            for name in run.get("warm") or []:
+                try:
+                    importlib.import_module(name)
+                except BaseException as e:
+                    if isinstance(e, KeyboardInterrupt):
+                        raise
 
     def serve(self):
         while True:
@@ -111,7 +120,7 @@ class Worker:
 
     def handle(self, doc, arrays):
         op = doc.get("op")
-        if self.setup_error and op != "report":
+        if self.setup_error and op not in ("report", "warm"):
             return {"error": self.setup_error}, {}
         traced = bool(doc.get("trace")) and self.tracer is not None
         if traced:
@@ -141,6 +150,8 @@ class Worker:
             return self.op_replay(doc, arrays)
         if op == "report":
             return {"report": self.report()}, {}
+        if op == "warm":
+            return {"ok": None}, {}
         return {"error": "unknown request %r" % (op,)}, {}
 
     # ------------------------------------------------------------------ values
@@ -636,6 +647,7 @@ def parse_args(argv):
     p.add_argument("--setup")
     p.add_argument("--trace-lines", action="append", default=[])
     p.add_argument("--report-imports", action="store_true")
+    p.add_argument("--warm", action="append", default=[], help="a module of the tree to import before serving")
     p.add_argument("--plan")
     ns = p.parse_args(argv)
     if not ns.control and not (ns.socket and ns.tree):
@@ -662,7 +674,7 @@ def main(argv=None):
         server.open_run({
             "id": "run", "socket": args.socket, "tree": args.tree, "copy_from": args.copy_from,
             "support": args.support, "setup": args.setup, "trace": args.trace_lines,
-            "report_imports": args.report_imports,
+            "report_imports": args.report_imports, "warm": args.warm,
         })
         # before any code under test runs: the runner tells a candidate that could not start
         # (ours to fix) from one the code under test brought down (the submission's doing)

@@ -215,6 +215,9 @@ def make_plugin(pytest, chan, args, err_fd):
             self.xfail_marked = {i.nodeid for i in items if i.get_closest_marker("xfail") is not None}
             self.collected = [i.nodeid for i in items]
             chan.send({"t": "collected", "ids": self.collected})
+            # the candidate imports the code under test now, outside every test's clock
+            if args.bridge and items:
+                bridge.candidate.warm()
 
         def pytest_runtest_logstart(self, nodeid, location):
             self.results[nodeid] = {"status": "passed", "time_s": 0.0, "message": None, "raw_failed": False}

@@ -138,7 +138,7 @@ async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdi
     missingModule: "error",
     ...(m.tests.pytest_args ? { pytestArgs: m.tests.pytest_args } : {}),
     ...(node ? { testRunner: "node-test" as const } : {}),
-    ...candidateRequest(m.tests),
+    ...candidateRequest(m),
     hidePaths: [job.bundle.dir, job.task.dir, ctx.outDir],
     scratchParent: ctx.scratchParent,
   });

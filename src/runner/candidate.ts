@@ -24,6 +24,8 @@ export function candidateArgs(o: {
   setup?: string;
   traceLines?: string[];
   reportImports?: boolean;
+  /** Modules of the tree the candidate imports before it serves (the targets'). */
+  warm?: string[];
 }): string[] {
   return [
     "-s", "-B", o.script, "--socket", o.socket, "--tree", o.tree,
@@ -32,6 +34,7 @@ export function candidateArgs(o: {
     ...(o.setup ? ["--setup", o.setup] : []),
     ...(o.traceLines ?? []).flatMap((f) => ["--trace-lines", f]),
     ...(o.reportImports ? ["--report-imports"] : []),
+    ...(o.warm ?? []).flatMap((m) => ["--warm", m]),
   ];
 }
 
@@ -113,9 +116,19 @@ export function spawnCandidate(argv: string[], env: Record<string, string>, cwd:
   };
 }
 
-/** A task's candidate files as a run request takes them (tests.candidate). */
-export function candidateRequest(tests: Pick<TestsSpec, "candidate">): Pick<RunRequest, "candidateFiles" | "candidateSetup"> {
-  const c = tests.candidate;
-  if (!c) return {};
-  return { ...(c.files ? { candidateFiles: c.files } : {}), ...(c.setup ? { candidateSetup: c.setup } : {}) };
+/**
+ * What a run request takes of a task for its candidate: the candidate's files (tests.candidate)
+ * and, for pytest, the targets' modules it imports before it serves, so that no test's clock
+ * pays for importing the code under test (`pkg/mod.py` is `pkg.mod`).
+ */
+export function candidateRequest(m: { tests: Pick<TestsSpec, "candidate" | "runner">; targets: readonly { file: string }[] }): Pick<RunRequest, "candidateFiles" | "candidateSetup" | "warmModules"> {
+  const c = m.tests.candidate;
+  const warm = m.tests.runner === "node-test"
+    ? []
+    : [...new Set(m.targets.map((t) => t.file).filter((f) => f.endsWith(".py")).map((f) => f.slice(0, -3).replace(/\/__init__$/, "").split("/").join(".")))];
+  return {
+    ...(c?.files ? { candidateFiles: c.files } : {}),
+    ...(c?.setup ? { candidateSetup: c.setup } : {}),
+    ...(warm.length > 0 ? { warmModules: warm } : {}),
+  };
 }

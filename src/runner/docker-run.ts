@@ -171,6 +171,7 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
               ...(setup ? { setup } : {}),
               ...(req.traceLines ? { traceLines: req.traceLines } : {}),
               ...(req.reportImports ? { reportImports: true } : {}),
+              ...(req.warmModules ? { warm: req.warmModules } : {}),
             })),
       ];
       const argv = [dockerBin(), ...dockerRunArgs({

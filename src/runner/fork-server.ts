@@ -330,7 +330,7 @@ export class ForkServer {
       const opened = await this.candidate.ask({
         op: "open", id, socket, tree, support,
         ...(req.candidateSetup ? { setup: join(support, basename(req.candidateSetup)) } : {}),
-        trace: req.traceLines ?? [], report_imports: req.reportImports === true,
+        trace: req.traceLines ?? [], report_imports: req.reportImports === true, warm: req.warmModules ?? [],
         env: { HOME: join(cDir, "home"), TMPDIR: join(cDir, "tmp") }, as_bytes: asBytes, log: join(cDir, "log.txt"),
       }, "opened", id);
       const before = await hashTree(mountDir);

@@ -209,6 +209,7 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
           ...(setup ? { setup } : {}),
           ...(req.traceLines ? { traceLines: req.traceLines } : {}),
           ...(req.reportImports ? { reportImports: true } : {}),
+          ...(req.warmModules ? { warm: req.warmModules } : {}),
         })),
   ];
   const candidateWrap: WrapOptions = {

@@ -198,6 +198,8 @@ export interface RunRequest {
    */
   candidateFiles?: string[];
   candidateSetup?: string;
+  /** Modules of the tree (the targets') the candidate imports before the first test starts its clock. */
+  warmModules?: string[];
   /** Size of the candidate's /tmp tmpfs (MiB) under bwrap and docker, default 512. */
   tmpMb?: number;
   /** MiB the code under test may write into its tree copy beyond the tree's own size (bwrap, docker), default 512. */

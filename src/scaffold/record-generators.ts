@@ -178,8 +178,8 @@ async function listWritten(root: string, script: string): Promise<string[]> {
  * (tests.candidate.setup: stand-ins for modules the upstream imports; the candidate runs it
  * before the workspace is imported), then the conftest.py files in the folders of tests.files
  * (sorted by path), which the tests' own process runs. A recording or a generator imports the
- * reference as the candidate does, so it needs the same stand-ins. The candidate's helper
- * files' folder is on the path (the set-up and the driver may import them).
+ * reference as the candidate does, so it needs the same stand-ins. A set-up that imports
+ * helper files of its own puts their folder on sys.path itself (it runs from the task folder).
  */
 export async function findConftests(task: ResolvedTask): Promise<{ path: string; label: string }[]> {
   const setup = task.manifest.tests.candidate?.setup;

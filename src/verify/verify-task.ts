@@ -434,7 +434,7 @@ function baseRequest(task: ResolvedTask, bundle: BundleInfo, python: PythonEnv, 
     environment: task.manifest.environment,
     ...(t.pytest_args ? { pytestArgs: t.pytest_args } : {}),
     ...(t.runner === "node-test" ? { testRunner: "node-test" as const } : {}),
-    ...candidateRequest(t),
+    ...candidateRequest(task.manifest),
     // the bundle holds the reference, the task folder the tests' sources: neither is visible to the code under test
     hidePaths: [bundle.dir, task.dir],
   };
