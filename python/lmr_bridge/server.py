@@ -336,15 +336,16 @@ def _findable(name):
 
 
 def _is_import_failure(e, root):
-    """An exception that means the tree's code (or a module it imports) did not load: an
-    ImportError or a SyntaxError, or anything raised by module-level code of a tree file."""
-    if isinstance(e, ImportError) and not isinstance(e, ModuleNotFoundError):
-        return _from_tree_import(e, root) or True
-    if isinstance(e, ModuleNotFoundError):
-        return True
+    """An exception that means the tree's code (or a module it needs) did not load: one raised
+    by the import machinery (a module not found anywhere it is imported, a name a module lacks,
+    a syntax error in a tree file), or by the
+    module-level code of a tree file being imported. An ImportError the code raises itself, as
+    an answer (an unknown option, say), is the code's own exception, not a failed import."""
     if isinstance(e, SyntaxError):
         f = getattr(e, "filename", None) or ""
         return os.path.realpath(f).startswith(root) if f and not f.startswith("<") else False
+    if isinstance(e, ModuleNotFoundError) or (isinstance(e, ImportError) and _raised_by_import_machinery(e)):
+        return True
     return _from_tree_import(e, root)
 
 
@@ -357,6 +358,15 @@ def _from_tree_import(e, root):
                 return True
         tb = tb.tb_next
     return False
+
+
+def _raised_by_import_machinery(e):
+    tb = e.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    return bool(last) and last.startswith("<frozen importlib")
 
 
 def _text(e):
