@@ -100,6 +100,10 @@ class Candidate:
                 break
             except (FileNotFoundError, ConnectionRefusedError):
                 s.close()
+                # a candidate that served this run before and no longer listens is gone (the code
+                # under test killed its server): waiting for it again would only run out the clock
+                if self.connections > 0:
+                    raise CandidateError("the candidate process is gone: nothing listens on the bridge any more") from None
                 if time.monotonic() > deadline:
                     raise CandidateError("the candidate process did not start listening within %g s" % self._connect_timeout) from None
                 time.sleep(0.005)

@@ -17,6 +17,8 @@ import textwrap
 import types
 
 _MARK = "__lmr_probe_helper__"
+# names every module has (a class statement reads __name__ for its __module__)
+_IMPLICIT = {"__name__", "__module__", "__qualname__", "__doc__", "__builtins__", "__file__", "__spec__", "__loader__", "__package__"}
 
 
 class ProbeError(Exception):
@@ -60,16 +62,6 @@ def global_names(code):
     return names
 
 
-def _class_globals(cls):
-    names = set()
-    for value in vars(cls).values():
-        fn = getattr(value, "__func__", value)
-        fn = getattr(fn, "fget", fn)
-        if isinstance(fn, types.FunctionType):
-            names |= global_names(fn.__code__)
-    return names
-
-
 def payload(fn, what):
     """{"defs": [[name, source], ...] in the order to execute, "imports": {name: [module, qualname or None]}}."""
     defs = []
@@ -82,7 +74,10 @@ def payload(fn, what):
         seen.add(id(obj))
         if isinstance(obj, types.FunctionType) and obj.__closure__:
             raise ProbeError("%s is a closure (defined inside a function): define it at the top level of the test file" % label)
-        names = _class_globals(obj) if isinstance(obj, type) else global_names(obj.__code__)
+        source = source_of(obj, label)
+        # the definition as the candidate will run it (a module of its own): the names its
+        # statement reads (defaults, bases, class-body code) and its code reads as globals
+        names = global_names(compile(source, "<%s>" % label, "exec")) - _IMPLICIT - {obj.__name__}
         if isinstance(obj, type):
             module = sys.modules.get(obj.__module__)
             scope = vars(module) if module is not None else {}
@@ -97,7 +92,7 @@ def payload(fn, what):
                 raise ProbeError("%s uses %r, which is not defined where it is written" % (label, name))
             value = scope[name]
             _classify(name, value, label, visit, imports)
-        defs.append([obj.__name__, source_of(obj, label)])
+        defs.append([obj.__name__, source])
 
     visit(fn, what)
     return {"defs": defs, "imports": imports}

@@ -1,60 +1,69 @@
 import type { Verdict } from "../../src/run-folder/index.js";
 
 /**
- * The hack suite's submissions for task hack-f1. `file` cases replace
- * scoring.py with test/fixtures/hack/cases/<name>.py; `rows` cases are
- * written by hack-rows.ts. `expect` is the verdict on each backend it runs
- * on (absent: not run there, see README); `why` must match the sample's
- * reason or log, so a case is stopped by the mechanism it targets and not by
- * accident. test/hack/README.md has the same table in words.
+ * The adversarial suite's submissions for task hack-f1 (f1_score, f1_table, f1_tensor). `file`
+ * cases replace scoring.py with test/fixtures/hack/cases/<name>.py; `rows` cases are written by
+ * hack-rows.ts. `expect` is the verdict (or the verdicts any of which is right, where the
+ * machine's load decides which limit bites first); `why` must match the sample's reason or log,
+ * so a case is stopped by the mechanism it targets and not by accident. `split`: the case is
+ * defeated by the process split alone, so it also runs with --sandbox none (a plain process that
+ * sees the host), where the cases that read or write the host would succeed by design.
+ * test/hack/README.md has the same table in words.
  */
 export interface HackCase {
   name: string;
   kind: "file" | "row";
-  /** One verdict, or the verdicts any of which is right (where load decides which limit bites first). */
-  expect: { auto: Verdict | Verdict[]; none?: Verdict | Verdict[] };
+  class: AttackClass;
+  expect: Verdict | Verdict[];
   why: RegExp;
+  split?: boolean;
 }
 
-const GUARD = (what: string): RegExp => new RegExp(`lmr grader guard: ${what}`);
+/** The classes of attack the trust-boundary issue names (and two more). */
+export type AttackClass = "forge" | "skip" | "lie" | "host" | "resources" | "crash" | "grader-files";
 
 export const HONEST = "honest";
+const WRONG = /differs from the recorded value|must return a float|must return a float64/;
+const CRASH = /the candidate process ended while it ran|the connection to the candidate broke while it ran/;
+const REFUSED = (type: string): RegExp => new RegExp(`has type [\\w.]*${type}, which cannot cross to the oracle`);
 
 export const CASES: HackCase[] = [
-  { name: HONEST, kind: "file", expect: { auto: "passed", none: "passed" }, why: /^/ },
-  { name: "infinite-loop", kind: "file", expect: { auto: "timeout", none: "timeout" }, why: /exceeded its wall limit of 8 s/ },
-  { name: "stubborn-loop", kind: "file", expect: { auto: "timeout", none: "timeout" }, why: /ran past the per-test limit of 2 s and did not stop/ },
-  { name: "memory-bomb", kind: "file", expect: { auto: "failed", none: "failed" }, why: /MemoryError/ },
-  // Which limit the 200 forks hit first depends on the machine's load: the tests see the wrong value
-  // (failed), or the pids cap starves pytest itself and it stops with an internal error (error). Never passed.
-  // in a container on a loaded machine the loop can outlast the wall limit before the pids cgroup stops it: still not a pass, and no process is left
-  { name: "fork-loop", kind: "file", expect: { auto: ["failed", "error", "timeout"], none: ["failed", "error"] }, why: /differs from the recorded value|pytest hit an internal error|exceeded its wall limit/ },
-  { name: "patch-grader", kind: "row", expect: { auto: "invalid", none: "invalid" }, why: /touches 'lmr_tests\/tests\/test_f1.py', which only the grader may provide/ },
-  { name: "patch-conftest", kind: "row", expect: { auto: "invalid", none: "invalid" }, why: /touches 'conftest.py', which only the grader may provide/ },
-  { name: "files-conftest", kind: "row", expect: { auto: "invalid", none: "invalid" }, why: /touches 'conftest.py'/ },
-  { name: "write-grader-at-import", kind: "file", expect: { auto: "error", none: "error" }, why: GUARD("grader files may not be changed") },
-  { name: "print-passed", kind: "file", expect: { auto: "failed", none: "failed" }, why: /differs from the recorded value/ },
-  { name: "forge-junit", kind: "file", expect: { auto: "failed", none: "failed" }, why: /differs from the recorded value/ },
-  // pytest 7 reports the SystemExit as a collection error; pytest 9 collects nothing.
-  { name: "sys-exit-import", kind: "file", expect: { auto: "error", none: "error" }, why: /collection failed.*SystemExit|no tests were collected/ },
-  { name: "os-exit-import", kind: "file", expect: { auto: "error", none: "error" }, why: /ended \(exit code 0\) without reporting its results \(before collection finished\)/ },
-  { name: "sys-exit-target", kind: "file", expect: { auto: "failed", none: "failed" }, why: /SystemExit/ },
-  { name: "os-exit-target", kind: "file", expect: { auto: "error", none: "error" }, why: /ended \(exit code 0\) without reporting its results \(while running/ },
-  { name: "patch-builtins", kind: "file", expect: { auto: "error", none: "error" }, why: /without reporting its results \(before collection finished\)/ },
-  { name: "patch-pytest-internals", kind: "file", expect: { auto: "error", none: "error" }, why: GUARD("the code under test may not inspect or rewrite the grader's functions") },
-  { name: "patch-comparisons", kind: "file", expect: { auto: "failed", none: "failed" }, why: /differs from the recorded value/ },
-  { name: "always-equal-object", kind: "file", expect: { auto: "failed", none: "failed" }, why: /must return a float/ },
-  { name: "float-subclass", kind: "file", expect: { auto: "failed", none: "failed" }, why: /must return a float/ },
-  { name: "settrace-skip-asserts", kind: "file", expect: { auto: "error", none: "error" }, why: GUARD("sys.settrace is not allowed") },
-  // inspect.stack() reads the test file's source first: the guard stops it there.
-  { name: "read-expected", kind: "file", expect: { auto: "error", none: "error" }, why: GUARD("(the code under test may not read grader files|grader fixtures are read only by the grader's tests)") },
-  { name: "read-expected-thread", kind: "file", expect: { auto: "error", none: "error" }, why: GUARD("grader fixtures are read only by the grader's tests") },
-  { name: "symlink-expected", kind: "file", expect: { auto: "error", none: "error" }, why: GUARD("grader fixtures are read only by the grader's tests") },
-  { name: "gc-scan", kind: "file", expect: { auto: "error", none: "error" }, why: GUARD("gc.get_objects is not allowed") },
-  { name: "patch-test-globals", kind: "file", expect: { auto: "failed", none: "failed" }, why: /differs from the recorded value/ },
-  { name: "rewrite-test-defaults", kind: "file", expect: { auto: "error", none: "error" }, why: GUARD("the code under test may not inspect or rewrite the grader's functions") },
-  { name: "use-ctypes", kind: "file", expect: { auto: "error", none: "error" }, why: GUARD("importing ctypes is not allowed") },
-  // Without a sandbox these two would reach the network / the task folder: auto only.
-  { name: "network-oracle", kind: "file", expect: { auto: "failed" }, why: /differs from the recorded value/ },
-  { name: "write-outside", kind: "file", expect: { auto: "failed" }, why: /differs from the recorded value/ },
+  { name: HONEST, kind: "file", class: "lie", expect: "passed", why: /^/, split: true },
+  // verdicts forged from inside the process that runs the code: it is not the tests' process
+  { name: "forge-records", kind: "file", class: "forge", expect: "failed", why: /not a bridge frame|answered out of turn|differs from the recorded value/, split: true },
+  { name: "patch-serializers", kind: "file", class: "forge", expect: "failed", why: /neither a value nor an error|not a bridge frame|answered out of turn|differs from the recorded value/, split: true },
+  { name: "gc-channel", kind: "file", class: "forge", expect: "failed", why: WRONG, split: true },
+  { name: "pytest-plugin", kind: "file", class: "forge", expect: "failed", why: WRONG, split: true },
+  { name: "print-passed", kind: "file", class: "forge", expect: "failed", why: WRONG, split: true },
+  { name: "crafted-frames", kind: "file", class: "forge", expect: "failed", why: /answered out of turn|not a bridge frame|does not accept|is not a torch dtype|nested too deeply|JSON does not parse/, split: true },
+  { name: "write-tree-conftest", kind: "file", class: "forge", expect: "failed", why: WRONG, split: true },
+  { name: "kill-everything", kind: "file", class: "forge", expect: "failed", why: /the candidate process is gone|differs from the recorded value/ },
+  // skipping what it would fail: the import is the candidate's, the graded set is the verified one
+  { name: "skip-module-level", kind: "file", class: "skip", expect: "error", why: /could not be imported.*Skipped/s, split: true },
+  { name: "skip-in-target", kind: "file", class: "skip", expect: "failed", why: /Skipped: not today|SkipTest: not today/, split: true },
+  { name: "sys-exit-import", kind: "file", class: "skip", expect: "error", why: /could not be imported.*SystemExit/s, split: true },
+  // lying return values: nothing but data crosses, decoded to exact types
+  { name: "float-subclass", kind: "file", class: "lie", expect: "failed", why: REFUSED("_Agreeable"), split: true },
+  { name: "always-equal-object", kind: "file", class: "lie", expect: "failed", why: /must return a float/, split: true },
+  { name: "ndarray-subclass", kind: "file", class: "lie", expect: "failed", why: REFUSED("_Yes"), split: true },
+  { name: "tensor-subclass", kind: "file", class: "lie", expect: "failed", why: REFUSED("_Agree"), split: true },
+  // the answer read from the host: the candidate's sandbox binds nothing of it
+  { name: "read-host-answers", kind: "file", class: "host", expect: "failed", why: WRONG },
+  { name: "read-scratch-grader", kind: "file", class: "host", expect: "failed", why: WRONG },
+  { name: "network-oracle", kind: "file", class: "host", expect: "failed", why: WRONG },
+  { name: "write-outside", kind: "file", class: "host", expect: "failed", why: WRONG },
+  // resources: capped tmpfs, a disk quota, memory, processes, time
+  { name: "tmp-fill", kind: "file", class: "resources", expect: "failed", why: WRONG },
+  { name: "tree-fill", kind: "file", class: "resources", expect: "failed", why: WRONG },
+  { name: "memory-bomb", kind: "file", class: "resources", expect: "failed", why: /differs from the recorded value|candidate process ended/ },
+  { name: "fork-loop", kind: "file", class: "resources", expect: ["failed", "error", "timeout"], why: /differs from the recorded value|candidate|exceeded its wall limit/ },
+  { name: "infinite-loop", kind: "file", class: "resources", expect: ["timeout", "failed"], why: /exceeded its wall limit of 40 s|per-test limit/ },
+  { name: "stubborn-loop", kind: "file", class: "resources", expect: ["timeout", "failed"], why: /exceeded its wall limit of 40 s|per-test limit/ },
+  // crashes are the test's failure, never a pass
+  { name: "os-exit-target", kind: "file", class: "crash", expect: "failed", why: CRASH, split: true },
+  { name: "os-exit-import", kind: "file", class: "crash", expect: "failed", why: CRASH, split: true },
+  // grader files from a submission
+  { name: "patch-grader", kind: "row", class: "grader-files", expect: "invalid", why: /touches 'lmr_tests\/tests\/test_f1.py', which only the grader may provide/, split: true },
+  { name: "patch-conftest", kind: "row", class: "grader-files", expect: "invalid", why: /touches 'conftest.py', which only the grader may provide/, split: true },
+  { name: "files-conftest", kind: "row", class: "grader-files", expect: "invalid", why: /touches 'conftest.py'/, split: true },
 ];

@@ -28,6 +28,7 @@ export async function caseSource(name: string, p: Placeholders): Promise<string>
     .replaceAll("@@TASK_DIR@@", p.taskDir)
     .replaceAll("@@RUN_DIR@@", p.runDir)
     .replaceAll("@@PORT@@", String(p.port))
+    .replaceAll("@@REPO@@", REPO_ROOT)
     .replaceAll("@@SAMPLE@@", name);
 }
 
@@ -66,12 +67,18 @@ export async function specialRows(maskedScoring: string, honest: string): Promis
   ];
 }
 
-/** The masked module with f1_score's body replaced by the honest case's: a correct fix. */
+/** The masked module with the targets replaced by the honest case's definitions: a correct fix. */
 function honestModule(masked: string, honest: string): string {
-  const body = honest.slice(honest.indexOf("def f1_score"));
-  const start = masked.indexOf("def f1_score");
-  const end = masked.indexOf("\ndef ", start + 1);
-  return `${masked.slice(0, start)}${body.trimEnd()}\n\n${masked.slice(end)}`;
+  let out = masked;
+  for (const name of ["f1_score", "f1_table", "f1_tensor"]) {
+    const from = honest.indexOf(`def ${name}`);
+    const next = honest.indexOf("\ndef ", from + 1);
+    const body = honest.slice(from, next < 0 ? undefined : next).trimEnd();
+    const start = out.indexOf(`def ${name}`);
+    const end = out.indexOf("\ndef ", start + 1);
+    out = `${out.slice(0, start)}${body}\n\n${end < 0 ? "" : out.slice(end + 1)}`;
+  }
+  return out;
 }
 
 export async function buildRows(cases: HackCase[], p: Placeholders, maskedScoring: string): Promise<string> {
