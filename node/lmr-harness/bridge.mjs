@@ -75,6 +75,7 @@ async function connect() {
       reader = new FrameReader();
       sock.on("data", (chunk) => {
         let docs;
+        if (conn !== sock) return;
         try {
           docs = reader.push(chunk);
         } catch (err) {
@@ -83,15 +84,19 @@ async function connect() {
         }
         for (const doc of docs) {
           const p = pending;
-          pending = undefined;
           if (!p || doc.rid !== p.rid) {
+            // fail() rejects the request still waiting (if any) and drops this candidate
             fail(new CandidateError("the candidate answered out of turn"));
             return;
           }
+          pending = undefined;
           p.resolve(doc);
         }
       });
-      sock.on("close", () => fail(new CandidateError("the candidate process ended while it ran the call (it crashed, exited, or was killed for memory or by a signal)")));
+      // (a socket dropped earlier closes late: only the live one's end concerns the request waiting)
+      sock.on("close", () => {
+        if (conn === sock) fail(new CandidateError("the candidate process ended while it ran the call (it crashed, exited, or was killed for memory or by a signal)"));
+      });
       sock.on("error", () => {});
       return;
     } catch (err) {

@@ -26,62 +26,98 @@ export interface TsHack {
   body?: string;
   expect: string;
   why: RegExp;
-  /** What the case gives under docker where it differs (the channel is a socket there, not fd 3). */
+  /** What the case gives under docker where it differs. */
   docker?: { expect: string; why: RegExp };
 }
 
+const WRONG_ANSWERS = /^\d+ failed, 0 errors of \d+; first: lmr_tests\/tests\/apply-merge.test.ts::/;
+const CRASHED = /the candidate process ended while it ran|the connection to the candidate broke|not a bridge frame|answered out of turn/;
+
+/**
+ * With the bridge, applyMerge runs in the candidate: what it rebinds, forges or prints there
+ * never reaches node:test, the reporter or the channel, which live in the oracle.
+ */
 export const HACKS: TsHack[] = [
   {
-    // the test runner overridden from the target: node:test's functions rebound so no test runs
+    // the test runner overridden from the target: node:test's functions rebound (in the candidate, where no test runs)
     name: "override-test-api",
     tops: 'import { createRequire } from "node:module";\nconst nt = createRequire(import.meta.url)("node:test");\nnt.test = nt.it = nt.describe = () => {};',
-    expect: "error",
-    why: /tampered with during the run: node:test \w+ was replaced/,
+    expect: "failed",
+    why: WRONG_ANSWERS,
   },
   {
-    // the test runner overridden through a loader hook that would rewrite the grader's files as they load
+    // a loader hook that would rewrite the grader's files as they load (the candidate loads none)
     name: "override-loader-hook",
-    tops: 'import { register } from "node:module";\nregister("data:text/javascript,export async function load(u, c, n) { return u.includes(\'lmr_tests\') ? { format: \'module\', source: \'\', shortCircuit: true } : n(u, c); }");',
-    expect: "error",
-    why: /module\.register is not available to code under test/,
+    tops: 'import { register } from "node:module";\ntry { register("data:text/javascript,export async function load(u, c, n) { return u.includes(\'lmr_tests\') ? { format: \'module\', source: \'\', shortCircuit: true } : n(u, c); }"); } catch {}',
+    expect: "failed",
+    why: WRONG_ANSWERS,
   },
   {
-    // assertions disabled from the target
+    // assertions disabled from the target (the candidate's own node:assert)
     name: "override-assert",
-    tops: 'import assert from "node:assert/strict";\n(assert as unknown as Record<string, unknown>).deepEqual = () => {};\n(assert as unknown as Record<string, unknown>).equal = () => {};',
-    expect: "error",
-    why: /Cannot assign to read only property 'deepEqual'/,
+    tops: 'import assert from "node:assert/strict";\ntry { (assert as unknown as Record<string, unknown>).deepEqual = () => {}; (assert as unknown as Record<string, unknown>).equal = () => {}; } catch {}',
+    expect: "failed",
+    why: WRONG_ANSWERS,
   },
   {
-    // a forged "all passed" report on the results fd, plus a TAP summary on stdout
+    // prototypes and JSON rebound in the candidate: its own replies turn to garbage; the oracle's are its own
+    name: "pollute-prototypes",
+    tops: '(Object.prototype as unknown as Record<string, unknown>).toJSON = () => ({ passed: true });\nArray.prototype.some = () => true;\nArray.prototype.every = () => true;\nJSON.stringify = () => \'{"ok": true}\';',
+    expect: "failed",
+    why: /answered out of turn|neither a value nor an error|not a bridge frame|^\d+ failed/,
+  },
+  {
+    // a forged "all passed" report on the descriptors the results channel would have, plus a TAP summary
     name: "forged-report",
     tops: 'import { writeSync } from "node:fs";\nconst forged = (rec: object) => `${"ab".repeat(32)} ${JSON.stringify(rec)}\\n`;\nfor (const fd of [3, 4, 5]) { try { writeSync(fd, forged({ t: "done", exit: 0, n_results: 9, tampered: [], seq: 1 })); } catch {} }\nprocess.stdout.write("# tests 9\\n# pass 9\\n# fail 0\\nok 1 - all\\n");',
-    expect: "error",
-    why: /results channel not trusted: unauthenticated record/,
-    // in a container the channel is a socket on another fd: the forgery reaches nothing, the printed summary is ignored, the wrong body fails
-    docker: { expect: "failed", why: /^\d+ failed, 0 errors of 9; first: lmr_tests\/tests\/apply-merge.test.ts::/ },
+    expect: "failed",
+    why: CRASHED,
   },
   {
-    // a forged report on every socket the process holds (the harness's own connection among them)
+    // a forged report on every socket and pipe the process holds
     name: "forged-on-every-socket",
-    tops: 'import { readdirSync, readlinkSync, writeSync } from "node:fs";\nconst forged = (rec: object) => `${"ab".repeat(32)} ${JSON.stringify(rec)}\\n`;\nfor (const fd of readdirSync("/proc/self/fd")) { try { if (readlinkSync(`/proc/self/fd/${fd}`).startsWith("socket:")) writeSync(Number(fd), forged({ t: "done", exit: 0, n_results: 9, tampered: [], seq: 1 })); } catch {} }',
-    expect: "error",
-    why: /results channel not trusted: unauthenticated record/,
+    tops: 'import { readdirSync, readlinkSync, writeSync } from "node:fs";\nconst forged = (rec: object) => `${"ab".repeat(32)} ${JSON.stringify(rec)}\\n`;\nfor (const fd of readdirSync("/proc/self/fd")) { try { const l = readlinkSync(`/proc/self/fd/${fd}`); if (l.startsWith("socket:") || l.startsWith("pipe:")) writeSync(Number(fd), forged({ t: "done", exit: 0, n_results: 9, tampered: [], seq: 1 })); } catch {} }',
+    expect: "failed",
+    why: CRASHED,
   },
   {
-    // process.exit(0) in the target: the tests never finish, the exit status says 0
+    // the statistics' entries replaced by a Proxy that answers anything
+    name: "proxy-entries",
+    tops: "",
+    body: '  for (const e of vocab) e.symbols = new Proxy([] as string[], { get: (t, k) => (k === "length" ? 1 : k === Symbol.iterator ? function* () { yield "x"; } : (t as unknown as Record<string | symbol, unknown>)[k]) });\n  return 0;',
+    expect: "failed",
+    why: WRONG_ANSWERS,
+  },
+  {
+    // a Number object for the count: it would equal the expected count under ==
+    name: "number-object",
+    tops: "",
+    body: "  return new Number(1) as unknown as number;",
+    expect: "failed",
+    why: WRONG_ANSWERS,
+  },
+  {
+    // the answer from the host: the upstream's unmasked file, run in place of the masked one (it would pass where the host is visible)
+    name: "read-host",
+    tops: `import { pathToFileURL } from "node:url";\nlet upstream: { applyMerge: (...a: unknown[]) => number } | undefined;\ntry { upstream = await import(pathToFileURL(${JSON.stringify(join(REPO_ROOT, "test", "fixtures", "upstreams", "bpe-tokenizer", "src", "merge.ts"))}).href); } catch {}`,
+    body: "  return upstream ? upstream.applyMerge(vocab, stats, left, right) : 0;",
+    expect: "failed",
+    why: WRONG_ANSWERS,
+  },
+  {
+    // process.exit(0) in the target: the candidate ends; the test waiting on it fails
     name: "process-exit",
     tops: "",
     body: "  process.exit(0);",
-    expect: "error",
-    why: /ended \(exit code 0\) without reporting its results/,
+    expect: "failed",
+    why: CRASHED,
   },
   {
     // process.exit(0) as soon as the target is imported
     name: "process-exit-import",
     tops: "process.exit(0);",
-    expect: "error",
-    why: /ended \(exit code 0\) without reporting its results/,
+    expect: "failed",
+    why: CRASHED,
   },
 ];
 

@@ -50,7 +50,8 @@ describe("TypeScript hack cases (node:test harness)", () => {
     const res = await result(name);
     const log = await readFile(join(sampleDir(name), "log.txt"), "utf8");
     expect(res.verdict, res.reason).toBe(h.expect);
-    expect(`${res.reason ?? ""}\n${log}`).toMatch(h.why);
+    const messages = (res.tests ?? []).map((t) => t.message ?? "").join("\n");
+    expect(`${res.reason ?? ""}\n${messages}\n${log}`).toMatch(h.why);
   });
 
   it("leaves the task folder as it was", async () => {
