@@ -54,6 +54,7 @@ export function setTest(id) {
 }
 let pending;
 let rid = 0;
+let connections = 0;
 
 function socketPath() {
   const path = takeOver("args")?.bridge;
@@ -72,6 +73,7 @@ async function connect() {
         s.once("error", reject);
       });
       conn = sock;
+      connections++;
       reader = new FrameReader();
       sock.on("data", (chunk) => {
         let docs;
@@ -100,6 +102,8 @@ async function connect() {
       sock.on("error", () => {});
       return;
     } catch (err) {
+      // a candidate that served this run before and no longer listens is gone: waiting would only run out the clock
+      if (connections > 0) throw new CandidateError("the candidate process is gone: nothing listens on the bridge any more");
       if ((err.code !== "ENOENT" && err.code !== "ECONNREFUSED") || Date.now() > deadline) {
         throw new CandidateError(`cannot reach the candidate process: ${err.message}`);
       }

@@ -6,15 +6,48 @@ own, as lmr's harness does (without its sandboxes, results channel or limits): w
 
 TREE is the workspace with the reference (or your code) in place; pytest runs from the
 current folder, which holds the grader (lmr_tests/), with PYTEST_ARGS.
+
+`start` and `stop` are also what the conftest.py of an `lmr export --format lmr-bench` folder
+calls, so that exported tests run under plain `pytest` the same way.
 """
 import argparse
 import os
 import subprocess
 import sys
 import tempfile
-import time
 
 _TOOLKIT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+
+
+def start(tree, support=None, setup=None, warm=()):
+    """Starts a candidate server on TREE and points this process's oracle at it; returns it for `stop`."""
+    tmp = tempfile.mkdtemp(prefix="lmr-by-hand-")
+    sock = os.path.join(tmp, "candidate.sock")
+    cmd = [sys.executable, "-s", "-B", os.path.join(_TOOLKIT, "lmr_bridge", "candidate.py"), "--socket", sock, "--tree", os.path.realpath(tree)]
+    if support:
+        cmd += ["--support", os.path.realpath(support)]
+    if setup:
+        cmd += ["--setup", os.path.realpath(setup)]
+    for module in warm:
+        cmd += ["--warm", module]
+    cand = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, start_new_session=True)
+    if _TOOLKIT not in sys.path:
+        sys.path.append(_TOOLKIT)
+    from lmr_bridge import oracle
+
+    oracle.configure(sock)
+    return cand
+
+
+def stop(cand):
+    """Kills the candidate's whole process group."""
+    if cand is None:
+        return
+    try:
+        os.killpg(cand.pid, 9)
+    except ProcessLookupError:
+        pass
+    cand.wait()
 
 
 def main(argv=None):
@@ -25,30 +58,14 @@ def main(argv=None):
     p.add_argument("pytest_args", nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
     rest = args.pytest_args[1:] if args.pytest_args[:1] == ["--"] else args.pytest_args
-    tmp = tempfile.mkdtemp(prefix="lmr-by-hand-")
-    sock = os.path.join(tmp, "candidate.sock")
-    cmd = [sys.executable, "-s", "-B", os.path.join(_TOOLKIT, "lmr_bridge", "candidate.py"), "--socket", sock, "--tree", os.path.realpath(args.tree)]
-    if args.support:
-        cmd += ["--support", os.path.realpath(args.support)]
-    if args.setup:
-        cmd += ["--setup", os.path.realpath(args.setup)]
-    cand = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, start_new_session=True)
+    cand = start(args.tree, args.support, args.setup)
     try:
         sys.path.insert(0, os.getcwd())
-        sys.path.append(_TOOLKIT)
-        from lmr_bridge import oracle
-
-        oracle.configure(sock)
         import pytest
 
         code = pytest.main(["-p", "no:cacheprovider", *rest])
     finally:
-        try:
-            os.killpg(cand.pid, 9)
-        except ProcessLookupError:
-            pass
-        cand.wait()
-        time.sleep(0)
+        stop(cand)
     return int(code)
 
 

@@ -79,7 +79,8 @@ function readCached(path: string, binary = false): Promise<string | Buffer> {
 const BAKED_PACKAGES = ["lmr_harness", "lmr_bridge"];
 const BAKED_CODEC = ["__init__.py", "codec.py", "encode.py", "group.py"];
 let toolkitPython: Promise<Record<string, Buffer>> | undefined;
-function readToolkitPython(): Promise<Record<string, Buffer>> {
+/** Those files, keyed `python/<package>/<file>`. */
+export function readToolkitPython(): Promise<Record<string, Buffer>> {
   toolkitPython ??= (async () => {
     const junk = (rel: string, isDir: boolean): boolean => (isDir ? /(^|\/)(__pycache__|\.pytest_cache)$/.test(rel) : /\.py[co]$/.test(rel));
     const out: Record<string, Buffer> = {};

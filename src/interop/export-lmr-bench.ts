@@ -1,7 +1,10 @@
-import { cp, readFile, stat } from "node:fs/promises";
-import { basename, extname, join, resolve } from "node:path";
+import { cp, mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { basename, dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BUNDLE_FILES } from "../bundle/types.js";
+import { LmrError } from "../core/errors.js";
+import { readToolkitPython } from "../env/images.js";
+import { candidateRequest } from "../runner/candidate.js";
 import { writeDirAtomic, writeJsonAtomic, writeFileAtomic } from "../core/fs-atomic.js";
 import { isRedistributable } from "../manifest/license.js";
 import { isUrlUpstream, type ResolvedTask, type Target } from "../manifest/types.js";
@@ -67,6 +70,7 @@ export async function exportLmrBenchTask(outDir: string, built: BuiltTask): Prom
   await writeDirAtomic(folder, async (tmp) => {
     await cp(workspace, join(tmp, repo), { recursive: true, verbatimSymlinks: true });
     await cp(join(bundle.dir, BUNDLE_FILES.grader), join(tmp, repo, testsDir), { recursive: true });
+    await writeBridge(join(tmp, repo, testsDir), task);
     for (const [file, name] of golden) await cp(join(bundle.dir, BUNDLE_FILES.reference, file), join(tmp, "golden_files", name));
     await writeJsonAtomic(join(tmp, "info.json"), info);
     await writeFileAtomic(join(tmp, "Dockerfile"), renderDockerfile(task, repo, testsDir));
@@ -77,6 +81,71 @@ export async function exportLmrBenchTask(outDir: string, built: BuiltTask): Prom
     warnings.push(`${m.id}: upstream licence ${m.upstream.license} does not allow redistribution; ${folderName}/ holds upstream code (the repository and golden_files/): keep it private`);
   }
   return { folder, warnings };
+}
+
+/** Where the exported tests folder keeps lmr's bridge, and the candidate's files. */
+const EXPORT_BRIDGE = "_lmr";
+const EXPORT_SUPPORT = "_lmr_candidate";
+
+/**
+ * lmr's tests call the code under test through the bridge, in a candidate process of their
+ * own. An exported folder keeps that under plain `pytest`: it carries the bridge (and the
+ * record codec it speaks) and a conftest.py that starts the candidate on the repository
+ * before the tests run, with the task's candidate set-up and files, and stops it after.
+ */
+async function writeBridge(testsRoot: string, task: ResolvedTask): Promise<void> {
+  const m = task.manifest;
+  if (await exists(join(testsRoot, "conftest.py"))) {
+    throw new LmrError({
+      code: "EXPORT_CONFTEST_CLASH",
+      message: `${m.id}: the grader has a conftest.py at its top level, where the export's bridge conftest goes; move it into the tests' folder (e.g. tests/conftest.py) in task.json's tests.files`,
+      kind: "usage",
+    });
+  }
+  for (const [name, content] of Object.entries(await readToolkitPython())) {
+    const [, pkg, ...rest] = name.split("/");
+    if (pkg === "lmr_harness") continue;
+    const to = join(testsRoot, EXPORT_BRIDGE, pkg!, ...rest);
+    await mkdir(dirname(to), { recursive: true });
+    await writeFile(to, content);
+  }
+  const c = candidateRequest(m);
+  for (const rel of c.candidateFiles ?? []) {
+    await mkdir(join(testsRoot, EXPORT_SUPPORT), { recursive: true });
+    await cp(join(testsRoot, rel), join(testsRoot, EXPORT_SUPPORT, basename(rel)));
+  }
+  await writeFileAtomic(join(testsRoot, "conftest.py"), renderBridgeConftest(m.id, c.candidateFiles !== undefined, c.candidateSetup, c.warmModules ?? []));
+}
+
+export function renderBridgeConftest(id: string, support: boolean, setup: string | undefined, warm: string[]): string {
+  return [
+    `"""Written by lmr export for task ${id}: the tests reach the code under test through lmr's`,
+    "bridge, in a candidate process of its own; this starts that process on the repository above",
+    '(with the task\'s candidate set-up) before the tests run and stops it after."""',
+    "import os",
+    "import sys",
+    "",
+    "_HERE = os.path.dirname(os.path.abspath(__file__))",
+    `sys.path.insert(0, os.path.join(_HERE, ${JSON.stringify(EXPORT_BRIDGE)}))`,
+    "from lmr_bridge import by_hand  # noqa: E402",
+    "",
+    "_candidate = None",
+    "",
+    "",
+    "def pytest_configure(config):",
+    "    global _candidate",
+    "    _candidate = by_hand.start(",
+    "        os.path.dirname(_HERE),",
+    `        support=${support ? `os.path.join(_HERE, ${JSON.stringify(EXPORT_SUPPORT)})` : "None"},`,
+    `        setup=${setup ? `os.path.join(_HERE, ${JSON.stringify(setup)})` : "None"},`,
+    `        warm=${JSON.stringify(warm)},`,
+    "    )",
+    "",
+    "",
+    "def pytest_unconfigure(config):",
+    "    by_hand.stop(_candidate)",
+    "",
+  ].join("\n");
 }
 
 /** python:<version>-slim, the requirements and pytest; only the repository folder goes into the image (the golden files stay out). */

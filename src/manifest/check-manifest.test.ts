@@ -178,8 +178,17 @@ describe("semantic findings", () => {
 describe("the typed example manifest", () => {
   it("passes the schema and the field checks (files aside)", async () => {
     const out = await findings({ ...EXAMPLE_MANIFEST, id: "valid-minimal" });
-    // The example names a paper text, a record driver, a fixture generator (script and output) and
-    // fixtures that the fixture folder does not have.
-    expect(out.map((l) => l.split(":")[0])).toEqual(["/paper/text", "/record/driver", "/record/generators/0/outputs/0", "/record/generators/0/script", "/tests/fixtures/0"]);
+    // The example names a hinted instruction, a paper text, a record driver, a fixture generator
+    // (script and output), candidate test files and fixtures that the fixture folder does not have.
+    expect(out.map((l) => l.split(":")[0])).toEqual([
+      "/hints",
+      "/paper/text",
+      "/record/driver",
+      "/record/generators/0/outputs/0",
+      "/record/generators/0/script",
+      "/tests/files/1",
+      "/tests/files/2",
+      "/tests/fixtures/0",
+    ]);
   });
 });

@@ -31,7 +31,7 @@ export interface ChannelState {
   candidateLoaded?: LoadedModules;
   candidateEnvChanges?: EnvChanges;
   /** Tests whose failure was the code under test failing to import in the candidate. */
-  candidateImportErrors: { id: string; module: string; missing: string | null; message: string }[];
+  candidateImportErrors?: { id: string; module: string; missing: string | null; message: string }[];
   /** Per test, the traced files' executed lines (only with traceLines). */
   lines: Record<string, Record<string, number[]>>;
   done?: { exit: number; n_results: number; tampered: string[] };
@@ -161,7 +161,7 @@ export class RecordReader {
         if (rec.candidate_env !== undefined) s.candidateEnvChanges = readEnvChanges(rec.candidate_env);
         break;
       case "candidate_import_error":
-        s.candidateImportErrors.push({ id: str(rec.id), module: str(rec.module), missing: typeof rec.missing === "string" ? rec.missing : null, message: str(rec.message) });
+        (s.candidateImportErrors ??= []).push({ id: str(rec.id), module: str(rec.module), missing: typeof rec.missing === "string" ? rec.missing : null, message: str(rec.message) });
         break;
       case "done":
         s.done = {

@@ -38,27 +38,33 @@ afterAll(async () => {
 });
 
 describe("prepareScratch", () => {
-  it("copies the tree without junk or hijack files, then the grader at the mount", async () => {
-    const s = await prepareScratch(tree, grader, "lmr_tests");
+  it("copies the tree without junk or hijack files, the grader apart from it, and the candidate's files", async () => {
+    const s = await prepareScratch(tree, grader, "lmr_tests", {}, tmpdir(), { candidateFiles: ["tests/conftest.py"] });
     try {
-      expect(await listFiles(s.root)).toEqual(["link.py", "lmr_tests/tests/conftest.py", "lmr_tests/tests/test_a.py", "pkg/mod.py", "pyproject.toml"]);
+      // the tree's own lmr_tests/ stays the tree's: the grader is never inside the candidate's tree
+      expect(await listFiles(s.root)).toEqual(["link.py", "lmr_tests/test_forged.py", "pkg/mod.py", "pyproject.toml"]);
       expect(s.removed).toEqual(["pkg/conftest.py", "sitecustomize.py", "x.pth"]);
       expect(await readlink(join(s.root, "link.py"))).toBe("pkg/mod.py");
-      expect(existsSync(s.home) && existsSync(s.tmp)).toBe(true);
+      expect(await listFiles(s.oracleRoot)).toEqual(["lmr_tests/tests/conftest.py", "lmr_tests/tests/test_a.py"]);
+      expect(s.mountDir).toBe(join(s.oracleRoot, "lmr_tests"));
+      expect(await listFiles(s.support)).toEqual(["conftest.py"]);
+      expect(existsSync(s.home) && existsSync(s.tmp) && existsSync(s.bridge) && existsSync(s.oracleHome)).toBe(true);
+      expect(s.treeBytes).toBeGreaterThan(0);
     } finally {
       await rm(s.dir, { recursive: true, force: true });
     }
   });
 
-  it("does not follow a tree symlink on the way to a nested mount", async () => {
-    await symlink(outside, join(tree, "graders"));
-    const s = await prepareScratch(tree, grader, "graders/lmr");
+  it("writes an overlay file only where no symlink leads elsewhere", async () => {
+    await symlink(outside, join(tree, "elsewhere"));
     try {
-      expect(await readFile(join(s.root, "graders", "lmr", "tests", "test_a.py"), "utf8")).toMatch(/test_a/);
+      await expect(prepareScratch(tree, grader, "lmr_tests", { "elsewhere/mod.py": "x = 2\n" })).rejects.toMatchObject({ code: "RUN_SYMLINK_PATH" });
       expect(await listFiles(outside)).toEqual([]);
-    } finally {
+      const s = await prepareScratch(tree, grader, "lmr_tests", { "pkg/mod.py": "x = 3\n" });
+      expect(await readFile(join(s.root, "pkg", "mod.py"), "utf8")).toBe("x = 3\n");
       await rm(s.dir, { recursive: true, force: true });
-      await rm(join(tree, "graders"));
+    } finally {
+      await rm(join(tree, "elsewhere"));
     }
   });
 

@@ -105,11 +105,12 @@ export function decideVerdict(ch: ChannelState, p: ProcessFacts): Verdict {
     const lastLine = first.message.trim().split("\n").slice(-1)[0] ?? "";
     return v("error", `collection failed in ${ch.collectErrors.length} place(s), first ${first.id || "<root>"}: ${lastLine}`);
   }
-  if (ch.candidateImportErrors.length > 0) {
+  if ((ch.candidateImportErrors ?? []).length > 0) {
     // the code under test did not load in the candidate: an error of the run, as a collection error was
-    const first = ch.candidateImportErrors[0]!;
+    const errors = ch.candidateImportErrors!;
+    const first = errors[0]!;
     const lastLine = first.message.trim().split("\n")[0] ?? "";
-    return v("error", `the code under test could not be imported (${ch.candidateImportErrors.length} test(s)), first in ${first.id}: ${lastLine}`);
+    return v("error", `the code under test could not be imported (${errors.length} test(s)), first in ${first.id}: ${lastLine}`);
   }
   const exitProblem = PYTEST_EXIT[ch.done.exit];
   if (!ch.collected) return v("error", exitProblem ?? "pytest ended before announcing what it collected");

@@ -5,13 +5,16 @@ import { describe, expect, it } from "vitest";
 import type { RunOutcome } from "../runner/types.js";
 import { planInServer, planOf, readServerPlan, samePlan, serverPlanKey, writeServerPlan } from "./server-plan.js";
 
+/** A first run: the tree's imports (made in the candidate) and what the tests' side left changed. */
 const outcome = (modules: [string, string][], env?: { set: Record<string, string>; unset: string[] }): RunOutcome =>
   ({ imports: modules.map(([module, origin]) => ({ module, origin, importer: "t.py", dist: null, file: null })), ...(env ? { env_changes: env } : {}) }) as unknown as RunOutcome;
 
 describe("the fork server's plan", () => {
-  it("preloads the installed modules a first run imported, once each, and keeps its variables", () => {
+  it("preloads in the candidates' server the installed modules the tree imported, once each; keeps each side's variables", () => {
     const plan = planOf(outcome([["torch", "installed"], ["numpy", "installed"], ["torch", "installed"], ["helpers", "tree"], ["spacy_parses", "grader"]], { set: { A: "1" }, unset: [] }));
-    expect(plan).toEqual({ preload: ["numpy", "torch"], envChanges: { set: { A: "1" }, unset: [] } });
+    expect(plan).toEqual({ preload: [], envChanges: { set: { A: "1" }, unset: [] }, candidate: { preload: ["numpy", "torch"] } });
+    const both = { ...outcome([]), loaded_modules: { modules: ["pytest", "torch"], blocked: [], stand_ins: [] }, candidate_loaded_modules: { modules: ["torch", "trainers_dep"], blocked: ["wandb"], stand_ins: [] }, candidate_env_changes: { set: { B: "2" }, unset: [] } } as RunOutcome;
+    expect(planOf(both)).toEqual({ preload: ["pytest", "torch"], candidate: { preload: ["torch", "trainers_dep"], blocked: ["wandb"], envChanges: { set: { B: "2" }, unset: [] } } });
   });
 
   it("preloads every module the first run loaded, submodules included, in its order; keeps what it blocked and what was its own or a fake", () => {
@@ -20,7 +23,7 @@ describe("the fork server's plan", () => {
       loaded_modules: { modules: ["torch", "transformers", "transformers.models.gpt2.modeling_gpt2"], blocked: ["torch_xla"], stand_ins: ["wandb", "trainers"] },
     } as RunOutcome;
     const plan = planOf(first);
-    expect(plan).toEqual({ preload: ["torch", "transformers", "transformers.models.gpt2.modeling_gpt2"], blocked: ["torch_xla"], standIns: ["wandb", "trainers"] });
+    expect(plan).toEqual({ preload: ["torch", "transformers", "transformers.models.gpt2.modeling_gpt2"], blocked: ["torch_xla"], standIns: ["wandb", "trainers"], candidate: { preload: ["transformers"] } });
     // a run in the server that loads the same is the same plan; one that blocks or fakes another name is not
     expect(samePlan(planInServer(first, plan), plan)).toBe(true);
     const other = { ...first, loaded_modules: { ...first.loaded_modules!, blocked: [] } } as RunOutcome;
@@ -30,7 +33,7 @@ describe("the fork server's plan", () => {
   });
 
   it("reads a run in a server started with the plan on top of its variables: a conftest setting them again is the same plan", () => {
-    const remembered = { preload: ["joblib"], envChanges: { set: { JOBLIB_MULTIPROCESSING: "0" }, unset: ["X"] } };
+    const remembered = { preload: [], envChanges: { set: { JOBLIB_MULTIPROCESSING: "0" }, unset: ["X"] }, candidate: { preload: ["joblib"] } };
     // in the child the variable is already set and X already gone: the conftest changes nothing
     expect(samePlan(planInServer(outcome([["joblib", "installed"]]), remembered), remembered)).toBe(true);
     expect(samePlan(planOf(outcome([["joblib", "installed"]])), remembered)).toBe(false);
@@ -43,8 +46,8 @@ describe("the fork server's plan", () => {
 
   it("leaves out a variable that names a run's scratch folder, from a run and from a plan remembered before", async () => {
     const own = { TORCHINDUCTOR_CACHE_DIR: "/dev/shm/lmr-verify-1-a/lmr-run-Sw4yrK/tmp/torchinductor_lmr", CACHE: "/tmp/lmr-fork-x/c" };
-    expect(planOf(outcome([["torch", "installed"]], { set: { ...own, A: "1" }, unset: [] }))).toEqual({ preload: ["torch"], envChanges: { set: { A: "1" }, unset: [] } });
-    expect(planOf(outcome([["torch", "installed"]], { set: own, unset: [] }))).toEqual({ preload: ["torch"] });
+    expect(planOf(outcome([["torch", "installed"]], { set: { ...own, A: "1" }, unset: [] }))).toEqual({ preload: [], envChanges: { set: { A: "1" }, unset: [] }, candidate: { preload: ["torch"] } });
+    expect(planOf(outcome([["torch", "installed"]], { set: own, unset: [] }))).toEqual({ preload: [], candidate: { preload: ["torch"] } });
     const dir = await mkdtemp(join(tmpdir(), "lmr-plan-"));
     try {
       await writeServerPlan(dir, "k", { preload: ["torch"], envChanges: { set: { ...own, B: "2" }, unset: ["C"] } });
@@ -66,8 +69,10 @@ describe("the fork server's plan", () => {
       expect(await readServerPlan(dir, key)).toBeUndefined();
       await writeFile(join(dir, "verify", `server-plan-${key}.json`), JSON.stringify({ preload: ["json"], blocked: "torch" }));
       expect(await readServerPlan(dir, key)).toBeUndefined();
-      await writeServerPlan(dir, key, { preload: ["json"], blocked: ["torch"], standIns: ["wandb"] });
-      expect(await readServerPlan(dir, key)).toEqual({ preload: ["json"], blocked: ["torch"], standIns: ["wandb"] });
+      await writeServerPlan(dir, key, { preload: ["json"], blocked: ["torch"], standIns: ["wandb"], candidate: { preload: ["numpy"], blocked: ["torch"] } });
+      expect(await readServerPlan(dir, key)).toEqual({ preload: ["json"], blocked: ["torch"], standIns: ["wandb"], candidate: { preload: ["numpy"], blocked: ["torch"] } });
+      await writeFile(join(dir, "verify", `server-plan-${key}.json`), JSON.stringify({ preload: ["json"], candidate: { preload: "numpy" } }));
+      expect(await readServerPlan(dir, key)).toBeUndefined();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -35,7 +35,7 @@ export function planOf(first: RunOutcome): ServerPlan {
   // installed top-level modules the tree imported: the candidate's (the tests' are in their own loaded list)
   const tops = (first.imports ?? []).filter((x) => x.origin === "installed").map((x) => x.module).sort();
   const oracle = part(first.loaded_modules, [], first.env_changes);
-  const candidate = first.candidate_loaded_modules ? part(first.candidate_loaded_modules, tops, first.candidate_env_changes) : undefined;
+  const candidate = first.candidate_loaded_modules || tops.length > 0 || first.candidate_env_changes ? part(first.candidate_loaded_modules, tops, first.candidate_env_changes) : undefined;
   return { ...oracle, ...(candidate ? { candidate } : {}) };
 }
 

@@ -61,7 +61,10 @@ describe("image plans", () => {
     expect(d).toMatch(/pip install .* -r \/opt\/lmr\/requirements.txt/);
     expect(p.files["requirements.txt"]).toBe("rapidfuzz==3.6.1\n");
     expect(Object.keys(p.files)).toContain("python/lmr_harness/run_pytest.py");
-    expect(Object.keys(p.files).some((f) => f.includes("__pycache__") || f.startsWith("python/lmr_record"))).toBe(false);
+    // what decides verdicts is baked in: the harness, the bridge, and the record codec they exchange values in (not the recorder)
+    expect(Object.keys(p.files)).toContain("python/lmr_bridge/strict.py");
+    expect(Object.keys(p.files).filter((f) => f.startsWith("python/lmr_record")).sort()).toEqual(["python/lmr_record/__init__.py", "python/lmr_record/codec.py", "python/lmr_record/encode.py", "python/lmr_record/group.py"]);
+    expect(Object.keys(p.files).some((f) => f.includes("__pycache__") || f.endsWith(".pyc"))).toBe(false);
     const noBlas = String((await planEnv(normaliseEnvironment(env({ system_packages: ["python3-einops"] })))).files.Dockerfile);
     expect(noBlas).not.toContain("libopenblas");
     const bare = String((await planEnv(normaliseEnvironment(env()))).files.Dockerfile);

@@ -42,9 +42,11 @@ export async function runGrader(workspace: string, grader: string, opts: { overl
   if (opts.overlay) await cp(opts.overlay, dir, { recursive: true });
   await mkdir(join(dir, mount), { recursive: true });
   await cp(grader, join(dir, mount), { recursive: true });
-  const r = await execa(pythonBin(), ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", dir, mount], {
+  // the tests reach the code through a candidate process, as in lmr's runs (no sandbox here)
+  const byHand = join(REPO_ROOT, "python", "lmr_bridge", "by_hand.py");
+  const r = await execa(pythonBin(), [byHand, "--tree", dir, "--", "-q", "--rootdir", dir, mount], {
     cwd: dir,
-    env: { PYTHONPATH: dir, PYTHONDONTWRITEBYTECODE: "1" },
+    env: { PYTHONDONTWRITEBYTECODE: "1" },
     reject: false,
     all: true,
   });

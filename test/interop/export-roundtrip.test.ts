@@ -74,6 +74,10 @@ describe("lmr export → lmr import round trip over git upstreams", () => {
       ],
     });
     expect(info.implementations[0].instruction).toBe(await readFile(join(root, "tasks", "pref-loss", "instruction.md"), "utf8"));
+    // the bridge travels with the tests (not the harness), and a conftest starts the candidate
+    const tests = join(folder, "pref-trainer", "unit_test");
+    expect((await readdir(join(tests, "_lmr"))).sort()).toEqual(["lmr_bridge", "lmr_record"]);
+    expect(await readFile(join(tests, "conftest.py"), "utf8")).toContain("by_hand.start(");
     const docker = await readFile(join(folder, "Dockerfile"), "utf8");
     expect(docker).toContain("FROM python:3.11-slim\n");
     expect(docker).toContain('COPY ["pref-trainer/","/workspace/pref-trainer/"]');
