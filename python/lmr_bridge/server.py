@@ -92,13 +92,28 @@ class Worker:
                     os.path.basename(run["setup"]), type(e).__name__, e, _tail(e))
         # the code under test's modules, imported now, before the oracle's first test starts
         # its clock; one that fails is imported again (and fails again) when a test needs it
-        if not self.setup_error:
-            for name in run.get("warm") or []:
+        if not self.setup_error and run.get("warm"):
+            before = set(sys.modules)
+            for name in run["warm"]:
                 try:
                     importlib.import_module(name)
                 except BaseException as e:
                     if isinstance(e, KeyboardInterrupt):
                         raise
+            self._forget_tree_modules(before)
+
+    def _forget_tree_modules(self, keep):
+        """The warm-up's names for the tree's own modules are guessed from file paths, and a
+        test may import the same file under another name (`loralib.adalora` with loralib/ put
+        first on the path, where the guess was `loralib.loralib.adalora`); a package left in
+        sys.modules under the guessed name would shadow the test's. What is worth keeping is
+        what the tree imported from outside it (torch, transformers): the tree's modules the
+        warm-up added are dropped, to be imported again, cheaply, under the names tests use."""
+        for name in [n for n in sys.modules if n not in keep]:
+            mod = sys.modules.get(name)
+            places = [getattr(mod, "__file__", None) or ""] + list(getattr(mod, "__path__", None) or [])
+            if any(p and os.path.realpath(p).startswith(self.root) for p in places):
+                del sys.modules[name]
 
     def serve(self):
         while True:

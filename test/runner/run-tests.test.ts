@@ -213,6 +213,13 @@ describe.each(backends)("runTests on the $name backend", ({ sandbox, name, skip 
     expect(o.status).toBe(name === "bwrap" ? "failed" : "passed");
   });
 
+  it.skipIf(skip)("warms the targets' modules without shadowing the names the tests import them by", async () => {
+    // calc/calc.py guessed as calc.calc from its path; the test imports it as calc, with calc/
+    // first on the path: the warm-up's namespace package calc must not be what it gets
+    const o = await runTests({ tree: tree("nested-package"), grader: join(FIX, "grader-inner-path"), python, sandbox, timeoutTotalS: 20, warmModules: ["calc.calc"] });
+    expect(o.status, o.log).toBe("passed");
+  });
+
   it.skipIf(skip)("runs only the selected test paths", async () => {
     const o = await run(sandbox, tree("good"), { testPaths: ["tests/test_calc.py::test_add_is_symmetric"] });
     expect(o.status).toBe("passed");
