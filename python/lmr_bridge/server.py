@@ -109,11 +109,19 @@ class Worker:
         sys.modules under the guessed name would shadow the test's. What is worth keeping is
         what the tree imported from outside it (torch, transformers): the tree's modules the
         warm-up added are dropped, to be imported again, cheaply, under the names tests use."""
+        # every place is read before any module goes: a namespace package's __path__ is
+        # recomputed from its parent's, which must still be there
+        drop = []
         for name in [n for n in sys.modules if n not in keep]:
             mod = sys.modules.get(name)
-            places = [getattr(mod, "__file__", None) or ""] + list(getattr(mod, "__path__", None) or [])
-            if any(p and os.path.realpath(p).startswith(self.root) for p in places):
-                del sys.modules[name]
+            try:
+                places = [getattr(mod, "__file__", None) or ""] + list(getattr(mod, "__path__", None) or [])
+            except Exception:
+                continue
+            if any(isinstance(p, str) and p and os.path.realpath(p).startswith(self.root) for p in places):
+                drop.append(name)
+        for name in drop:
+            sys.modules.pop(name, None)
 
     def serve(self):
         while True:
@@ -544,7 +552,7 @@ class Server:
             worker.serve()
         except BaseException as e:  # anything here is the worker's own end
             try:
-                os.write(2, ("lmr candidate: the worker stopped: %r\n" % (e,)).encode())
+                os.write(2, ("lmr candidate: the worker stopped: %r\n%s" % (e, traceback.format_exc())).encode())
             except OSError:
                 pass
             code = 1

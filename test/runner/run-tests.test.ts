@@ -215,8 +215,9 @@ describe.each(backends)("runTests on the $name backend", ({ sandbox, name, skip 
 
   it.skipIf(skip)("warms the targets' modules without shadowing the names the tests import them by", async () => {
     // calc/calc.py guessed as calc.calc from its path; the test imports it as calc, with calc/
-    // first on the path: the warm-up's namespace package calc must not be what it gets
-    const o = await runTests({ tree: tree("nested-package"), grader: join(FIX, "grader-inner-path"), python, sandbox, timeoutTotalS: 20, warmModules: ["calc.calc"] });
+    // first on the path: the warm-up's namespace package calc must not be what it gets (nor
+    // may dropping it break on calc.inner, a namespace package whose path comes from calc's)
+    const o = await runTests({ tree: tree("nested-package"), grader: join(FIX, "grader-inner-path"), python, sandbox, timeoutTotalS: 20, warmModules: ["calc.calc", "calc.inner.deep"] });
     expect(o.status, o.log).toBe("passed");
   });
 
