@@ -31,6 +31,13 @@ describe("describeTask", () => {
     expect(describeTask(task, record(false, "h1"), "h1").status).toBe("failed at mutants");
     expect(describeTask(task, undefined, "h1")).toMatchObject({ status: "unverified", kill_ratio: null, test_time_s: null });
   });
+
+  it("reports the kind and the instruction levels the manifest gives", () => {
+    expect(describeTask(task, undefined, "h")).toMatchObject({ kind: null, levels: ["paper"] });
+    const both: ResolvedTask = { ...task, manifest: { ...manifest, kind: "glue", kind_reason: "r", hints: "hints.md" } as TaskManifest };
+    expect(describeTask(both, undefined, "h")).toMatchObject({ kind: "glue", levels: ["paper", "hinted"] });
+    expect(renderTaskTable([describeTask(both, undefined, "h")])).toContain("| glue | paper, hinted |");
+  });
 });
 
 describe("renderTaskTable", () => {
