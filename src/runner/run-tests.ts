@@ -266,7 +266,8 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
   const text = log.text() + (candidateLog ? `\n----- the candidate (the code under test) -----\n${candidateLog}` : "");
   const isolation: Isolation = {
     ...backend.describe(oracleWrap),
-    network: network ? "on" : "off",
+    // the code under test runs in the candidate: what it can reach is what counts
+    network: sandboxed && !network ? "off" : "on",
     memory_mb: memoryMb,
     memory: cLimits.memory,
     ...(sandboxed ? { disk_mb: diskMb } : {}),

@@ -74,7 +74,7 @@ describe.each(backends)("runTests on the $name backend", ({ sandbox, name, skip 
     expect(o.junit_xml).toMatch(/<testsuite[^>]*tests="2"/);
     expect(o.python.version).toBe(python.version);
     expect(o.isolation?.network).toBe(name === "bwrap" ? "off" : "on");
-    expect(o.isolation?.filesystem).toBe(name === "bwrap" ? "readonly" : "none");
+    expect(o.isolation?.filesystem).toBe(name === "bwrap" ? "minimal" : "none");
     expect(await hashTree(tree("good"))).toEqual(before);
   });
 
@@ -109,10 +109,10 @@ describe.each(backends)("runTests on the $name backend", ({ sandbox, name, skip 
     expect(Date.now() - t0).toBeLessThan(8000);
   });
 
-  it.skipIf(skip)("kills a test that ignores the per-test alarm", async () => {
+  it.skipIf(skip)("a target that ignores the per-test alarm cannot hold the tests: the alarm is the oracle's", async () => {
     const o = await run(sandbox, tree("stubborn-loop"), { timeoutPerTestS: 1 });
-    expect(o.status).toBe("timeout");
-    expect(o.reason).toMatch(/per-test limit of 1 s/);
+    expect(o.status).toBe("failed");
+    expect(o.tests.map((t) => t.message)).toEqual(["lmr: test exceeded the per-test limit of 1 s", "lmr: test exceeded the per-test limit of 1 s"]);
   });
 
   it.skipIf(skip)("caps memory: a memory bomb gets MemoryError", async () => {
@@ -122,11 +122,11 @@ describe.each(backends)("runTests on the $name backend", ({ sandbox, name, skip 
     expect(o.isolation?.memory_mb).toBe(512);
   });
 
-  it.skipIf(skip)("ignores a printed summary and os._exit(0) at import", async () => {
+  it.skipIf(skip)("ignores a printed summary and os._exit(0) at import: only the candidate ends", async () => {
     const o = await run(sandbox, tree("print-exit"));
-    expect(o.exit_code).toBe(0);
-    expect(o.status).toBe("error");
-    expect(o.reason).toMatch(/without reporting its results/);
+    expect(o.status).toBe("failed");
+    expect(o.counts).toEqual({ passed: 0, failed: 2, errors: 0, skipped: 0 });
+    expect(o.tests[0]?.message).toMatch(/CandidateError: the candidate process ended while it ran calc:add/);
   });
 
   it.skipIf(skip)("ignores JUnit files forged in the tree and in /tmp", async () => {
@@ -149,28 +149,30 @@ describe.each(backends)("runTests on the $name backend", ({ sandbox, name, skip 
       const kept = o.scratch_dir!;
       expect(existsSync(join(kept, "tree", "conftest.py"))).toBe(false);
       expect(existsSync(join(kept, "tree", "pyproject.toml"))).toBe(true);
-      expect(await readFile(join(kept, "tree", "lmr_tests", "tests", "conftest.py"), "utf8")).toMatch(/def pairs/);
+      // the grader is the oracle's alone; the tree's own lmr_tests/ is not what pytest ran
+      expect(await readFile(join(kept, "oracle", "lmr_tests", "tests", "conftest.py"), "utf8")).toMatch(/def pairs/);
     } finally {
       await rm(o.scratch_dir!, { recursive: true, force: true });
     }
   });
 
-  it.skipIf(skip)("calls a run whose code patched pytest internals an error", async () => {
+  it.skipIf(skip)("code that patches pytest's reports patches the candidate's pytest, not the oracle's", async () => {
     const o = await run(sandbox, tree("patch-pytest"));
-    expect(o.status).toBe("error");
-    expect(o.reason).toMatch(/tampered.*TestReport\.from_item_and_call/);
+    expect(o.status).toBe("failed");
+    expect(o.tests[0]?.message).toMatch(/assert -1 == 5/);
   });
 
-  it.skipIf(skip)("rejects records forged on the results channel", async () => {
+  it.skipIf(skip)("records written to every descriptor reach no results channel (the candidate holds none)", async () => {
     const o = await run(sandbox, tree("forge-records"));
-    expect(o.status).toBe("error");
-    expect(o.reason).toMatch(/not trusted: unauthenticated record/);
+    expect(o.status).toBe("failed");
+    expect(o.tests[0]?.message).toMatch(/not a bridge frame/);
   });
 
   it.skipIf(skip)("does not let the code under test skip the grader's tests", async () => {
     const o = await run(sandbox, tree("skip-from-body"));
     expect(o.status).toBe("failed");
-    expect(o.tests[0]?.message).toMatch(/skipped or xfailed from inside the test body/);
+    expect(o.counts.skipped).toBe(0);
+    expect(o.tests[0]?.message).toMatch(/RemoteError: .*Skipped: not today/);
   });
 
   it.skipIf(skip)(`network to 127.0.0.1 is ${name === "bwrap" ? "cut" : "open (local backend)"}`, async () => {
@@ -193,14 +195,11 @@ describe.each(backends)("runTests on the $name backend", ({ sandbox, name, skip 
     expect(leftoverSleepers()).toEqual([]);
   });
 
-  it.skipIf(skip)(`grader files are ${name === "bwrap" ? "read-only" : "checked for changes"}`, async () => {
+  it.skipIf(skip)("the grader's files are not in the candidate's tree to rewrite", async () => {
     const o = await run(sandbox, tree("rewrite-grader"));
-    if (name === "bwrap") {
-      expect(o.status).toBe("failed");
-    } else {
-      expect(o.status).toBe("error");
-      expect(o.reason).toMatch(/grader files were modified.*pairs\.json/);
-    }
+    expect(o.status).toBe("failed");
+    expect(o.counts.failed).toBe(2);
+    expect(o.tests[0]?.message).toMatch(/assert -1 == 5/);
   });
 
   it.skipIf(skip)(`hidePaths ${name === "bwrap" ? "hides" : "cannot hide"} folders from the code under test`, async () => {
