@@ -96,9 +96,9 @@ def inside(root):
 
 
 def run_conftests(conftests):
-    """Executes the grader's conftest.py files before any target is imported.
+    """Executes the candidate's set-up and the grader's conftest.py files before any target is imported.
 
-    A conftest may put stand-ins into sys.modules for packages the upstream imports
+    The set-up (or a conftest) may put stand-ins into sys.modules for packages the upstream imports
     at top level but the targets never use; the recording needs them as the grader
     does. Each is imported the way pytest does it: a fresh module named `conftest`.
     """
@@ -117,9 +117,9 @@ def run_conftests(conftests):
                 "record-conftest-failed",
                 "%s failed while lmr record loaded it before importing the targets: %s: %s%s"
                 % (item["label"], type(e).__name__, e, "\n" + tail if tail else ""),
-                "lmr record runs every conftest.py next to the task's test files first, as pytest would; "
-                "make it importable with the recording interpreter",
-                "/tests/files",
+                "lmr record runs the candidate's set-up (tests.candidate.setup), then every conftest.py next to "
+                "the task's test files, before it imports a target; make it importable with the recording interpreter",
+                item.get("pointer", "/tests/files"),
             ) from None
 
 

@@ -181,7 +181,7 @@ async function listWritten(root: string, script: string): Promise<string[]> {
  * reference as the candidate does, so it needs the same stand-ins. A set-up that imports
  * helper files of its own puts their folder on sys.path itself (it runs from the task folder).
  */
-export async function findConftests(task: ResolvedTask): Promise<{ path: string; label: string }[]> {
+export async function findConftests(task: ResolvedTask): Promise<{ path: string; label: string; pointer: string }[]> {
   const setup = task.manifest.tests.candidate?.setup;
   const folders = new Set(task.manifest.tests.files.map((f) => posix.dirname(toPosix(f))));
   const found: string[] = [];
@@ -189,6 +189,6 @@ export async function findConftests(task: ResolvedTask): Promise<{ path: string;
     const rel = posix.join(folder, "conftest.py");
     if ((await stat(join(task.dir, rel)).catch(() => undefined))?.isFile()) found.push(rel);
   }
-  const out = found.sort().map((rel) => ({ path: join(task.dir, rel), label: rel }));
-  return setup ? [{ path: join(task.dir, setup), label: setup }, ...out] : out;
+  const out = found.sort().map((rel) => ({ path: join(task.dir, rel), label: rel, pointer: "/tests/files" }));
+  return setup ? [{ path: join(task.dir, setup), label: setup, pointer: "/tests/candidate/setup" }, ...out] : out;
 }

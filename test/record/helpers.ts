@@ -3,6 +3,8 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { listFiles } from "../../src/core/hash.js";
+import type { TaskManifest } from "../../src/manifest/types.js";
+import { candidateRequest } from "../../src/runner/candidate.js";
 import { resolvePython, runTests } from "../../src/runner/index.js";
 import type { RunOutcome } from "../../src/runner/types.js";
 import { EXAMPLE_TASKS, REPO_ROOT, makeTempDir } from "../helpers/git-fixture.js";
@@ -47,6 +49,8 @@ export interface Built {
   grader: string;
   /** Reference target files, relative path → content. */
   reference: Record<string, string>;
+  /** What the task's manifest gives its candidate (set-up, files, modules to warm). */
+  candidate: ReturnType<typeof candidateRequest>;
 }
 
 /** `lmr build TASK --out TMP` with the CLI; the bundle's parts. */
@@ -58,7 +62,8 @@ export async function buildTask(taskDir: string, env: Record<string, string> = {
   const refDir = join(dir, "reference");
   const reference: Record<string, string> = {};
   for (const rel of await listFiles(refDir)) reference[rel] = await readFile(join(refDir, rel), "utf8");
-  return { dir, workspace: join(dir, "workspace"), grader: join(dir, "grader"), reference };
+  const manifest = JSON.parse(await readFile(join(taskDir, "task.json"), "utf8")) as TaskManifest;
+  return { dir, workspace: join(dir, "workspace"), grader: join(dir, "grader"), reference, candidate: candidateRequest(manifest) };
 }
 
 /** Runs grader tests with the toolkit's runner (sandbox as available) on the stub, the reference or another overlay. */
@@ -69,6 +74,7 @@ export async function runReplay(built: Built, testPath: string, overlay: Record<
     grader: built.grader,
     ...(overlay ? { overlay } : {}),
     testPaths: [testPath],
+    ...built.candidate,
     python: env,
     timeoutTotalS: 120,
     timeoutPerTestS: 30,

@@ -48,7 +48,7 @@ describe("recording methods", () => {
     const scaffold = await runCli(["scaffold", "tests", taskDir]);
     expect(scaffold.exitCode, scaffold.stderr).toBe(0);
     const testFile = "tests/test_open_loop_mcts_find_best_action_replay.py";
-    expect(await readFile(join(taskDir, testFile), "utf8")).toContain("from core.mcts import OpenLoopMCTS");
+    expect(await readFile(join(taskDir, testFile), "utf8")).toContain(`OPEN_LOOP_MCTS_FIND_BEST_ACTION = RECORDING.target("core/mcts.py", "OpenLoopMCTS.find_best_action")`);
 
     const built = await buildTask(taskDir);
     const reference = await runReplay(built, testFile, built.reference);

@@ -91,8 +91,8 @@ describe("record.check_mutations: false", () => {
     expect((await runCli(["scaffold", "tests", taskDir])).exitCode).toBe(0);
     const testFile = "tests/test_pref_loss_replay.py";
     const source = await readFile(join(taskDir, testFile), "utf8");
-    expect(source).toContain("replay(NORMALIZE, call, normalize_, check_mutations=False)\n");
-    expect(source).toContain("replay(ADD_COUNTS, call, add_counts)\n");
+    expect(source).toContain("replay(NORMALIZE, call, check_mutations=False)\n");
+    expect(source).toContain("replay(ADD_COUNTS, call)\n");
     expect(source).toContain('"record": {"check_mutations": false}');
 
     const built = await buildTask(taskDir);
