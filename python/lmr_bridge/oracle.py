@@ -334,7 +334,9 @@ def remote_exception(info):
     (so pytest.raises(ValueError) works for a subclass of it), else RemoteError."""
     info = {k: (_short(v) if isinstance(v, str) else v) for k, v in info.items()}
     kind = str(info.get("type", "?"))
-    text = "%s: %s" % (kind[len("builtins:"):] if kind.startswith("builtins:") else kind, info.get("message", ""))
+    message = str(info.get("message", ""))
+    args = info.get("args")
+    plain = isinstance(args, list) and all(type(a) in (str, int, float, bool, type(None)) for a in args)
     for name in info.get("mro") or []:
         if not isinstance(name, str) or not name.startswith("builtins:"):
             continue
@@ -342,7 +344,9 @@ def remote_exception(info):
         if not (isinstance(cls, type) and issubclass(cls, Exception)):
             continue
         try:
-            exc = cls(text)
+            # the class itself, rebuilt from its arguments: str(err.value) reads as in the candidate;
+            # a subclass of the tree's becomes its builtin base, with the message it printed
+            exc = cls(*args) if name == kind and plain else cls(message)
         except Exception:
             continue
         exc.lmr_remote = info
@@ -357,7 +361,7 @@ def _note(exc, info):
     """The candidate's own traceback, for the person reading the failure (never for the verdict)."""
     tb = info.get("traceback")
     if tb and hasattr(exc, "add_note"):
-        exc.add_note("raised in the candidate process:\n" + tb)
+        exc.add_note("raised in the candidate process (%s):\n%s" % (info.get("type", "?"), tb))
 
 
 def _short(text):

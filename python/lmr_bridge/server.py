@@ -28,6 +28,7 @@ import importlib.util
 import inspect
 import json
 import os
+import resource  # at the top: a served run caps its address space, a fresh one need not, and both must load the same
 import select
 import shutil
 import signal
@@ -248,6 +249,8 @@ class Worker:
             "type": mro[0] if mro else codec.type_name(e),
             "mro": mro,
             "message": _text(e)[:4000],
+            # plain arguments travel too, so that a builtin exception is rebuilt as raised (str() included)
+            "args": list(e.args) if len(e.args) <= 8 and all(type(a) in (str, int, float, bool, type(None)) and (type(a) is not str or len(a) <= 4000) for a in e.args) else None,
             "traceback": "".join(traceback.format_exception(cls, e, e.__traceback__)[-12:])[-6000:],
         }
 
@@ -543,8 +546,6 @@ class Server:
                 run["server_tempdir"] = tf.tempdir
                 tf.tempdir = None
             if run.get("as_bytes"):
-                import resource
-
                 cap = int(run["as_bytes"]) + _mapped_bytes()
                 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
             worker = Worker(conn, run)

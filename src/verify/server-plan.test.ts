@@ -13,8 +13,12 @@ describe("the fork server's plan", () => {
   it("preloads in the candidates' server the installed modules the tree imported, once each; keeps each side's variables", () => {
     const plan = planOf(outcome([["torch", "installed"], ["numpy", "installed"], ["torch", "installed"], ["helpers", "tree"], ["spacy_parses", "grader"]], { set: { A: "1" }, unset: [] }));
     expect(plan).toEqual({ preload: [], envChanges: { set: { A: "1" }, unset: [] }, candidate: { preload: ["numpy", "torch"] } });
-    const both = { ...outcome([]), loaded_modules: { modules: ["pytest", "torch"], blocked: [], stand_ins: [] }, candidate_loaded_modules: { modules: ["torch", "trainers_dep"], blocked: ["wandb"], stand_ins: [] }, candidate_env_changes: { set: { B: "2" }, unset: [] } } as RunOutcome;
+    // where the candidate reports what it loaded, that alone is its plan: the run's imports also
+    // hold the tests' (pytest), which a candidates' server must not preload (it would report them
+    // back, and the plan would never hold there)
+    const both = { ...outcome([["pytest", "installed"], ["torch", "installed"]]), loaded_modules: { modules: ["pytest", "torch"], blocked: [], stand_ins: [] }, candidate_loaded_modules: { modules: ["torch", "trainers_dep"], blocked: ["wandb"], stand_ins: [] }, candidate_env_changes: { set: { B: "2" }, unset: [] } } as RunOutcome;
     expect(planOf(both)).toEqual({ preload: ["pytest", "torch"], candidate: { preload: ["torch", "trainers_dep"], blocked: ["wandb"], envChanges: { set: { B: "2" }, unset: [] } } });
+    expect(samePlan(planInServer(both, planOf(both)), planOf(both))).toBe(true);
   });
 
   it("preloads every module the first run loaded, submodules included, in its order; keeps what it blocked and what was its own or a fake", () => {

@@ -32,8 +32,11 @@ interface PlanPart extends PreloadPlan {
 
 /** The plan a passing first run implies. */
 export function planOf(first: RunOutcome): ServerPlan {
-  // installed top-level modules the tree imported: the candidate's (the tests' are in their own loaded list)
-  const tops = (first.imports ?? []).filter((x) => x.origin === "installed").map((x) => x.module).sort();
+  // installed top-level modules imported in the run: only where the candidate did not report
+  // what it loaded. The list mixes the tests' imports with the tree's (pytest among them), and
+  // a candidates' server that preloaded the tests' would report them back, so a plan made
+  // with them would never hold in its own server.
+  const tops = first.candidate_loaded_modules ? [] : (first.imports ?? []).filter((x) => x.origin === "installed").map((x) => x.module).sort();
   const oracle = part(first.loaded_modules, [], first.env_changes);
   const candidate = first.candidate_loaded_modules || tops.length > 0 || first.candidate_env_changes ? part(first.candidate_loaded_modules, tops, first.candidate_env_changes) : undefined;
   return { ...oracle, ...(candidate ? { candidate } : {}) };

@@ -1,4 +1,4 @@
-import { cp, mkdir, readFile, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, readFile, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateSummary, type Summary } from "../../src/report/index.js";
@@ -128,7 +128,7 @@ describe("lmr eval: files JSONL and what a submission may not do", () => {
 });
 
 describe("lmr eval: a folder of workspaces", () => {
-  it("reads DIR/<task>/ and DIR/<task>/<sample>/, takes model.txt, refuses a symlinked target", async () => {
+  it("reads DIR/<task>/ and DIR/<task>/<sample>/, takes model.txt, refuses a symlinked target with exit 2", async () => {
     const dir = join(work, "workspaces");
     const copyWorkspace = async (task: string, to: string, withReference: boolean) => {
       await cp(join(bundles, task, "workspace"), to, { recursive: true });
@@ -143,16 +143,22 @@ describe("lmr eval: a folder of workspaces", () => {
     await symlink(join(bundles, "mcts-best-action", "reference", target), join(dir, "mcts-best-action", target));
     await writeFile(join(dir, "model.txt"), "folder-model\n");
     const out = join(work, "run-folder");
+    // a target reached through a link (here, to the reference) is bad input: nothing is graded
+    const linked = await evalExamples(dir, out, "--tasks", "pref-loss", "rouge-notebook", "mcts-best-action", "-j", "2", "--json");
+    expect(linked.exitCode).toBe(2);
+    expect(linked.stdout + linked.stderr).toContain(`${target} is reached through the symbolic link '${target}'`);
+    expect(await stat(join(out, "results")).then(() => true, () => false)).toBe(false);
+    await rm(join(dir, "mcts-best-action", target));
+    await cp(join(bundles, "mcts-best-action", "workspace", target), join(dir, "mcts-best-action", target));
     const r = await evalExamples(dir, out, "--tasks", "pref-loss", "rouge-notebook", "mcts-best-action", "-j", "2", "--json");
     expect(r.exitCode, r.stderr).toBe(0);
     const res = await readResults(out, "folder-model");
     expect(verdicts(res)).toEqual({
-      "mcts-best-action/0": "invalid",
+      "mcts-best-action/0": "failed",
       "pref-loss/0": "passed",
       "rouge-notebook/0": "passed",
       "rouge-notebook/1": "failed",
     });
-    expect(res.get("mcts-best-action/0")!.reason).toMatch(/is a symbolic link; submit the file itself/);
     expect(res.get("pref-loss/0")!.model).toBe("folder-model");
     expect((await validateSummary(JSON.parse(r.stdout))).ok).toBe(true);
   });
