@@ -235,8 +235,9 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
     await candidate?.stop();
     await chan.close();
     // --rm removed a container that exited by itself; one we stopped or that failed to start may linger.
-    // (a candidate is always killed: --rm removes it; the owner label lets a later run sweep what is left)
-    if (stopped) await removeContainers([name]);
+    // A candidate is always killed, and removed here, so that none of its processes outlive the
+    // run (`docker kill` returns before they are gone; --rm alone removes it later)
+    await removeContainers(stopped ? [name, candidateName] : [candidateName]);
     untrack();
     untrackCandidate();
     await rm(chanDir, { recursive: true, force: true });

@@ -53,7 +53,7 @@ describe.skipIf(!ok)("runTests on the docker backend", () => {
     expect(o.junit_xml).toMatch(/<testsuite[^>]*tests="2"/);
     expect(o.image).toEqual({ tag: await envImageTag(normaliseEnvironment(PLAIN_ENV)), id: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), digest: null });
     expect(o.python).toEqual({ path: "/opt/lmr/venv/bin/python", version: expect.stringMatching(/^3\.11\./) });
-    expect(o.isolation).toMatchObject({ network: "off", filesystem: "readonly", memory_mb: 4096, pids: "cgroup", cpus: 1 });
+    expect(o.isolation).toMatchObject({ network: "off", filesystem: "minimal", memory_mb: 4096, pids: "cgroup", cpus: 1 });
     expect(o.isolation?.uid).not.toBe(0);
     expect(await hashTree(tree("good"))).toEqual(before);
   });
@@ -79,9 +79,10 @@ describe.skipIf(!ok)("runTests on the docker backend", () => {
     const alarm = await run(tree("loop"), { timeoutPerTestS: 1 });
     expect(alarm.status).toBe("failed");
     expect(alarm.tests[0]?.message).toMatch(/per-test limit of 1 s/);
+    // the alarm is the oracle's: a target that ignores SIGALRM holds only its own container
     const stubborn = await run(tree("stubborn-loop"), { timeoutPerTestS: 1 });
-    expect(stubborn.status).toBe("timeout");
-    expect(stubborn.reason).toMatch(/per-test limit of 1 s/);
+    expect(stubborn.status).toBe("failed");
+    expect(stubborn.tests[0]?.message).toMatch(/per-test limit of 1 s/);
     const t0 = Date.now();
     const wall = await run(tree("loop"), { timeoutTotalS: 3 });
     expect(wall.status).toBe("timeout");
@@ -104,16 +105,16 @@ describe.skipIf(!ok)("runTests on the docker backend", () => {
 
   it("ignores printed summaries, forged JUnit files, forged records, patched pytest and in-body skips", async () => {
     const printed = await run(tree("print-exit"));
-    expect(printed.status).toBe("error");
-    expect(printed.reason).toMatch(/without reporting its results/);
+    expect(printed.status).toBe("failed");
+    expect(printed.tests[0]?.message).toMatch(/the candidate process ended while it ran calc:add/);
     await rm("/tmp/lmr-forged-junit.xml", { force: true });
     const junit = await run(tree("forge-junit"));
     expect(junit.status).toBe("failed");
     expect(junit.junit_xml).toMatch(/failures="2"/);
     expect(existsSync("/tmp/lmr-forged-junit.xml")).toBe(false);
-    expect((await run(tree("forge-records"))).reason).toMatch(/not trusted: unauthenticated record/);
-    expect((await run(tree("patch-pytest"))).reason).toMatch(/tampered.*TestReport\.from_item_and_call/);
-    expect((await run(tree("skip-from-body"))).tests[0]?.message).toMatch(/skipped or xfailed from inside the test body/);
+    expect((await run(tree("forge-records"))).tests[0]?.message).toMatch(/not a bridge frame/);
+    expect((await run(tree("patch-pytest"))).tests[0]?.message).toMatch(/assert -1 == 5/);
+    expect((await run(tree("skip-from-body"))).tests[0]?.message).toMatch(/RemoteError: .*Skipped: not today/);
     const hijack = await run(tree("conftest-hijack"));
     expect(hijack.status).toBe("failed");
     expect(hijack.log).toMatch(/removed from the tree copy: conftest.py/);
@@ -159,21 +160,26 @@ describe.skipIf(!ok)("runTests on the docker backend", () => {
     expect(existsSync("/tmp/lmr-probe")).toBe(false);
   });
 
-  it("trusts only the harness's connection to the results socket", async () => {
+  it("the results socket is not in the candidate's container", async () => {
+    // add is right only where the socket cannot be reached: a pass proves it was not
     const t = await treeWith({
       "calc.py": [
         "import socket",
-        "s = socket.socket(socket.AF_UNIX)",
-        "s.connect('/lmr/chan/results.sock')",
-        "s.sendall(b'0' * 64 + b' {\"t\":\"done\"}\\n')",
+        "REACHED = 0",
+        "try:",
+        "    s = socket.socket(socket.AF_UNIX)",
+        "    s.connect('/lmr/chan/results.sock')",
+        "    s.sendall(b'0' * 64 + b' {\"t\":\"done\"}\\n')",
+        "    REACHED = 1",
+        "except OSError:",
+        "    pass",
         "def add(a, b):",
-        "    return a + b",
+        "    return a + b + REACHED",
         "",
       ].join("\n"),
     });
     const o = await run(t);
-    expect(o.status).toBe("error");
-    expect(o.reason).toMatch(/more connection\(s\) to the results socket/);
+    expect(o.status, o.log).toBe("passed");
   });
 });
 

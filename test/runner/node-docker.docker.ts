@@ -80,7 +80,7 @@ describe.skipIf(!ok)("runTests with node-test in docker", () => {
     expect(o.counts).toEqual({ passed: 9, failed: 0, errors: 0, skipped: 0 });
     expect(o.python).toEqual({ path: "/usr/bin/node", version: expect.stringMatching(/^node 18\.\d+\.\d+$/) });
     expect(o.image?.tag).toBe(await envImageTag(NODE_SPEC));
-    expect(o.isolation).toMatchObject({ network: "off", filesystem: "readonly", memory_mb: 4096, pids: "cgroup" });
+    expect(o.isolation).toMatchObject({ network: "off", filesystem: "minimal", memory_mb: 4096, pids: "cgroup" });
     expect(o.isolation?.uid).not.toBe(0);
     expect(o.imports).toEqual([]);
   });
@@ -91,14 +91,16 @@ describe.skipIf(!ok)("runTests with node-test in docker", () => {
     expect(o.tests.find((t) => t.status === "failed")?.message).toMatch(/not implemented: applyMerge/);
   });
 
-  it("kills a test that runs past the per-test limit and leaves no container", async () => {
+  it("fails a test that runs past the per-test limit and leaves no container", async () => {
     const masked = await readFile(join(bundle, "workspace", TARGET), "utf8");
     const spin = masked.replace(/throw new Error\("not implemented: applyMerge"\);/, "for (;;) {}");
     expect(spin).not.toBe(masked);
     const t0 = performance.now();
     const o = await run({ [TARGET]: spin }, { timeoutPerTestS: 2 });
-    expect(o.status, o.log).toBe("timeout");
-    expect(o.reason).toMatch(/per-test limit of 2 s/);
+    // the loop is the candidate's: the tests' process times each test out and goes on
+    expect(o.status, o.log).toBe("failed");
+    expect(o.counts.passed).toBe(0);
+    expect(o.tests.find((t) => t.status === "failed")?.message).toMatch(/timed out after 2000ms/);
     expect((performance.now() - t0) / 1000).toBeLessThan(40);
     expect(await lmrContainers()).toEqual([]);
   });
@@ -158,7 +160,8 @@ describe.skipIf(!ok)("lmr verify and lmr eval of node-test tasks with --sandbox 
       const want = h.docker ?? h;
       expect(res.backend).toBe("docker");
       expect(res.verdict, res.reason).toBe(want.expect);
-      expect(`${res.reason ?? ""}\n${log}`).toMatch(want.why);
+      const messages = (res.tests ?? []).map((t) => t.message ?? "").join("\n");
+      expect(`${res.reason ?? ""}\n${messages}\n${log}`).toMatch(want.why);
     });
   });
 });
