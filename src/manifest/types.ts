@@ -38,7 +38,8 @@ export interface Paper {
   text?: string;
 }
 
-export type TaskSet = "core" | "extended";
+/** core: LMR-Bench's published tasks; extended: further papers; method: the paper's method where a core task's target is glue. */
+export type TaskSet = "core" | "extended" | "method";
 
 /** What the agent's workspace leaves out beyond the masked targets. */
 export interface WorkspaceSpec {

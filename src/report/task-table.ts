@@ -60,6 +60,7 @@ const cell = (s: string): string => s.replace(/\|/g, "\\|").replace(/\r?\n/g, " 
 const SET_NOTES: Record<TaskSet, string> = {
   core: "The benchmark's main tasks: `lmr eval` grades these unless told otherwise.",
   extended: "Further tasks, graded with `lmr eval --set extended` (or `--set all`); reported apart from the core set.",
+  method: "The paper's method from the repositories of core tasks whose target is glue (`kind: glue`): graded with `lmr eval --set method`, reported apart.",
 };
 
 /**

@@ -34,8 +34,8 @@ export function registerList(program: Command): void {
       `
 Status comes from each task's verification.json: verified, failed at <step>, stale
 (the task changed since it was verified) or unverified. Every task is in a set,
-core (the default) or extended (the manifest's "set"); the Markdown has one
-section per set.
+core (the default), extended or method (the manifest's "set"); the Markdown has
+one section per set.
 
 Examples:
   $ lmr list

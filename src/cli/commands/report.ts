@@ -45,7 +45,7 @@ kappa), tokens and cost (from generate.json beside the graded submissions),
 then per model its pass@1 and pass@k, category, set and task tables. pass@k is
 never pooled across models. The HTML page adds a task × model matrix: each
 sample is a link that opens its failing tests, its diff against the masked
-file, the judge's rationale and the agent's log (files under its agent/). summary.json always covers the whole run; --set core|extended
+file, the judge's rationale and the agent's log (files under its agent/). summary.json always covers the whole run; --set core|extended|method
 narrows the printed report to one set's tasks.
 
 Formats: md (Markdown, default), html (one self-contained page), junit (JUnit
