@@ -7,6 +7,7 @@ import { TOOLKIT_ROOT } from "../core/paths.js";
 import { writeFileAtomic, writeJsonAtomic } from "../core/fs-atomic.js";
 import { lockRunDir } from "../evaluate/run-dir.js";
 import { checkRunFolderLayout } from "../evaluate/run-state.js";
+import { DEFAULT_LEVEL, instructionPath, type InstructionLevel } from "../manifest/level.js";
 import { TOOLKIT_VERSION, prepareBundles, runEval, type EvalOptions, type EvalOutcome } from "../evaluate/run-eval.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { nameModelFolder } from "../run-folder/index.js";
@@ -30,6 +31,8 @@ export interface AgentRunOptions extends SourceOptions {
   preset?: string;
   model: string;
   samples: number;
+  /** The instruction the agent gets (default "paper"); the graded run records it. */
+  level?: InstructionLevel;
   /** Agents run at once. */
   agentJobs: number;
   timeoutS: number;
@@ -48,6 +51,7 @@ export interface AgentRunOptions extends SourceOptions {
 
 export interface AgentRunSummary {
   model: string;
+  level: InstructionLevel;
   command: string;
   preset?: string;
   timeout_s: number;
@@ -69,7 +73,9 @@ export async function runAgents(opts: AgentRunOptions): Promise<{ summary: Agent
   const agentRoot = join(outDir, AGENT_DIR);
   const inputs: AgentSampleInput[] = [];
   const hashesOf = new Map<string, BundleInfo["hashes"]>();
-  await checkRunFolderLayout(outDir);
+  const level = opts.level ?? DEFAULT_LEVEL;
+  for (const task of opts.tasks) instructionPath(task, level); // every task has the level, or nothing runs
+  await checkRunFolderLayout(outDir, level);
   await mkdir(outDir, { recursive: true });
   // The agents run under the run folder's lock, as gradings do: their scratch copies sit in
   // RUN_DIR/.scratch, so after a kill -9 the next run's lock kills the leftovers and sweeps them.
@@ -77,12 +83,12 @@ export async function runAgents(opts: AgentRunOptions): Promise<{ summary: Agent
   let records: AgentRecord[];
   let reused = 0;
   try {
-    const bundles = await prepareBundles({ tasks: opts.tasks, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}), ...(opts.mirror ? { mirror: opts.mirror } : {}) }, outDir);
+    const bundles = await prepareBundles({ tasks: opts.tasks, level, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}), ...(opts.mirror ? { mirror: opts.mirror } : {}) }, outDir);
     const hide = [outDir, TOOLKIT_ROOT, ...(opts.tasksRoot ? [resolve(opts.tasksRoot)] : []), ...opts.tasks.map((t) => t.dir), ...[...bundles.values()].map((b) => b.dir)];
     for (const task of opts.tasks) {
       const bundle = bundles.get(task.manifest.id)!;
       hashesOf.set(task.manifest.id, bundle.hashes);
-      const instruction = join(task.dir, task.manifest.instruction);
+      const instruction = instructionPath(task, level);
       const instructionText = await readFile(instruction, "utf8");
       for (let i = 0; i < opts.samples; i++) {
         const sample = String(i);
@@ -141,6 +147,7 @@ export async function runAgents(opts: AgentRunOptions): Promise<{ summary: Agent
     tasks: opts.tasks,
     outDir,
     ...opts.grade,
+    level,
     jobs: opts.grade.jobs,
     ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
     ...(opts.mirror ? { mirror: opts.mirror } : {}),
@@ -150,6 +157,7 @@ export async function runAgents(opts: AgentRunOptions): Promise<{ summary: Agent
   const count = (s: AgentRecord["status"]): number => records.filter((r) => r.status === s).length;
   const summary: AgentRunSummary = {
     model: opts.model,
+    level,
     command: opts.command,
     ...(opts.preset ? { preset: opts.preset } : {}),
     timeout_s: opts.timeoutS,

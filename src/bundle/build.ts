@@ -4,6 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { LmrError, isLmrError } from "../core/errors.js";
 import { writeDirAtomic, writeJsonAtomic } from "../core/fs-atomic.js";
 import { hashTree, sha256 } from "../core/hash.js";
+import { DEFAULT_LEVEL, instructionPath } from "../manifest/level.js";
 import type { ResolvedTask, Target } from "../manifest/types.js";
 import { flavorOf, isTypedFlavor } from "../lang/ts-source.js";
 import { maskerFor } from "../mask/registry.js";
@@ -45,6 +46,8 @@ interface MaskedFiles {
 export async function buildBundle(task: ResolvedTask, outDir: string, opts: BundleOptions = {}): Promise<BundleInfo> {
   const m = task.manifest;
   const dir = join(resolve(outDir), m.id);
+  const level = opts.level ?? DEFAULT_LEVEL;
+  const levelInstruction = instructionPath(task, level);
   let info: BundleInfo | undefined;
   await writeDirAtomic(dir, async (tmp) => {
     const workspace = join(tmp, BUNDLE_FILES.workspace);
@@ -71,6 +74,9 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
     // The paper goes in after hashing on purpose: verification.json compares workspace hashes across
     // machines, and one without the paper must get the same hash; bundle.json records the paper apart.
     const paper = await addPaperToWorkspace(task, workspace, opts);
+    // Likewise the level: the hash is the paper level's, so a result graded from a hinted bundle has
+    // the grading key of the same submission graded from a paper one (the tests are the same).
+    if (level !== "paper") await copyFile(levelInstruction, join(workspace, WORKSPACE_INSTRUCTION));
     const graderHash = combineGraderHash(gr.hash, alternatives.length === 0 ? undefined : (await hashTree(join(tmp, BUNDLE_FILES.alternatives))).hash);
     const manifest: BundleManifest = {
       schema_version: BUNDLE_SCHEMA_VERSION,
@@ -83,6 +89,7 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
         commit: source.commit ?? null,
         ...(source.missing && source.missing.length > 0 ? { missing: source.missing } : {}),
       },
+      level,
       targets: masked.targets,
       alternatives: alternatives.map((a) => a.name),
       hashes: { task: await hashTaskInputs(task), workspace: ws.hash, reference: ref.hash, grader: graderHash },

@@ -1,3 +1,4 @@
+import type { InstructionLevel } from "../manifest/level.js";
 import type { MaskMode } from "../manifest/types.js";
 import type { MaterializedSource, SourceOptions } from "../source/types.js";
 import type { Leak } from "./leak-scan.js";
@@ -76,6 +77,11 @@ export interface BundleManifest {
   removed: RemovedEntry[];
   /** What the leak scan found in the workspace (copies of the reference, leftovers); warnings here, `lmr verify` decides. */
   leaks: Leak[];
+  /**
+   * The instruction level workspace/instruction.md holds (absent in bundles of older lmr: paper).
+   * hashes.workspace always covers the paper-level instruction, so both levels grade alike.
+   */
+  level?: InstructionLevel;
   /** The paper in the workspace (paper.pdf, paper.md): not part of hashes.workspace. */
   paper?: BundlePaper;
   /** Problems worth a word that did not stop the build (e.g. the pinned paper is not available). */
@@ -92,4 +98,6 @@ export interface BundleInfo extends BundleManifest {
 export interface BundleOptions extends SourceOptions, Omit<PaperBundleOptions, "cacheDir"> {
   /** Clock for `built_at` (tests). */
   now?: () => Date;
+  /** The instruction the workspace gets (default "paper"). */
+  level?: InstructionLevel;
 }

@@ -1,4 +1,6 @@
+import { Option } from "commander";
 import { LmrError } from "../core/errors.js";
+import { INSTRUCTION_LEVELS } from "../manifest/level.js";
 
 /** Flags lmr generate and lmr judge share: reading them, with errors that name the flag and the fix. */
 
@@ -39,4 +41,9 @@ export function parseBaseUrl(value: string | undefined): string {
 /** --api-key-env takes a variable's name; a key pasted there is refused without being echoed. */
 export function checkKeyEnvName(name: string): void {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw usage("--api-key-env", "--api-key-env takes the NAME of an environment variable (letters, digits, '_'); what was given is not one (and is not echoed here, in case it is a key)", "e.g. --api-key-env OPENAI_API_KEY, never the key itself");
+}
+
+/** --level, shared by build, eval, generate, agent run and judge. */
+export function levelOption(what: string): Option {
+  return new Option("--level <LEVEL>", `instruction level ${what}: paper (instruction.md: the contract, the method left to the paper) or hinted (hints.md: the method spelled out)`).choices(INSTRUCTION_LEVELS);
 }

@@ -27,6 +27,7 @@ import { checkRunFolderLayout, removeStaleResults, writeRunConfig } from "./run-
 import { selectSubmissions, type SelectedSubmissions } from "./select-submissions.js";
 import { hashPlan, pickShard, type ShardRecord, type ShardSpec } from "./shard.js";
 import { hashSubmission, linkedTargetProblems, loadSubmissions } from "./submissions.js";
+import { DEFAULT_LEVEL, instructionPath, type InstructionLevel } from "../manifest/level.js";
 import { resolveRunTarget, targetIdentity, type RunTarget } from "../runner/run-target.js";
 
 const require = createRequire(import.meta.url);
@@ -40,6 +41,8 @@ export interface EvalOptions extends SourceOptions {
   knownTaskIds?: string[];
   /** The set the tasks were selected by, recorded in run.json (default "all"). */
   set?: TaskSetChoice;
+  /** The instruction level the submissions were made at (default "paper"): run.json, every result and the bundles' instruction.md. */
+  level?: InstructionLevel;
   outDir: string;
   jobs: number;
   /** Take at most this many samples per (task, model). */
@@ -104,7 +107,9 @@ export interface EvalOutcome {
 export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
   const outDir = resolve(opts.outDir);
   const selected = await readInput(opts);
-  await checkRunFolderLayout(outDir);
+  const level = opts.level ?? DEFAULT_LEVEL;
+  for (const task of opts.tasks) instructionPath(task, level);
+  await checkRunFolderLayout(outDir, level);
   const problems: Problem[] = [...selected.notes];
 
   await mkdir(join(outDir, RESULTS_DIR), { recursive: true });
@@ -115,7 +120,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
     const planned = await planJobs(opts, selected, bundles, targetFor);
     const shard = opts.shard ? { ...opts.shard, plan: hashPlan(planned) } : undefined;
     const jobs = shard ? planned.filter((j) => pickShard(j.key, shard.count) === shard.index) : planned;
-    const config = await writeRunConfig(outDir, { submissions: opts.submissions, tasks: opts.tasks, set: opts.set ?? "all", models: selected.models, jobs: opts.jobs, sandbox: opts.sandbox ?? "auto", toolkitVersion: TOOLKIT_VERSION, ...(shard ? { shard } : {}) });
+    const config = await writeRunConfig(outDir, { submissions: opts.submissions, tasks: opts.tasks, set: opts.set ?? "all", level, models: selected.models, jobs: opts.jobs, sandbox: opts.sandbox ?? "auto", toolkitVersion: TOOLKIT_VERSION, ...(shard ? { shard } : {}) });
     problems.push(...(await removeStaleResults(outDir, jobs)));
     const ctx: GradeContext = {
       targetFor,
@@ -135,7 +140,9 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
     const reused = results.size;
     if (reused > 0) opts.onProgress?.({ done: reused, total: jobs.length, skipped: reused });
     const pending = new Set(todo);
-    const record = async (job: GradeJob, graded: GradedSample): Promise<boolean> => {
+    const record = async (job: GradeJob, sample: GradedSample): Promise<boolean> => {
+      // the level is the run's: a queue worker grades the same way at either level
+      const graded = { ...sample, result: { ...sample.result, level } };
       const r = graded.result;
       if (!pending.has(job) || r.grading_key !== job.gradingKey || r.task_id !== job.key.task_id || r.model !== job.key.model || r.sample !== job.key.sample) return false;
       pending.delete(job); // before the await: a second result arriving meanwhile is refused
@@ -242,21 +249,23 @@ async function readPrevious(outDir: string, job: GradeJob): Promise<SampleResult
 }
 
 /** Bundles live in RUN_DIR/bundles and are rebuilt only when the task's inputs or the toolkit changed (lmr agent run builds them first). */
-export async function prepareBundles(opts: Pick<EvalOptions, "tasks"> & SourceOptions, outDir: string): Promise<Map<string, BundleInfo>> {
+export async function prepareBundles(opts: Pick<EvalOptions, "tasks" | "level"> & SourceOptions, outDir: string): Promise<Map<string, BundleInfo>> {
   const root = join(outDir, BUNDLES_DIR);
   const out = new Map<string, BundleInfo>();
+  const level = opts.level ?? DEFAULT_LEVEL;
+  for (const task of opts.tasks) instructionPath(task, level); // every task has the level, or nothing is built
   for (const task of opts.tasks) {
     const dir = join(root, task.manifest.id);
     try {
       const prev = JSON.parse(await readFile(join(dir, BUNDLE_FILES.manifest), "utf8")) as BundleManifest;
-      if (prev.hashes.task === (await hashTaskInputs(task)) && prev.toolkit_version === TOOLKIT_VERSION) {
+      if (prev.hashes.task === (await hashTaskInputs(task)) && prev.toolkit_version === TOOLKIT_VERSION && (prev.level ?? DEFAULT_LEVEL) === level) {
         out.set(task.manifest.id, { ...prev, dir, files: { workspace: 0, reference: 0, grader: 0 } });
         continue;
       }
     } catch {
       // not built yet
     }
-    out.set(task.manifest.id, await buildBundle(task, root, opts));
+    out.set(task.manifest.id, await buildBundle(task, root, { ...opts, level }));
   }
   return out;
 }

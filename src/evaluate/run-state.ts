@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFile, readdir, rm, rmdir } from "node:fs/promises";
 import { join } from "node:path";
+import type { InstructionLevel } from "../manifest/level.js";
 import { LmrError, type Problem } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
 import { RESULTS_DIR, RUN_FILE, RUN_LAYOUT, listSampleFolders, locateSample, readTaskSet, type RunConfig, type RunModel, type RunShard, type TaskSetChoice } from "../run-folder/index.js";
@@ -11,12 +12,24 @@ import type { ResolvedTask } from "../manifest/types.js";
  * Refuses a run folder whose results/ another layout wrote: grading into it
  * would mix two layouts that no reader could tell apart. Reads only.
  */
-export async function checkRunFolderLayout(outDir: string): Promise<void> {
+export async function checkRunFolderLayout(outDir: string, level?: InstructionLevel): Promise<void> {
   let prev: Partial<RunConfig> | undefined;
   try {
     prev = JSON.parse(await readFile(join(outDir, RUN_FILE), "utf8")) as Partial<RunConfig>;
   } catch {
     return; // a new run folder, or one a killed run left before run.json
+  }
+  if (level !== undefined && prev.level !== undefined && prev.level !== level) {
+    const results = await readdir(join(outDir, RESULTS_DIR)).catch(() => [] as string[]);
+    if (results.some((n) => !n.startsWith("."))) {
+      throw new LmrError({
+        code: "eval/level-mismatch",
+        file: join(outDir, RUN_FILE),
+        pointer: "/level",
+        message: `this run folder holds results graded at level '${prev.level}', and this run is at level '${level}'; a run folder holds one level, so that reports never pool them`,
+        hint: `grade into another --out (lmr report RUN_A RUN_B shows the levels side by side), or pass --level ${prev.level}`,
+      });
+    }
   }
   const layout = typeof prev.layout === "number" ? prev.layout : 1;
   if (layout === RUN_LAYOUT) return;
@@ -37,6 +50,7 @@ export interface RunConfigInput {
   submissions: string;
   tasks: readonly ResolvedTask[];
   set: TaskSetChoice;
+  level: InstructionLevel;
   models: RunModel[];
   jobs: number;
   sandbox: string;
@@ -63,6 +77,7 @@ export async function writeRunConfig(outDir: string, input: RunConfigInput): Pro
     layout: RUN_LAYOUT,
     submissions: input.submissions,
     set: input.set,
+    level: input.level,
     tasks: input.tasks.map((t) => t.manifest.id),
     task_sets: Object.fromEntries(input.tasks.map((t) => [t.manifest.id, readTaskSet(t.manifest)])),
     models: input.models,

@@ -14,7 +14,8 @@ describe("selectSubmissions", () => {
     const r = selectSubmissions({ file: "s.jsonl", tasks: TASKS, submissions: [row("pref-loss", "a", "0"), row("pref-loss", "b", "0"), row("pref-loss", "a", "1"), row("rouge-notebook", "b", "0")] });
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    expect(r.value.models).toEqual([{ model: "a", dir: "a", samples: 2 }, { model: "b", dir: "b", samples: 1 }]);
+    // a has 2 samples of pref-loss and none of rouge-notebook (graded as 1 invalid): counts per task
+    expect(r.value.models).toEqual([{ model: "a", dir: "a", samples: 2, task_samples: { "pref-loss": 2, "rouge-notebook": 1, "trainer-class": 1 } }, { model: "b", dir: "b", samples: 1 }]);
     expect(r.value.byTask.get("pref-loss")!.get("a")!.map((s) => s.sample)).toEqual(["0", "1"]);
     expect(r.value.byTask.get("rouge-notebook")!.get("a")).toBeUndefined();
     expect(r.value.notes).toEqual([]);

@@ -83,7 +83,11 @@ export function selectSubmissions(input: SelectInput): { ok: true; value: Select
       problems.push({ file: input.file, pointer: "/model", message: `models '${other}' and '${model}' would share the results folder '${dir}'`, hint: "rename one of the two models" });
     }
     folders.set(dir.toLowerCase(), model);
-    models.push({ model, dir, samples: Math.max(...counts) });
+    // a task without a row gets one invalid sample: it counts 1
+    const perTask = [...selected].sort(compareIds).map((id): [string, number] => [id, Math.max(1, byTask.get(id)?.get(model)?.length ?? 0)]);
+    const most = Math.max(...counts);
+    const uneven = perTask.some(([, n]) => n !== most);
+    models.push({ model, dir, samples: most, ...(uneven ? { task_samples: Object.fromEntries(perTask) } : {}) });
   }
   if (problems.length === 0 && input.submissions.length > 0 && models.length === 0) {
     problems.push({ file: input.file, message: "none of the rows is for a task of this run", hint: "check --tasks / --set, or the task ids in the submissions" });

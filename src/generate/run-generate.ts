@@ -11,6 +11,7 @@ import { callWithRetry, type AttemptRecord, type RetryPolicy, type TryFailure } 
 import { TOKENIZER_NAME } from "../llm/tokenizer.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { buildPrompt, loadTemplates, type BuiltPrompt } from "./prompt.js";
+import { DEFAULT_LEVEL, instructionPath, type InstructionLevel } from "../manifest/level.js";
 import { spliceReply } from "./splice-targets.js";
 
 /** Files of a generation folder (`lmr generate --out DIR`). */
@@ -52,6 +53,8 @@ export interface GenerateOptions {
   /** US dollars per million tokens, for the cost in the summary. */
   price?: { prompt: number; completion: number };
   mirror?: string;
+  /** The instruction the prompt carries (default "paper"); generate.json records it and lmr eval reads it there. */
+  level?: InstructionLevel;
   /** The request seam; default: the OpenAI SDK over baseUrl. */
   chat?: ChatCall;
   onProgress?: (p: { done: number; total: number; last: SampleRecord }) => void;
@@ -95,6 +98,8 @@ export interface GenerateSummary {
   toolkit_version: string;
   model: string;
   base_url: string;
+  /** The instruction level of the prompts. */
+  level: InstructionLevel;
   parameters: SamplingParameters;
   samples: number;
   max_prompt_tokens: number;
@@ -160,6 +165,7 @@ export function redactUrl(url: string): string {
  * (submissions.jsonl is then not written: rerun to ask again).
  */
 export async function runGenerate(opts: GenerateOptions): Promise<GenerateOutcome> {
+  const level = opts.level ?? DEFAULT_LEVEL;
   const started = new Date();
   const templates = await loadTemplates(opts.templatesDir);
   // A dry run writes nothing: bundles it lacks go to a temp folder; it reads the generation folder's bundles and cache when there is one.
@@ -169,7 +175,7 @@ export async function runGenerate(opts: GenerateOptions): Promise<GenerateOutcom
   const cache = new ResponseCache(opts.cacheDir ? resolve(opts.cacheDir) : join(given ?? outDir, GENERATE_FILES.responses));
   let prompts: { task: ResolvedTask; bundle: BundleInfo; prompt: BuiltPrompt }[];
   try {
-    const bundles = await prepareBundles(opts.tasks, join(outDir, GENERATE_FILES.bundles), opts.mirror, opts.dryRun && given ? join(given, GENERATE_FILES.bundles) : undefined);
+    const bundles = await prepareBundles(opts.tasks, join(outDir, GENERATE_FILES.bundles), opts.mirror, level, opts.dryRun && given ? join(given, GENERATE_FILES.bundles) : undefined);
     prompts = [];
     for (const task of opts.tasks) {
       const bundle = bundles.get(task.manifest.id)!;
@@ -255,6 +261,7 @@ export async function runGenerate(opts: GenerateOptions): Promise<GenerateOutcom
     toolkit_version: TOOLKIT_VERSION,
     model: opts.model,
     base_url: redactUrl(opts.baseUrl),
+    level,
     parameters: opts.parameters,
     samples: opts.samples,
     max_prompt_tokens: opts.maxPromptTokens,
@@ -339,21 +346,22 @@ async function finish(base: { task_id: string; sample: number }, got: Extract<Fe
 }
 
 /** Bundles in OUT/bundles, rebuilt only when the task's inputs or the toolkit changed (as lmr eval does). */
-async function prepareBundles(tasks: ResolvedTask[], root: string, mirror: string | undefined, readOnlyRoot?: string): Promise<Map<string, BundleInfo>> {
+async function prepareBundles(tasks: ResolvedTask[], root: string, mirror: string | undefined, level: InstructionLevel, readOnlyRoot?: string): Promise<Map<string, BundleInfo>> {
+  for (const task of tasks) instructionPath(task, level); // every task has the level, or nothing is built
   const out = new Map<string, BundleInfo>();
   for (const task of tasks) {
-    const reusable = await findBuilt(task, readOnlyRoot) ?? await findBuilt(task, root);
-    out.set(task.manifest.id, reusable ?? (await buildBundle(task, root, mirror ? { mirror } : {})));
+    const reusable = await findBuilt(task, readOnlyRoot, level) ?? await findBuilt(task, root, level);
+    out.set(task.manifest.id, reusable ?? (await buildBundle(task, root, { ...(mirror ? { mirror } : {}), level })));
   }
   return out;
 }
 
-async function findBuilt(task: ResolvedTask, root: string | undefined): Promise<BundleInfo | undefined> {
+async function findBuilt(task: ResolvedTask, root: string | undefined, level: InstructionLevel): Promise<BundleInfo | undefined> {
   if (root === undefined) return undefined;
   const dir = join(root, task.manifest.id);
   try {
     const prev = JSON.parse(await readFile(join(dir, BUNDLE_FILES.manifest), "utf8")) as BundleManifest;
-    if (prev.hashes.task === (await hashTaskInputs(task)) && prev.toolkit_version === TOOLKIT_VERSION) return { ...prev, dir, files: { workspace: 0, reference: 0, grader: 0 } };
+    if (prev.hashes.task === (await hashTaskInputs(task)) && prev.toolkit_version === TOOLKIT_VERSION && (prev.level ?? DEFAULT_LEVEL) === level) return { ...prev, dir, files: { workspace: 0, reference: 0, grader: 0 } };
   } catch {
     // not built yet
   }

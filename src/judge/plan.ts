@@ -34,6 +34,8 @@ export interface PlanOptions {
   maxPromptTokens: number;
   templates: PromptTemplates;
   parameters: (vote: number) => Record<string, unknown>;
+  /** The instruction of a task at another level than the run's bundles hold (lmr judge --level). */
+  instructionFor?: (taskId: string) => Promise<string>;
 }
 
 /**
@@ -76,7 +78,8 @@ export async function planJudgements(runDir: string, loaded: LoadedRun, opts: Pl
     }
     let prompt: JudgePrompt;
     try {
-      prompt = await buildJudgePrompt({ taskId: result.task_id, bundleDir: join(runDir, BUNDLES_DIR, result.task_id), targets: bundle.targets, diff, maxPromptTokens: opts.maxPromptTokens, templates: opts.templates });
+      const instruction = opts.instructionFor ? await opts.instructionFor(result.task_id) : undefined;
+      prompt = await buildJudgePrompt({ taskId: result.task_id, bundleDir: join(runDir, BUNDLES_DIR, result.task_id), targets: bundle.targets, diff, maxPromptTokens: opts.maxPromptTokens, templates: opts.templates, ...(instruction !== undefined ? { instruction } : {}) });
     } catch (err) {
       if (!isLmrError(err) || err.code === "judge/prompt-too-long") throw err;
       unjudgeable++;

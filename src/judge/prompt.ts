@@ -19,6 +19,8 @@ export interface JudgePromptInput {
   targets: BundleTarget[];
   /** The sample's submission.diff (against the masked target files). */
   diff: string;
+  /** The instruction the judge reads, where not the bundle's (lmr judge --level other than the run's). */
+  instruction?: string;
   maxPromptTokens: number;
   templates: PromptTemplates;
 }
@@ -66,7 +68,7 @@ function describeTarget(t: BundleTarget): string {
 export async function buildJudgePrompt(input: JudgePromptInput): Promise<JudgePrompt> {
   const ws = join(input.bundleDir, BUNDLE_FILES.workspace);
   const ref = join(input.bundleDir, BUNDLE_FILES.reference);
-  const instruction = (await readFile(join(ws, "instruction.md"), "utf8").catch(() => "")).trim();
+  const instruction = (input.instruction ?? (await readFile(join(ws, "instruction.md"), "utf8").catch(() => ""))).trim();
   const submitted = await applySampleDiff(ws, input.diff, input.bundleDir);
   const refParts: string[] = [];
   const subParts: string[] = [];

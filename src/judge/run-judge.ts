@@ -1,6 +1,7 @@
+import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import pLimit from "p-limit";
-import type { Problem } from "../core/errors.js";
+import { LmrError, type Problem } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
 import { lockRunDir } from "../evaluate/run-dir.js";
 import { TOOLKIT_VERSION } from "../evaluate/run-eval.js";
@@ -9,6 +10,8 @@ import { redactUrl } from "../generate/run-generate.js";
 import { ResponseCache, hashResponseKey, type ResponseKey } from "../llm/cache.js";
 import { createChatCall, type ChatCall, type ChatRequest } from "../llm/client.js";
 import type { RetryPolicy } from "../llm/retry.js";
+import { loadTask } from "../manifest/load.js";
+import { DEFAULT_LEVEL, instructionPath, type InstructionLevel } from "../manifest/level.js";
 import { loadRun } from "../report/read-run.js";
 import { JUDGE_FILE, JUDGE_FILE_VERSION, readSampleJudgement, type JudgeVote, type SampleJudgement } from "../run-folder/index.js";
 import { askVote } from "./ask-vote.js";
@@ -48,6 +51,10 @@ export interface JudgeOptions {
   cacheDir?: string;
   dryRun?: boolean;
   price?: { prompt: number; completion: number };
+  /** The instruction level the judge reads (default: the run's, which its bundles hold). */
+  level?: InstructionLevel;
+  /** Where the tasks are, for an instruction at another level than the run's (default "tasks"). */
+  tasksDir?: string;
   chat?: ChatCall;
   onProgress?: (p: { done: number; total: number; last: SampleJudgement }) => void;
 }
@@ -68,6 +75,8 @@ export interface JudgedSampleRecord {
 
 export interface JudgeSummary {
   judge_model: string;
+  /** The instruction level the judge read. */
+  level: InstructionLevel;
   base_url: string;
   votes: number;
   parameters: JudgeParameters;
@@ -144,7 +153,10 @@ async function judgeRun(runDir: string, opts: JudgeOptions): Promise<JudgeOutcom
     ...(structured ? { response_format: REPLY_FORMAT } : {}),
   });
 
-  const plan = await planJudgements(runDir, loaded, { model: opts.model, votes: opts.votes, maxPromptTokens: opts.maxPromptTokens, templates, parameters });
+  const runLevel = loaded.run.level ?? DEFAULT_LEVEL;
+  const level = opts.level ?? runLevel;
+  const instructionFor = level === runLevel ? undefined : await instructionsAt(level, opts.tasksDir ?? "tasks", [...new Set(loaded.results.map((r) => r.task_id))]);
+  const plan = await planJudgements(runDir, loaded, { model: opts.model, votes: opts.votes, maxPromptTokens: opts.maxPromptTokens, templates, parameters, ...(instructionFor ? { instructionFor } : {}) });
   const problems: Problem[] = [...loaded.problems.map((p) => ({ ...p, file: p.file === undefined ? undefined : join(runDir, p.file) })), ...plan.problems];
   const keyOf = (p: Planned, vote: number): ResponseKey => ({ prompt_sha256: p.promptHash!, model: opts.model, parameters: parameters(vote), sample: vote });
 
@@ -158,7 +170,7 @@ async function judgeRun(runDir: string, opts: JudgeOptions): Promise<JudgeOutcom
     return { dryRun: true, samples, problems };
   }
 
-  return { dryRun: false, summary: await judgeAll(runDir, plan, problems, keyOf, parameters, cache, opts) };
+  return { dryRun: false, summary: await judgeAll(runDir, plan, problems, keyOf, parameters, cache, { ...opts, level }) };
 }
 
 async function judgeAll(runDir: string, plan: JudgePlan, problems: Problem[], keyOf: (p: Planned, vote: number) => ResponseKey, parameters: (vote: number) => Record<string, unknown>, cache: ResponseCache, opts: JudgeOptions): Promise<JudgeSummary> {
@@ -232,6 +244,7 @@ async function judgeAll(runDir: string, plan: JudgePlan, problems: Problem[], ke
   const infra = count("infra");
   const summary: JudgeSummary = {
     judge_model: opts.model,
+    level: opts.level ?? DEFAULT_LEVEL,
     base_url: redactUrl(opts.baseUrl),
     votes: opts.votes,
     parameters: opts.parameters,
@@ -287,4 +300,21 @@ function compose(p: Planned, opts: Pick<JudgeOptions, "model" | "price">, votes:
 
 function costOf(u: { prompt_tokens: number; completion_tokens: number }, price: { prompt: number; completion: number }): number {
   return Math.round(((u.prompt_tokens * price.prompt + u.completion_tokens * price.completion) / 1e6) * 1e6) / 1e6;
+}
+
+/**
+ * Each task's instruction at `level`, read from its folder under tasksDir: the run's bundles hold
+ * only the run's level. Every task is checked before any request (a task without the level, or not
+ * under tasksDir, stops the judge naming it).
+ */
+async function instructionsAt(level: InstructionLevel, tasksDir: string, taskIds: string[]): Promise<(taskId: string) => Promise<string>> {
+  const texts = new Map<string, string>();
+  for (const id of taskIds) {
+    const dir = join(tasksDir, id);
+    const task = await loadTask(dir).catch((err: unknown) => {
+      throw new LmrError({ code: "judge/no-task", file: dir, message: `the judge reads task '${id}' at level '${level}' from its folder, and it does not load: ${(err as Error).message}`, hint: "point --tasks-dir at the tasks the run graded, or judge at the run's own level (drop --level)", cause: err });
+    });
+    texts.set(id, await readFile(instructionPath(task, level), "utf8"));
+  }
+  return async (id) => texts.get(id)!;
 }

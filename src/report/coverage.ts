@@ -1,5 +1,5 @@
 import { compareIds } from "../run-folder/index.js";
-import type { LoadedRun } from "./read-run.js";
+import { modelKey, type LoadedRun } from "./read-run.js";
 import type { ModelSummary, SummaryProblem } from "./types.js";
 
 const RERUN = "re-run `lmr eval` on this run folder";
@@ -7,7 +7,7 @@ const RERUN = "re-run `lmr eval` on this run folder";
 /**
  * What the run folder lacks against what run.json asked for, per model:
  * a requested task a model has no result for, and a task where a model has
- * fewer readable samples than run.json declares for that model. Several
+ * fewer readable samples than run.json declares for that model and task. Several
  * models sharing a run is never itself a gap: each is held to its own count.
  */
 export function checkCoverage(run: LoadedRun, models: ModelSummary[], problems: SummaryProblem[]): void {
@@ -33,17 +33,18 @@ export function checkCoverage(run: LoadedRun, models: ModelSummary[], problems: 
     }
   }
   if (run.layout !== 1) {
-    const declared = new Set(run.models.map((m) => m.model));
+    const declared = new Set(run.models.map((m) => modelKey(m)));
     for (const m of models) {
-      if (!declared.has(m.model)) problems.push({ file: `results/${m.dir ?? ""}`, message: `model '${m.model}' has results but run.json does not list it` });
+      if (!declared.has(modelKey(m))) problems.push({ file: `results/${m.dir ?? ""}`, message: `model '${m.model}' has results but run.json does not list it` });
       else if (m.totals.samples === 0 && run.requested_tasks.length === 0) problems.push({ file: `results/${m.dir ?? ""}`, message: `run.json lists model '${m.model}' but no readable result of it exists`, hint: RERUN });
     }
   }
   for (const m of models) {
-    const asked = m.samples_per_task;
-    if (asked === undefined) continue;
+    const declared = run.models.find((d) => modelKey(d) === modelKey(m));
     for (const t of m.tasks) {
-      if (t.samples >= asked) continue;
+      // each task is held to its own count: a model may have more samples of one task than another
+      const asked = declared?.task_samples?.[t.task_id] ?? m.samples_per_task;
+      if (asked === undefined || t.samples >= asked) continue;
       const of = run.layout === 1 ? "" : ` of model '${m.model}'`;
       problems.push({ file: folder(m, t.task_id), message: `${t.samples} of ${asked} samples${of} have a readable result.json` });
     }

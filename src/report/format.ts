@@ -108,3 +108,8 @@ export function formatKappa(kappa: number | null): string {
 export function formatCount(n: number): string {
   return n.toLocaleString("en-US");
 }
+
+/** A model as reports name it: with its level where the run has one, so two levels never read as one model. */
+export function modelLabel(m: { model: string; level?: string }): string {
+  return m.level === undefined ? m.model : `${m.model} [${m.level}]`;
+}

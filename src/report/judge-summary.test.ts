@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { JudgeClass, SampleJudgement, SampleResult, Verdict } from "../run-folder/index.js";
-import { sampleId, type LoadedRun } from "./read-run.js";
+import { modelKey, sampleId, type LoadedRun } from "./read-run.js";
 import { renderHtml } from "./render-html.js";
 import { sampleAnchor } from "./render-html-compare.js";
 import { renderMarkdown } from "./render-markdown.js";
@@ -25,7 +25,7 @@ const judgements: Record<string, SampleJudgement> = {
   [sampleId(results[2]!)]: judged(results[2]!, ["incorrect-logic", "incorrect-logic", "fully-correct"]),
   [sampleId(results[3]!)]: judged(results[3]!, ["implementation-error", "incorrect-logic", "implementation-error"]),
 };
-const loaded: LoadedRun = { run: { run_id: "r" }, layout: 2, requested_tasks: ["a", "b"], task_sets: {}, models: [{ model: "m1", dir: "m1", samples: 2 }, { model: "m2", dir: "m2", samples: 1 }], results, judgements, generation: { m1: { prompt_tokens: 1000, completion_tokens: 200, cost_usd: 0.0014, source: "gen/generate.json" } }, problems: [] };
+const loaded: LoadedRun = { run: { run_id: "r" }, layout: 2, requested_tasks: ["a", "b"], task_sets: {}, models: [{ model: "m1", dir: "m1", samples: 2 }, { model: "m2", dir: "m2", samples: 1 }], results, judgements, generation: { [modelKey({ model: "m1" })]: { prompt_tokens: 1000, completion_tokens: 200, cost_usd: 0.0014, source: "gen/generate.json" } }, problems: [] };
 
 describe("the judge in the summary", () => {
   const s = buildSummary(loaded, { now: new Date("2025-02-01T00:00:00.000Z") });

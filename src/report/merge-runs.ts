@@ -3,7 +3,7 @@ import { LmrError } from "../core/errors.js";
 import { sha256 } from "../core/hash.js";
 import type { TaskSet } from "../manifest/types.js";
 import { compareIds, locateSample } from "../run-folder/index.js";
-import { loadRun, type DeclaredModel, type LoadedRun } from "./read-run.js";
+import { loadRun, modelKey, type DeclaredModel, type LoadedRun } from "./read-run.js";
 import type { SummaryProblem } from "./types.js";
 
 /**
@@ -22,7 +22,8 @@ export async function loadRuns(dirs: string[]): Promise<LoadedRun> {
   const owner = new Map<string, string>();
   for (const [i, run] of runs.entries()) {
     for (const r of run.results) {
-      const rel = locateSample(r);
+      // the same model, task and sample at two levels are two samples (reported apart), not an overlap
+      const rel = `${r.level ?? ""}:${locateSample(r)}`;
       const first = owner.get(rel);
       if (first !== undefined) {
         throw new LmrError({
@@ -83,11 +84,14 @@ function mergeLoaded(dirs: string[], runs: LoadedRun[]): LoadedRun {
   const models = new Map<string, DeclaredModel>();
   for (const r of runs) {
     for (const m of r.models) {
-      const prev = models.get(m.model);
+      const key = modelKey(m);
+      const prev = models.get(key);
       const samples = Math.max(prev?.samples ?? 0, m.samples ?? 0);
-      models.set(m.model, { model: m.model, dir: m.dir, ...(samples > 0 ? { samples } : {}) });
+      const perTask = mergeTaskSamples(prev, m, r.requested_tasks);
+      models.set(key, { model: m.model, dir: m.dir, ...(m.level ? { level: m.level } : {}), ...(samples > 0 ? { samples } : {}), ...(perTask ? { task_samples: perTask } : {}) });
     }
   }
+  const levels = new Set(runs.map((r) => r.run.level));
   const taskSets: Record<string, TaskSet> = Object.assign({}, ...runs.map((r) => r.task_sets));
   const infos = runs.map((r) => r.run);
   const first = infos[0]!;
@@ -102,6 +106,7 @@ function mergeLoaded(dirs: string[], runs: LoadedRun[]): LoadedRun {
       ...(first.toolkit_version ? { toolkit_version: first.toolkit_version } : {}),
       ...(first.submissions ? { submissions: first.submissions } : {}),
       ...(first.set ? { set: first.set } : {}),
+      ...(levels.size === 1 && first.level ? { level: first.level } : {}),
       ...(samples > 0 ? { samples_per_task: samples } : {}),
       ...(jobs > 0 ? { jobs } : {}),
       ...(first.sandbox ? { sandbox: first.sandbox } : {}),
@@ -116,4 +121,16 @@ function mergeLoaded(dirs: string[], runs: LoadedRun[]): LoadedRun {
     generation: Object.assign({}, ...runs.map((r) => r.generation ?? {})),
     problems,
   };
+}
+
+/**
+ * Samples per task of a model declared by several merged runs, each over its own tasks or samples:
+ * per task, the most any of them asked for (a run without counts per task asked its `samples` of
+ * each task it lists), so a task is held to its own run's count, not to the largest of the merge.
+ */
+function mergeTaskSamples(prev: DeclaredModel | undefined, next: DeclaredModel, nextTasks: string[]): Record<string, number> | undefined {
+  const asked = next.task_samples ?? (next.samples !== undefined ? Object.fromEntries(nextTasks.map((t) => [t, next.samples!])) : {});
+  const out: Record<string, number> = { ...(prev?.task_samples ?? {}) };
+  for (const [task, n] of Object.entries(asked)) out[task] = Math.max(out[task] ?? 0, n);
+  return Object.keys(out).length > 0 ? out : undefined;
 }

@@ -1,6 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { LmrError } from "../core/errors.js";
+import { INSTRUCTION_LEVELS, isInstructionLevel, type InstructionLevel } from "../manifest/level.js";
 import type { TaskSet } from "../manifest/types.js";
 import { RESULTS_DIR, RUN_FILE, RUN_LAYOUT, TASK_SETS, TASK_SET_CHOICES, isRecord, listSampleFolders, readSampleJudgement, readSampleResult, type RunShard, type SampleJudgement, type SampleResult, type TaskSetChoice } from "../run-folder/index.js";
 import type { RunInfo, SummaryProblem } from "./types.js";
@@ -10,6 +11,10 @@ export interface DeclaredModel {
   model: string;
   dir: string;
   samples?: number;
+  /** The run's level (a merge of runs at different levels declares the model once per level). */
+  level?: InstructionLevel;
+  /** Samples asked for per task, where it differs by task (run.json's task_samples). */
+  task_samples?: Record<string, number>;
 }
 
 /** What the run folder holds, as read from disk; problems say what could not be read. */
@@ -29,7 +34,7 @@ export interface LoadedRun {
   judgements?: Record<string, SampleJudgement>;
   /** Absolute folder of each sample's files (diff, logs), by sampleId: the HTML report reads them. */
   sampleDirs?: Record<string, string>;
-  /** Tokens and cost of each model's generation, where generate.json lies beside the run's submissions file. */
+  /** Tokens and cost of each model's generation (by modelKey), where generate.json lies beside the run's submissions file. */
   generation?: Record<string, GenerationUsage>;
   problems: SummaryProblem[];
 }
@@ -42,9 +47,14 @@ export interface GenerationUsage {
   source: string;
 }
 
-/** How loaded runs key a sample: model, task and sample, unambiguous. */
-export function sampleId(r: { model: string; task_id: string; sample: string }): string {
-  return JSON.stringify([r.model, r.task_id, r.sample]);
+/** How loaded runs key a sample: model, level, task and sample, unambiguous. */
+export function sampleId(r: { model: string; task_id: string; sample: string; level?: InstructionLevel }): string {
+  return JSON.stringify(r.level === undefined ? [r.model, r.task_id, r.sample] : [r.model, r.level, r.task_id, r.sample]);
+}
+
+/** What names a model in a report: its name and level (the same model at two levels is two entries). */
+export function modelKey(m: { model: string; level?: InstructionLevel }): string {
+  return JSON.stringify([m.model, m.level ?? null]);
 }
 
 const REGRADE = "re-run `lmr eval` on this run folder to grade the sample again";
@@ -77,8 +87,10 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
       problems.push({ file: r.problem.file, ...(r.problem.pointer ? { pointer: r.problem.pointer } : {}), message: `${r.problem.message}; the sample is left out`, hint: REGRADE });
       continue;
     }
-    results.push(r.result);
-    const id = sampleId(r.result);
+    // results of older lmr carry no level: they have the run's
+    const result = r.result.level === undefined && config.run.level !== undefined ? { ...r.result, level: config.run.level } : r.result;
+    results.push(result);
+    const id = sampleId(result);
     const rel = samples[i]!.rel;
     sampleDirs[id] = join(resolve(runDir), rel);
     const j = await readSampleJudgement(runDir, rel, r.result);
@@ -109,7 +121,8 @@ async function readGenerationUsage(submissions: string | undefined, problems: Su
   if (!isRecord(value) || typeof value.model !== "string" || !isRecord(value.totals)) return {};
   const t = value.totals;
   if (typeof t.prompt_tokens !== "number" || typeof t.completion_tokens !== "number") return {};
-  return { [value.model]: { prompt_tokens: t.prompt_tokens, completion_tokens: t.completion_tokens, ...(typeof t.cost_usd === "number" ? { cost_usd: t.cost_usd } : {}), source: file } };
+  const level = isInstructionLevel(value.level) ? value.level : undefined;
+  return { [modelKey({ model: value.model, ...(level ? { level } : {}) })]: { prompt_tokens: t.prompt_tokens, completion_tokens: t.completion_tokens, ...(typeof t.cost_usd === "number" ? { cost_usd: t.cost_usd } : {}), source: file } };
 }
 
 type RunConfigRead = Pick<LoadedRun, "run" | "layout" | "requested_tasks" | "task_sets" | "models" | "shard">;
@@ -161,6 +174,8 @@ async function readRunConfig(runDir: string, problems: SummaryProblem[]): Promis
   int("samples", "samples_per_task");
   int("jobs", "jobs");
   if ((TASK_SET_CHOICES as readonly unknown[]).includes(value.set)) run.set = value.set as TaskSetChoice;
+  if (isInstructionLevel(value.level)) run.level = value.level;
+  else if (value.level !== undefined) problems.push({ ...where, pointer: "/level", message: `must be one of ${INSTRUCTION_LEVELS.join(", ")}; read as a run without a level` });
   let tasks: string[] = [];
   if (Array.isArray(value.tasks) && value.tasks.every((t): t is string => typeof t === "string")) tasks = value.tasks;
   else problems.push({ ...where, pointer: "/tasks", message: "missing or not an array of task ids" });
@@ -169,7 +184,7 @@ async function readRunConfig(runDir: string, problems: SummaryProblem[]): Promis
     for (const [id, set] of Object.entries(value.task_sets)) if ((TASK_SETS as readonly unknown[]).includes(set)) taskSets[id] = set as TaskSet;
   }
   const shard = readShard(value.shard, problems);
-  return { run, layout, requested_tasks: tasks, task_sets: taskSets, models: layout === 1 ? [] : readModels(value.models, problems), ...(shard ? { shard } : {}) };
+  return { run, layout, requested_tasks: tasks, task_sets: taskSets, models: layout === 1 ? [] : readModels(value.models, problems).map((m) => (run.level ? { ...m, level: run.level } : m)), ...(shard ? { shard } : {}) };
 }
 
 function readShard(value: unknown, problems: SummaryProblem[]): RunShard | undefined {
@@ -192,7 +207,8 @@ function readModels(value: unknown, problems: SummaryProblem[]): DeclaredModel[]
       problems.push({ file: RUN_FILE, pointer: `/models/${i}`, message: "needs string model and dir" });
       continue;
     }
-    out.push({ model: m.model, dir: m.dir, ...(isCount(m.samples) ? { samples: m.samples } : {}) });
+    const perTask = isRecord(m.task_samples) ? Object.fromEntries(Object.entries(m.task_samples).filter((e): e is [string, number] => isCount(e[1]))) : undefined;
+    out.push({ model: m.model, dir: m.dir, ...(isCount(m.samples) ? { samples: m.samples } : {}), ...(perTask ? { task_samples: perTask } : {}) });
   }
   return out;
 }

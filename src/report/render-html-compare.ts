@@ -1,7 +1,7 @@
 import { sha256 } from "../core/hash.js";
 import { compareIds, type Verdict } from "../run-folder/index.js";
 import { comparisonRows, hasUsage, isJudged } from "./comparison.js";
-import { escapeHtml as esc, formatCount, formatInterval, formatJudgeClasses, formatKappa, formatPassAtKList, formatRate, truncate } from "./format.js";
+import { escapeHtml as esc, formatCount, formatInterval, formatJudgeClasses, formatKappa, formatPassAtKList, formatRate, truncate, modelLabel } from "./format.js";
 import { sampleId } from "./read-run.js";
 import type { SampleDetails } from "./sample-details.js";
 import type { SampleSummary, Summary, TaskSummary } from "./types.js";
@@ -28,10 +28,10 @@ export function renderComparison(s: Summary): string {
   if (judged) {
     const agree = s.models.map((m) => {
       const j = m.judge;
-      if (!j) return `<tr><td><code>${esc(m.model)}</code></td><td colspan="4">not judged</td></tr>`;
+      if (!j) return `<tr><td><code>${esc(modelLabel(m))}</code></td><td colspan="4">not judged</td></tr>`;
       const a = j.tests_vs_judge;
       return (
-        `<tr><td><code>${esc(m.model)}</code></td><td>${j.judge_models.map((x) => `<code>${esc(x)}</code>`).join(", ")}</td>` +
+        `<tr><td><code>${esc(modelLabel(m))}</code></td><td>${j.judge_models.map((x) => `<code>${esc(x)}</code>`).join(", ")}</td>` +
         `<td><table class="confusion"><tr><th></th><th>judge correct</th><th>judge not</th></tr><tr><th>tests pass</th><td class="num">${a.both_pass}</td><td class="num">${a.tests_only}</td></tr><tr><th>tests fail</th><td class="num">${a.judge_only}</td><td class="num">${a.both_fail}</td></tr></table></td>` +
         `<td class="num">${esc(formatRate(a.observed))} of ${a.samples}</td><td class="num">κ ${esc(formatKappa(a.kappa))}</td></tr>`
       );
@@ -42,7 +42,7 @@ export function renderComparison(s: Summary): string {
     const usage = s.models.map((m) => {
       const g = m.usage?.generation;
       const j = m.usage?.judge;
-      return `<tr><td><code>${esc(m.model)}</code></td><td class="num">${g ? formatCount(g.prompt_tokens) : "—"}</td><td class="num">${g ? formatCount(g.completion_tokens) : "—"}</td><td class="num">${g?.cost_usd !== undefined ? `$${g.cost_usd.toFixed(4)}` : "—"}</td><td class="num">${j ? formatCount(j.prompt_tokens) : "—"}</td><td class="num">${j ? formatCount(j.completion_tokens) : "—"}</td><td class="num">${j?.cost_usd !== undefined ? `$${j.cost_usd.toFixed(4)}` : "—"}</td></tr>`;
+      return `<tr><td><code>${esc(modelLabel(m))}</code></td><td class="num">${g ? formatCount(g.prompt_tokens) : "—"}</td><td class="num">${g ? formatCount(g.completion_tokens) : "—"}</td><td class="num">${g?.cost_usd !== undefined ? `$${g.cost_usd.toFixed(4)}` : "—"}</td><td class="num">${j ? formatCount(j.prompt_tokens) : "—"}</td><td class="num">${j ? formatCount(j.completion_tokens) : "—"}</td><td class="num">${j?.cost_usd !== undefined ? `$${j.cost_usd.toFixed(4)}` : "—"}</td></tr>`;
     });
     parts.push("<h3>Tokens and cost</h3>", `<div class="table-wrap"><table>\n<thead><tr><th>Model</th><th class="num">Generation prompt</th><th class="num">Generation completion</th><th class="num">Generation cost</th><th class="num">Judge prompt</th><th class="num">Judge completion</th><th class="num">Judge cost</th></tr></thead>\n<tbody>\n${usage.join("\n")}\n</tbody>\n</table></div>`);
   }
@@ -55,9 +55,9 @@ export function renderComparison(s: Summary): string {
  * :target, no script), and then open as a drawer beside the matrix.
  */
 export function renderMatrix(s: Summary, details: Map<string, SampleDetails>): string {
-  const models = s.models.map((m) => m.model);
+  const models = s.models.map((m) => modelLabel(m));
   const byTask = new Map<string, Map<string, TaskSummary>>();
-  for (const m of s.models) for (const t of m.tasks) (byTask.get(t.task_id) ?? byTask.set(t.task_id, new Map()).get(t.task_id)!).set(m.model, t);
+  for (const m of s.models) for (const t of m.tasks) (byTask.get(t.task_id) ?? byTask.set(t.task_id, new Map()).get(t.task_id)!).set(modelLabel(m), t);
   const taskIds = [...byTask.keys()].sort(compareIds);
   const head = `<tr><th>Task</th>${models.map((m) => `<th><code>${esc(m)}</code></th>`).join("")}</tr>`;
   const rows = taskIds.map((id) => {
@@ -69,7 +69,7 @@ export function renderMatrix(s: Summary, details: Map<string, SampleDetails>): s
     });
     return `<tr><td><code>${esc(id)}</code></td>${cells.join("")}</tr>`;
   });
-  const panels = s.models.flatMap((m) => m.tasks.flatMap((t) => t.results.map((r) => renderPanel(m.model, t, r, details.get(sampleId({ model: m.model, task_id: t.task_id, sample: r.sample }))))));
+  const panels = s.models.flatMap((m) => m.tasks.flatMap((t) => t.results.map((r) => renderPanel(modelLabel(m), t, r, details.get(sampleId({ model: m.model, task_id: t.task_id, sample: r.sample, ...(m.level ? { level: m.level } : {}) }))))));
   return [
     '<section id="matrix">',
     "<h2>Tasks × models</h2>",

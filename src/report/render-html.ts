@@ -1,8 +1,10 @@
 import { formatProblem } from "../core/errors.js";
 import { VERDICTS, type Verdict } from "../run-folder/index.js";
-import { escapeHtml as esc, formatPassAtKList, formatRate, formatSeconds, truncate } from "./format.js";
+import { escapeHtml as esc, formatPassAtKList, formatRate, formatSeconds, truncate, modelLabel } from "./format.js";
 import { HTML_COMPARE_STYLE, HTML_STYLE } from "./html-style.js";
 import { renderComparison, renderMatrix } from "./render-html-compare.js";
+import { levelRows } from "./comparison.js";
+import { INSTRUCTION_LEVELS } from "../manifest/level.js";
 import type { SampleDetails } from "./sample-details.js";
 import { renderCategoryChart } from "./render-svg-chart.js";
 import type { GroupSummary, ModelSummary, Summary, TaskSummary, VerdictCounts } from "./types.js";
@@ -50,6 +52,7 @@ function renderHeader(s: Summary): string {
     s.run.toolkit_version && `lmr ${esc(s.run.toolkit_version)}`,
     s.run.sandbox && `sandbox ${esc(s.run.sandbox)}`,
     s.run.set && `set ${esc(s.run.set)}`,
+    s.run.level && `instruction level ${esc(s.run.level)}`,
     s.run.samples_per_task !== undefined && `up to ${s.run.samples_per_task} sample(s) per task and model`,
     s.run.submissions && `submissions <code>${esc(s.run.submissions)}</code>`,
   ].filter((x): x is string => typeof x === "string" && x !== "");
@@ -61,13 +64,21 @@ function renderModelTable(s: Summary): string {
   const rows = s.models.map((m) => {
     const t = m.totals;
     return (
-      `<tr><td><code>${esc(m.model)}</code></td><td class="num">${t.scored_tasks} of ${t.tasks}</td><td class="num">${t.samples} (${t.graded} graded)</td>` +
+      `<tr><td><code>${esc(modelLabel(m))}</code></td><td class="num">${t.scored_tasks} of ${t.tasks}</td><td class="num">${t.samples} (${t.graded} graded)</td>` +
       `<td class="num">${t.passed}</td><td class="num">${esc(formatRate(m.pass_at_1))}</td><td>${esc(formatPassAtKList(m.pass_at_k))}</td>` +
       `<td><div class="badges">${renderCountBadges(t.verdicts)}</div></td></tr>`
     );
   });
   const body = s.models.length === 0 ? "<p>No results.</p>" : table(["Model", "Tasks", "Samples", "Passed", "pass@1", "pass@k", "Verdicts"], [1, 2, 3, 4], rows);
-  return `<section>\n<h2>Models</h2>\n${body}\n<p class="note">pass@1 and pass@k: per model, the mean over its scored tasks of each task's unbiased pass@k.</p>\n</section>`;
+  return `<section>\n<h2>Models</h2>\n${body}\n<p class="note">pass@1 and pass@k: per model, the mean over its scored tasks of each task's unbiased pass@k.</p>\n</section>${renderLevels(s)}`;
+}
+
+/** Each model's pass@1 per instruction level, side by side; nothing when the runs have one level. */
+function renderLevels(s: Summary): string {
+  const rows = levelRows(s);
+  if (rows.length === 0) return "";
+  const cells = rows.map((r) => `<tr><td><code>${esc(r.model)}</code></td>${INSTRUCTION_LEVELS.map((l) => { const c = r.levels[l]; return `<td class="num">${c ? `${esc(formatRate(c.pass_at_1))} (${c.scored_tasks} of ${c.tasks} tasks)` : "—"}</td>`; }).join("")}</tr>`);
+  return `\n<section>\n<h2>Instruction levels side by side</h2>\n${table(["Model", ...INSTRUCTION_LEVELS.map((l) => `pass@1 (${l})`)], INSTRUCTION_LEVELS.map((_, i) => i + 1), cells)}\n<p class="note">paper: the solver had instruction.md (the method left to the paper); hinted: hints.md (the method spelled out). Same tests; never pooled.</p>\n</section>`;
 }
 
 function renderModel(m: ModelSummary): string {
@@ -84,7 +95,7 @@ function renderModel(m: ModelSummary): string {
   const infra = t.verdicts.infra > 0 ? `<p class="note">${t.verdicts.infra} infra sample(s) failed on our side, not the model's: they are left out of pass@k; re-run them.</p>` : "";
   return [
     "<section>",
-    `<h2>Model <code>${esc(m.model)}</code></h2>`,
+    `<h2>Model <code>${esc(modelLabel(m))}</code></h2>`,
     `<div class="cards">${cards.join("")}</div>`,
     `<div class="badges">${renderCountBadges(t.verdicts)}</div>`,
     passAtK + infra,

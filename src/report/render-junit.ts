@@ -1,5 +1,5 @@
 import { compareIds } from "../run-folder/index.js";
-import { escapeXml as attr, escapeXmlText as text } from "./format.js";
+import { escapeXml as attr, escapeXmlText as text, modelLabel } from "./format.js";
 import type { SampleSummary, Summary, SummaryProblem } from "./types.js";
 
 interface Case {
@@ -32,8 +32,8 @@ export function renderJunit(summary: Summary): string {
   const suites = new Map<string, Suite>();
   for (const m of summary.models) {
     for (const t of m.tasks) {
-      const properties: [string, string][] = [["model", m.model], ["category", t.category], ["set", t.set], ...t.pass_at_k.map((p): [string, string] => [`pass@${p.k}`, p.value.toFixed(6)])];
-      suites.set(suiteKey(m.model, t.task_id), { model: m.model, task: t.task_id, properties, cases: t.results.map(toCase) });
+      const properties: [string, string][] = [["model", m.model], ...(m.level ? [["level", m.level] as [string, string]] : []), ["category", t.category], ["set", t.set], ...t.pass_at_k.map((p): [string, string] => [`pass@${p.k}`, p.value.toFixed(6)])];
+      suites.set(suiteKey(modelLabel(m), t.task_id), { model: modelLabel(m), task: t.task_id, properties, cases: t.results.map(toCase) });
     }
   }
   for (const p of summary.problems) addUnreadable(suites, summary, p);

@@ -7,7 +7,8 @@ import { SUMMARY_FILE, VERDICTS, compareIds, isInSet, nameModelFolder, type Samp
 import { checkCoverage } from "./coverage.js";
 import { computePassAtK, computePassAtKs } from "./pass-at-k.js";
 import { summarizeJudgeGroup, summarizeJudgement, summarizeModelJudge } from "./judge-summary.js";
-import { loadRun, sampleId, type LoadedRun } from "./read-run.js";
+import { loadRun, modelKey, sampleId, type LoadedRun } from "./read-run.js";
+import { INSTRUCTION_LEVELS, type InstructionLevel } from "../manifest/level.js";
 import { bootstrapMeanInterval } from "./stats.js";
 import type { CategorySummary, GroupSummary, ModelSummary, ModelUsage, OverallPassAtK, SampleSummary, Summary, SummaryProblem, TaskSummary, VerdictCounts } from "./types.js";
 import { validateSummary } from "./validate-summary.js";
@@ -54,9 +55,12 @@ export function buildSummary(loaded: LoadedRun, options: SummaryOptions = {}): S
   const problems: SummaryProblem[] = [...run.problems];
   const setOf = (r: SampleResult): TaskSet => r.set ?? run.task_sets[r.task_id] ?? "core";
   const facts = readTaskFacts(run.results, setOf, run.layout, problems);
-  const byModel = groupBy(run.results, (r) => r.model);
-  const names = [...new Set([...run.models.map((m) => m.model), ...byModel.keys()])].sort(compareIds);
-  const models = names.map((name) => summarizeModel(name, byModel.get(name) ?? [], run, facts, problems));
+  // a model at two levels is two entries: their samples are never pooled
+  const byModel = groupBy(run.results, (r) => modelKey(r));
+  const who = new Map<string, { model: string; level?: InstructionLevel }>();
+  for (const m of [...run.models, ...run.results]) who.set(modelKey(m), { model: m.model, ...(m.level ? { level: m.level } : {}) });
+  const keys = [...who.keys()].sort((a, b) => compareIds(who.get(a)!.model, who.get(b)!.model) || levelOrder(who.get(a)!.level) - levelOrder(who.get(b)!.level));
+  const models = keys.map((k) => summarizeModel(who.get(k)!, byModel.get(k) ?? [], run, facts, problems));
   checkCoverage(run, models, problems);
   const verdicts = sumVerdicts(models.map((m) => m.totals.verdicts));
   return {
@@ -87,8 +91,13 @@ function filterBySet(loaded: LoadedRun, set: TaskSet): LoadedRun {
   };
 }
 
-function summarizeModel(model: string, results: SampleResult[], run: LoadedRun, facts: Map<string, TaskFacts>, problems: SummaryProblem[]): ModelSummary {
-  const declared = run.models.find((m) => m.model === model);
+function levelOrder(level: InstructionLevel | undefined): number {
+  return level === undefined ? -1 : INSTRUCTION_LEVELS.indexOf(level);
+}
+
+function summarizeModel(who: { model: string; level?: InstructionLevel }, results: SampleResult[], run: LoadedRun, facts: Map<string, TaskFacts>, problems: SummaryProblem[]): ModelSummary {
+  const { model, level } = who;
+  const declared = run.models.find((m) => modelKey(m) === modelKey(who));
   const dir = run.layout === 1 ? undefined : (declared?.dir ?? nameModelFolder(model));
   const byTask = groupBy(results, (r) => r.task_id);
   const tasks = [...byTask.keys()].sort(compareIds).map((id) => summarizeTask(id, byTask.get(id)!, facts.get(id)!, `${dir === undefined ? "results" : `results/${dir}`}/${id}`, problems, run.judgements ?? {}));
@@ -96,9 +105,10 @@ function summarizeModel(model: string, results: SampleResult[], run: LoadedRun, 
   const verdicts = sumVerdicts(tasks.map((t) => t.verdicts));
   const samplesPerTask = declared?.samples ?? run.run.samples_per_task;
   const judge = summarizeModelJudge(tasks);
-  const usage = summarizeUsage(model, results, run);
+  const usage = summarizeUsage(who, results, run);
   return {
     model,
+    ...(level ? { level } : {}),
     ...(dir === undefined ? {} : { dir }),
     ...(samplesPerTask === undefined ? {} : { samples_per_task: samplesPerTask }),
     totals: {
@@ -131,8 +141,8 @@ function summarizeCategories(tasks: TaskSummary[]): CategorySummary[] {
 }
 
 /** The generation's tokens (generate.json) and the judge's (its judge.json files), when there are any. */
-function summarizeUsage(model: string, results: SampleResult[], run: LoadedRun): ModelUsage | undefined {
-  const generation = run.generation?.[model];
+function summarizeUsage(who: { model: string; level?: InstructionLevel }, results: SampleResult[], run: LoadedRun): ModelUsage | undefined {
+  const generation = run.generation?.[modelKey(who)];
   const judged = results.flatMap((r) => {
     const j = run.judgements?.[sampleId(r)];
     return j ? [j] : [];

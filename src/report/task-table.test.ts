@@ -45,7 +45,7 @@ describe("renderTaskTable", () => {
     const md = renderTaskTable([describeTask(task, record(true, "h"), "h")]);
     expect(md).toContain("A \\| pipe (2024)");
     expect(md).toContain(`[\`aaaaaaaaaa\`](https://github.com/o/n/tree/${"a".repeat(40)})`);
-    expect(md).toContain("1 task (1 core, 0 extended), 1 verified.");
+    expect(md).toContain("1 task (1 core, 0 extended, 0 method), 1 verified.");
     expect(md.split("\n").filter((l) => l.startsWith("| `toy-loss`"))).toHaveLength(1);
   });
 
@@ -56,7 +56,7 @@ describe("renderTaskTable", () => {
     const md = renderTaskTable(rows);
     const core = md.slice(md.indexOf("## Core set"), md.indexOf("## Extended set"));
     const ext = md.slice(md.indexOf("## Extended set"));
-    expect(md).toContain("2 tasks (1 core, 1 extended), 1 verified.");
+    expect(md).toContain("2 tasks (1 core, 1 extended, 0 method), 1 verified.");
     expect(core).toContain("| `toy-loss`");
     expect(core).not.toContain("more-loss");
     expect(ext).toContain("| `more-loss`");

@@ -1,3 +1,4 @@
+import type { InstructionLevel } from "../manifest/level.js";
 import type { TaskSet } from "../manifest/types.js";
 import type { JudgeClass, SampleJudgement, TaskSetChoice, Verdict } from "../run-folder/index.js";
 import type { Agreement, BootstrapInterval } from "./stats.js";
@@ -116,6 +117,8 @@ export interface Totals {
 /** Everything about one model: its own pass@k, never pooled with another model's samples. */
 export interface ModelSummary {
   model: string;
+  /** The level its samples were made at: a model run at both levels is two entries, never pooled. */
+  level?: InstructionLevel;
   /** Its folder under results/ (absent for run folders of layout 1). */
   dir?: string;
   /** Samples per task run.json declares for this model. */
@@ -143,6 +146,8 @@ export interface RunInfo {
   submissions?: string;
   /** The task set `lmr eval` selected. */
   set?: TaskSetChoice;
+  /** The instruction level of the run (of every merged run, when they agree). */
+  level?: InstructionLevel;
   /** The most samples per task any model was asked for. */
   samples_per_task?: number;
   jobs?: number;

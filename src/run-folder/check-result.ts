@@ -1,4 +1,5 @@
 import { nameModelFolder } from "./layout.js";
+import { INSTRUCTION_LEVELS, isInstructionLevel } from "../manifest/level.js";
 import { TASK_SETS } from "./task-set.js";
 import { VERDICTS } from "./types.js";
 
@@ -21,6 +22,7 @@ export function checkSampleResult(value: unknown, place: ResultPlace): { pointer
     return { pointer: "/model", message: `is ${JSON.stringify(value.model)}, whose folder is ${JSON.stringify(nameModelFolder(value.model as string))}, but it lies in ${JSON.stringify(place.modelFolder)}` };
   }
   if (value.set !== undefined && !(TASK_SETS as readonly unknown[]).includes(value.set)) return { pointer: "/set", message: `must be one of ${TASK_SETS.join(", ")}` };
+  if (value.level !== undefined && !isInstructionLevel(value.level)) return { pointer: "/level", message: `must be one of ${INSTRUCTION_LEVELS.join(", ")}` };
   if (typeof value.verdict !== "string" || !(VERDICTS as readonly string[]).includes(value.verdict)) {
     return { pointer: "/verdict", message: `must be one of ${VERDICTS.join(", ")}` };
   }

@@ -1,3 +1,4 @@
+import type { InstructionLevel } from "../manifest/level.js";
 import type { TaskSet } from "../manifest/types.js";
 import type { BackendName, Isolation, TestCaseResult } from "../runner/types.js";
 import type { TaskSetChoice } from "./task-set.js";
@@ -22,6 +23,8 @@ export interface SampleResult extends SampleKey {
   category: string;
   /** The task's set when it was graded; results written before sets existed have none (read as "core"). */
   set?: TaskSet;
+  /** The instruction level the solver was given (the run's); results of older lmr have none. */
+  level?: InstructionLevel;
   /** sha256 of the submission content for this sample's target files ("none" without a submission). */
   submission_hash: string;
   /**
@@ -46,7 +49,10 @@ export interface SampleResult extends SampleKey {
 export interface RunModel {
   model: string;
   dir: string;
+  /** The most samples it has for any task. */
   samples: number;
+  /** Samples per task, where they differ by task (absent when every task has `samples`). */
+  task_samples?: Record<string, number>;
 }
 
 /** RUN_DIR/run.json: what was asked for. */
@@ -59,6 +65,8 @@ export interface RunConfig {
   submissions: string;
   /** The task set the run selected. */
   set: TaskSetChoice;
+  /** The instruction level the submissions were made at (one per run folder; absent in run folders of older lmr). */
+  level?: InstructionLevel;
   tasks: string[];
   task_sets: Record<string, TaskSet>;
   models: RunModel[];

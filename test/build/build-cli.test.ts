@@ -25,7 +25,7 @@ async function readBundle(dir: string): Promise<BundleManifest> {
 /** The task-input hash recomputed here from an explicit file list: what decides the bundle and what verify proves. */
 async function taskHash(taskDir: string): Promise<string> {
   const m = JSON.parse(await readFile(join(taskDir, "task.json"), "utf8"));
-  const files = ["task.json", m.instruction, ...m.tests.files, ...(m.tests.fixtures ?? [])];
+  const files = ["task.json", m.instruction, ...(m.hints ? [m.hints] : []), ...m.tests.files, ...(m.tests.fixtures ?? [])];
   if (m.paper.text) files.push(m.paper.text);
   if (m.record?.driver) files.push(m.record.driver);
   for (const g of m.record?.generators ?? []) files.push(g.script);

@@ -18,7 +18,9 @@ import { writeSummary } from "../../report/summarize.js";
 import type { Summary } from "../../report/types.js";
 import { TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
 import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
+import type { InstructionLevel } from "../../manifest/level.js";
 import { action } from "../action.js";
+import { levelOption } from "../api-flags.js";
 import { chooseTasks } from "../choose-tasks.js";
 import { printJson, printProblems, progress, progressDone } from "../output.js";
 
@@ -31,6 +33,7 @@ interface AgentRunFlags {
   tasksDir: string;
   set?: TaskSetChoice;
   samples: string;
+  level?: InstructionLevel;
   timeout: string;
   agentNetwork?: boolean;
   agentSandbox: string;
@@ -61,6 +64,7 @@ export function registerAgent(program: Command): void {
     .option("--tasks <ID...>", "only these task ids")
     .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
     .addOption(new Option("--set <SET>", "only the tasks of this set (default: core, or all with --tasks)").choices(TASK_SET_CHOICES))
+    .addOption(levelOption("the agent gets at /lmr/instruction.md (default paper); the run records it"))
     .option("-n, --samples <K>", "agent runs per task (for pass@k)", "1")
     .option("--timeout <S>", "wall limit of one agent run in seconds; past it the agent's whole process tree is killed", "1800")
     .option("--agent-network", "let the agent use the network (API calls); off by default")
@@ -177,6 +181,7 @@ async function runAgentCommand(flags: AgentRunFlags): Promise<number> {
     ...(flags.preset ? { preset: flags.preset } : {}),
     model,
     samples,
+    ...(flags.level ? { level: flags.level } : {}),
     agentJobs,
     timeoutS,
     network: flags.agentNetwork ?? false,

@@ -5,7 +5,9 @@ import type { BundleInfo } from "../../bundle/types.js";
 import { EXIT, LmrError, formatProblem } from "../../core/errors.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import { validateTasks } from "../../manifest/validate.js";
+import { instructionPath, type InstructionLevel } from "../../manifest/level.js";
 import { action } from "../action.js";
+import { levelOption } from "../api-flags.js";
 import { paint, printJson, printProblems, progress, progressDone } from "../output.js";
 
 interface BuildOptions {
@@ -15,6 +17,7 @@ interface BuildOptions {
   papers?: string;
   requirePaper?: boolean;
   json?: boolean;
+  level?: InstructionLevel;
 }
 
 export function registerBuild(program: Command): void {
@@ -27,6 +30,7 @@ export function registerBuild(program: Command): void {
     .option("--mirror <DIR>", "local mirror of github.com repositories (OWNER+NAME/…); default $LMR_MIRROR")
     .option("--papers <DIR>", "folder of paper PDFs (<sha256>.pdf, <arxiv id>.pdf or <task id>.pdf); default $LMR_PAPERS, else the cache")
     .option("--require-paper", "a task whose paper is not available is an error (default: a warning; or $LMR_REQUIRE_PAPER=1)")
+    .addOption(levelOption("the workspace's instruction.md is (default paper)"))
     .option("--json", "print the built bundles as a JSON array")
     .addHelpText(
       "after",
@@ -38,7 +42,10 @@ Each bundle OUT/<task-id>/ holds:
                 .ipynb_checkpoints and copies of target files removed
   reference/    the unmasked target files
   grader/       the task's tests and fixtures
-  bundle.json   upstream commit, targets, hashes, what was removed, leaks found
+  bundle.json   upstream commit, targets, hashes, what was removed, leaks found, level
+
+--level hinted puts hints.md (the method spelled out) in place of instruction.md; the
+workspace hash stays the paper level's, so both levels grade alike.
 
 Manifests are validated first; nothing is written when one is invalid. A bundle
 appears complete or not at all. Leaks of the reference left in the workspace (copies,
@@ -55,6 +62,7 @@ file-system failure.
 Examples:
   $ lmr build examples/tasks/pref-loss --out bundles
   $ lmr build --tasks-dir tasks --out bundles --mirror /data/mirror --json
+  $ lmr build examples/tasks/pref-loss --out bundles --level hinted
   $ lmr paper fetch && lmr build --out bundles --require-paper`,
     )
     .action(action(runBuild));
@@ -76,14 +84,17 @@ async function runBuild(taskDirs: string[], opts: BuildOptions): Promise<number>
     return EXIT.input;
   }
 
+  const tasks = await Promise.all(dirs.map((d) => loadTask(d)));
+  // every task has the level, or nothing is built
+  if (opts.level) for (const t of tasks) instructionPath(t, opts.level);
   const built: BundleInfo[] = [];
-  for (const [i, dir] of dirs.entries()) {
-    const task = await loadTask(dir);
+  for (const [i, task] of tasks.entries()) {
     progress(`building ${task.manifest.id} (${i + 1}/${dirs.length})`);
     const info = await buildBundle(task, opts.out, {
       ...(opts.mirror !== undefined ? { mirror: opts.mirror } : {}),
       ...(opts.papers !== undefined ? { papers: opts.papers } : {}),
       ...(opts.requirePaper ? { requirePaper: true } : {}),
+      ...(opts.level ? { level: opts.level } : {}),
     });
     progressDone();
     built.push(info);

@@ -17,6 +17,9 @@ import type { Summary } from "../../report/types.js";
 import { TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
 import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
 import { action } from "../action.js";
+import type { InstructionLevel } from "../../manifest/level.js";
+import { resolveSubmissionLevel } from "../../evaluate/submission-level.js";
+import { levelOption } from "../api-flags.js";
 import { printJson, printProblems, progress, progressDone } from "../output.js";
 
 interface EvalFlags {
@@ -33,6 +36,7 @@ interface EvalFlags {
   queue?: string;
   queueAttempts?: string;
   shard?: string;
+  level?: InstructionLevel;
   json?: boolean;
 }
 
@@ -52,6 +56,7 @@ export function registerEval(program: Command): void {
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
     .option("--queue <URL>", "grade on `lmr worker`s through Redis (redis://… or rediss://…) instead of in this process")
     .option("--queue-attempts <N>", "with --queue: tries per sample before an infra result is written (retried with backoff: 2 s, 4 s, …)", "3")
+    .addOption(levelOption("the submissions were made at (default: what generate.json beside the submissions says, else paper); one per run folder"))
     .option("--shard <I/N>", "grade only part I of N of the (task, model, sample) triples; merge with `lmr report RUN_1 … RUN_N`")
     .option("--json", "print summary.json to stdout (with --queue: {summary, queue})")
     .addHelpText(
@@ -92,6 +97,9 @@ a local run does; \`lmr worker --queue URL\` processes anywhere grade (see
 docs/distributed-eval.md). Killed and run again, it resumes from the run folder
 and from what the workers finished meanwhile. --shard I/N: a deterministic part
 of the run for a batch scheduler's array job, one run folder per part.
+--level: the instruction the solver had (paper or hinted). The tests are the same at
+both levels; run.json, every result.json and summary.json record it, and a run folder
+holds one level (grade the other into another --out; lmr report A B shows both).
 Exit codes: 0 graded (whatever the verdicts), 2 bad input, 3 infrastructure.
 
 Examples:
@@ -99,7 +107,8 @@ Examples:
   $ lmr eval --submissions two-models.jsonl --set all --out runs/r2
   $ lmr eval --submissions workspaces/ --tasks pref-loss rouge-notebook --out runs/r3
   $ lmr eval --submissions preds.jsonl --out runs/r4 --queue redis://queue.internal:6379
-  $ lmr eval --submissions preds.jsonl --out runs/r5-2 --shard 2/4`,
+  $ lmr eval --submissions preds.jsonl --out runs/r5-2 --shard 2/4
+  $ lmr eval --submissions hinted.jsonl --level hinted --out runs/r6-hinted`,
     )
     .action(action(runEvalCommand));
 }
@@ -124,6 +133,7 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
     return EXIT.input;
   }
   const loaded = await Promise.all(chosen.map((d) => loadTask(d)));
+  const level = await resolveSubmissionLevel(flags.submissions, flags.level);
   const queue = flags.queue ? createQueueDispatcher({ connection: parseQueueUrl(flags.queue), sandbox, attempts: count(flags.queueAttempts, "--queue-attempts") ?? 3, toolkitVersion: TOOLKIT_VERSION, onStatus: (s) => progress(formatQueueStatus(s)), log: (l) => process.stderr.write(`${l}\n`) }) : undefined;
   const outcome = await runEval({
     submissions: flags.submissions,
@@ -131,6 +141,7 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
     // A folder whose manifest does not load still names a task: rows for it are not "unknown".
     knownTaskIds: [...new Set([...all.filter((t): t is ResolvedTask => t !== undefined).map((t) => t.manifest.id), ...dirs.map((d) => basename(d))])],
     set: flags.set ?? (flags.tasks ? "all" : "core"),
+    level,
     outDir: flags.out,
     jobs,
     ...(samples !== undefined ? { samples } : {}),

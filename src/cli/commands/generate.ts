@@ -12,7 +12,8 @@ import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import { validateTasks } from "../../manifest/validate.js";
 import { TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
 import { action } from "../action.js";
-import { checkKeyEnvName, int, num, parseBaseUrl, parsePrice, usage } from "../api-flags.js";
+import type { InstructionLevel } from "../../manifest/level.js";
+import { checkKeyEnvName, levelOption, int, num, parseBaseUrl, parsePrice, usage } from "../api-flags.js";
 import { printJson, printProblems, progress, progressDone } from "../output.js";
 
 interface GenerateFlags {
@@ -37,6 +38,7 @@ interface GenerateFlags {
   price?: string;
   mirror?: string;
   dryRun?: boolean;
+  level?: InstructionLevel;
   queue?: string;
   json?: boolean;
 }
@@ -65,6 +67,7 @@ export function registerGenerate(program: Command): void {
     .option("--cache-dir <DIR>", "reply cache (default OUT/responses); share one between runs to reuse replies")
     .option("--price <IN,OUT>", "US dollars per million prompt and completion tokens, for the cost in the summary")
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
+    .addOption(levelOption("of the prompts (default paper); generate.json records it and lmr eval grades at it"))
     .option("--dry-run", "print each task's prompt and token counts; no request, nothing written")
     .option("--queue <URL>", "make the requests on \`lmr worker --queue URL\` processes (each with the API key in its own environment) instead of here")
     .option("--json", "print generate.json (with --dry-run: the prompts) to stdout")
@@ -148,6 +151,7 @@ async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
     ...(flags.templates ? { templatesDir: flags.templates } : {}),
     ...(flags.cacheDir ? { cacheDir: flags.cacheDir } : {}),
     ...(flags.dryRun ? { dryRun: true } : {}),
+    ...(flags.level ? { level: flags.level } : {}),
     ...(price ? { price } : {}),
     ...((flags.mirror ?? process.env.LMR_MIRROR) ? { mirror: (flags.mirror ?? process.env.LMR_MIRROR)! } : {}),
     onProgress: (p) => progress(`generating ${p.done}/${p.total} — ${p.last.task_id}#${p.last.sample}: ${p.last.status}${p.last.cached ? " (cached)" : ""}`),

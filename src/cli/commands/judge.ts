@@ -5,11 +5,14 @@ import { redactUrl } from "../../generate/run-generate.js";
 import { readApiKey } from "../../llm/client.js";
 import { DEFAULT_RETRY } from "../../llm/retry.js";
 import { JUDGE_CLASSES, JUDGE_FILE } from "../../run-folder/index.js";
+import type { InstructionLevel } from "../../manifest/level.js";
 import { action, EXIT } from "../action.js";
-import { checkKeyEnvName, int, num, parseBaseUrl, parsePrice, usage } from "../api-flags.js";
+import { checkKeyEnvName, int, num, parseBaseUrl, parsePrice, usage, levelOption } from "../api-flags.js";
 import { printJson, progress, progressDone } from "../output.js";
 
 interface JudgeFlags {
+  level?: InstructionLevel;
+  tasksDir: string;
   baseUrl?: string;
   model?: string;
   apiKeyEnv: string;
@@ -51,6 +54,8 @@ export function registerJudge(program: Command): void {
     .option("--templates <DIR>", "judge prompt templates folder (system.md, user.md); default templates/judge/")
     .option("--cache-dir <DIR>", `reply cache (default RUN_DIR/${JUDGE_CACHE_DIR})`)
     .option("--price <IN,OUT>", "US dollars per million prompt and completion tokens, for the cost")
+    .addOption(levelOption("the judge reads (default: the run's, which its bundles hold; another level is read from --tasks-dir)"))
+    .option("--tasks-dir <DIR>", "folder of the run's tasks, for --level other than the run's", "tasks")
     .option("--dry-run", "print each sample's judge prompt and token count; no request, nothing written")
     .option("--json", "print the judge summary as JSON")
     .addHelpText(
@@ -105,6 +110,7 @@ async function runJudgeCommand(runDir: string, flags: JudgeFlags): Promise<numbe
     baseUrl,
     model: flags.model,
     ...(apiKey !== undefined ? { apiKey } : {}),
+    ...(flags.level ? { level: flags.level, tasksDir: flags.tasksDir } : {}),
     votes,
     parameters,
     maxPromptTokens,
