@@ -51,6 +51,7 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
   hints: "hints.md",
   kind: "method",
   kind_reason: "the loss is the paper's contribution, not glue around it",
+  giveaway: { allow: "the revealed call is the visible helper the loss must use (the contract), not a step of the method" },
   tests: {
     files: ["tests/test_preference_loss.py", "tests/candidate_setup.py", "tests/tiny_model.py"],
     fixtures: ["fixtures/cases.json"],

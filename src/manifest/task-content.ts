@@ -15,7 +15,31 @@ const ALTERNATIVES = "alternatives";
 const NAME = /^[a-z0-9]+([-_][a-z0-9]+)*$/;
 
 export async function checkTaskContent(data: unknown, taskDir: string, opts: { finished?: boolean } = {}): Promise<Finding[]> {
-  return [...(opts.finished ? await checkInstructionMarkers(data, taskDir) : []), ...(await checkAlternativeFiles(data, taskDir))];
+  return [...(opts.finished ? await checkInstructionMarkers(data, taskDir) : []), ...(opts.finished ? await checkGiveaway(data, taskDir) : []), ...(await checkAlternativeFiles(data, taskDir))];
+}
+
+/** The giveaway scores lmr verify recorded in verification.json (none before the task was verified). */
+export async function readGiveaway(taskDir: string): Promise<{ paper: number; hinted?: number; threshold: number; revealed: string[] } | undefined> {
+  const rec = asObject(await readFile(join(taskDir, "verification.json"), "utf8").then((t) => JSON.parse(t) as unknown, () => undefined));
+  const g = asObject(rec?.giveaway);
+  const paper = asObject(g?.paper);
+  if (!g || !paper || typeof paper.score !== "number" || typeof g.threshold !== "number") return undefined;
+  const hinted = asObject(g.hinted)?.score;
+  return { paper: paper.score, ...(typeof hinted === "number" ? { hinted } : {}), threshold: g.threshold, revealed: Array.isArray(paper.revealed) ? paper.revealed.filter((r): r is string => typeof r === "string") : [] };
+}
+
+/** A paper-level instruction that gives the method away (as lmr verify scored it) needs the manifest to say why. */
+async function checkGiveaway(data: unknown, taskDir: string): Promise<Finding[]> {
+  const g = await readGiveaway(taskDir);
+  if (!g || g.paper <= g.threshold) return [];
+  const allow = asObject(asObject(data)?.giveaway)?.allow;
+  if (typeof allow === "string" && allow.trim() !== "") return [];
+  const shown = g.revealed.slice(0, 6).join(", ");
+  return [{
+    pointer: "/instruction",
+    message: `the paper-level instruction reveals ${g.paper.toFixed(2)} of the reference body (verification.json giveaway; threshold ${g.threshold})${shown ? `: ${shown}` : ""}`,
+    hint: "move the method's steps, formulas and calls to hints.md and point to the paper instead, then run lmr verify; or, where they are the contract, say so in task.json's giveaway.allow (docs/giveaway.md)",
+  }];
 }
 
 /** The scaffolded instruction marks every decision left to its author; a task is not done while one is open. */

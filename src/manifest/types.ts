@@ -230,6 +230,8 @@ export interface TaskManifest {
   /** Whether the targets are the paper's method or glue around it, and why. */
   kind?: "method" | "glue";
   kind_reason?: string;
+  /** Why a paper-level instruction may reveal more of the reference than the giveaway threshold (what it reveals is the contract). */
+  giveaway?: { allow: string };
   tests: TestsSpec;
   environment: Environment;
   /** Upstream files that help the agent (pointed to in the instruction). */

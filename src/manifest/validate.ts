@@ -4,7 +4,7 @@ import { readManifest, resolveTaskDir, type RawManifest } from "./read.js";
 import { collectSchemaErrors, readTaskSchema } from "./schema.js";
 import { dedupeFindings, explainSchemaErrors, type Finding } from "./schema-errors.js";
 import { asObject, checkSemantics, checkUniqueIds } from "./semantic.js";
-import { checkTaskContent } from "./task-content.js";
+import { checkTaskContent, readGiveaway } from "./task-content.js";
 import { checkTaskFiles } from "./task-files.js";
 
 export interface ValidationReport {
@@ -12,6 +12,8 @@ export interface ValidationReport {
   /** How many tasks were validated. */
   tasks: number;
   problems: Problem[];
+  /** The giveaway scores verify recorded, per task that has them. */
+  giveaway: { task: string; paper: number; hinted?: number; allowed: boolean }[];
 }
 
 /**
@@ -25,13 +27,17 @@ export async function validateTasks(dirs: string[], opts: { finished?: boolean }
 
   const duplicates = checkUniqueIds(raws.map((r) => ({ id: asObject(r.data)?.id, file: r.displayPath })));
   const problems: Problem[] = [];
+  const giveaway: ValidationReport["giveaway"] = [];
   for (const raw of raws) {
+    const g = await readGiveaway(raw.dir);
+    const data = asObject(raw.data);
+    if (g) giveaway.push({ task: typeof data?.id === "string" ? data.id : basename(raw.dir), paper: g.paper, ...(g.hinted !== undefined ? { hinted: g.hinted } : {}), allowed: typeof asObject(data?.giveaway)?.allow === "string" });
     const findings = await checkManifest(raw, { finished: opts.finished ?? true });
     const dup = duplicates.get(raw.displayPath);
     if (dup) findings.push(dup);
     problems.push(...sortFindings(findings).map((f) => toProblem(raw.displayPath, f)));
   }
-  return { ok: problems.length === 0, tasks: raws.length, problems };
+  return { ok: problems.length === 0, tasks: raws.length, problems, giveaway };
 }
 
 /**

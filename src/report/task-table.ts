@@ -21,6 +21,8 @@ export interface TaskRow {
   kind: "method" | "glue" | null;
   /** The instruction levels the task has: paper (instruction.md) and, with hints, hinted. */
   levels: ("paper" | "hinted")[];
+  /** The giveaway scores verify recorded (paper level, hinted level), null before a verification that scored them. */
+  giveaway: { paper: number; hinted: number | null; allowed: boolean } | null;
 }
 
 /**
@@ -52,6 +54,7 @@ export function describeTask(task: ResolvedTask, record: VerificationRecord | un
     test_time_s: runs.length > 0 ? Math.round((runs.reduce((a, r) => a + r.duration_s, 0) / runs.length) * 10) / 10 : null,
     kind: m.kind ?? null,
     levels: m.hints ? ["paper", "hinted"] : ["paper"],
+    giveaway: record?.giveaway ? { paper: record.giveaway.paper.score, hinted: record.giveaway.hinted?.score ?? null, allowed: m.giveaway !== undefined } : null,
   };
 }
 
@@ -81,6 +84,8 @@ export function renderTaskTable(rows: TaskRow[], choice: TaskSetChoice = "all"):
     "Kind says whether a task's targets are the paper's method or glue around it (task.json's `kind_reason` says why);",
     "levels are the instructions it has: `paper` (instruction.md: the contract and where the method is in the paper)",
     "and `hinted` (hints.md: the method spelled out).",
+    "Giveaway is how much of the reference body each level reveals (paper / hinted, 0 to 1; docs/giveaway.md):",
+    "the paper level stays at or below 0.3 unless task.json's `giveaway.allow` says why (marked \"allowed\").",
     "Status, kill ratio and test time come from each task's `verification.json`; to reproduce them, with the",
     "upstream repositories as local git mirrors (`DIR/OWNER+NAME/…`):",
     "`LMR_PYTHON=/usr/bin/python3 lmr verify --tasks-dir tasks --mirror DIR --force --no-write`.",
@@ -94,7 +99,7 @@ export function renderTaskTable(rows: TaskRow[], choice: TaskSetChoice = "all"):
       lines.push("No tasks in this set yet.");
       continue;
     }
-    lines.push("| task | paper | category | target | kind | levels | upstream commit | verification | kill ratio | test time |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    lines.push("| task | paper | category | target | kind | levels | giveaway | upstream commit | verification | kill ratio | test time |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for (const r of inSet) lines.push(renderRow(r));
   }
   return lines.join("\n") + "\n";
@@ -103,11 +108,16 @@ export function renderTaskTable(rows: TaskRow[], choice: TaskSetChoice = "all"):
 function renderRow(r: TaskRow): string {
   const repo = r.upstream.replace(/^https:\/\/github\.com\//, "");
   const commit = r.commit ? `[\`${r.commit.slice(0, 10)}\`](${r.upstream.startsWith("http") ? `${r.upstream}/tree/${r.commit}` : r.upstream})` : "—";
-  return `| \`${r.id}\` | ${cell(r.paper)} (${r.year}) | ${cell(r.category)} | ${r.targets.map((t) => `\`${cell(t)}\``).join("<br>")} | ${r.kind ?? "—"} | ${r.levels.join(", ")} | ${cell(repo)} ${commit} | ${r.status} | ${r.kill_ratio ?? "—"} | ${r.test_time_s === null ? "—" : `${r.test_time_s} s`} |`;
+  return `| \`${r.id}\` | ${cell(r.paper)} (${r.year}) | ${cell(r.category)} | ${r.targets.map((t) => `\`${cell(t)}\``).join("<br>")} | ${r.kind ?? "—"} | ${r.levels.join(", ")} | ${formatGiveaway(r.giveaway)} | ${cell(repo)} ${commit} | ${r.status} | ${r.kill_ratio ?? "—"} | ${r.test_time_s === null ? "—" : `${r.test_time_s} s`} |`;
+}
+
+function formatGiveaway(g: TaskRow["giveaway"]): string {
+  if (!g) return "—";
+  return `${g.paper.toFixed(2)}${g.allowed ? " (allowed)" : ""} / ${g.hinted === null ? "—" : g.hinted.toFixed(2)}`;
 }
 
 /** A plain-text table for terminals. */
 export function renderTaskLines(rows: TaskRow[]): string {
   const w = Math.max(4, ...rows.map((r) => r.id.length));
-  return rows.map((r) => `${r.id.padEnd(w)}  ${r.set.padEnd(8)}  ${r.status.padEnd(18)}  ${(r.kind ?? "—").padEnd(6)}  kill ${String(r.kill_ratio ?? "—").padEnd(5)}  ${r.targets.join(", ")}`).join("\n") + (rows.length ? "\n" : "");
+  return rows.map((r) => `${r.id.padEnd(w)}  ${r.set.padEnd(8)}  ${r.status.padEnd(18)}  ${(r.kind ?? "—").padEnd(6)}  giveaway ${formatGiveaway(r.giveaway).padEnd(12)}  kill ${String(r.kill_ratio ?? "—").padEnd(5)}  ${r.targets.join(", ")}`).join("\n") + (rows.length ? "\n" : "");
 }

@@ -1,3 +1,4 @@
+import type { GiveawayResult } from "./giveaway.js";
 import type { Leak } from "../bundle/leak-scan.js";
 import type { RemovedEntry } from "../bundle/types.js";
 import type { BackendName, ImageRecord, RunStatus } from "../runner/types.js";
@@ -154,6 +155,16 @@ export interface VerificationRecord {
     leaks: LeaksStep;
   };
   timings: { total_s: number };
+  /** How much of the reference the instructions reveal (see src/verify/giveaway.ts); absent when the build failed. */
+  giveaway?: GiveawayRecord;
+}
+
+export interface GiveawayRecord {
+  /** The paper level (instruction.md): what the threshold applies to. */
+  paper: GiveawayResult;
+  /** The hinted level (hints.md), where the task has one: expected to be high. */
+  hinted?: GiveawayResult;
+  threshold: number;
 }
 
 /** A record whose every step is still to run (or, after an early failure, skipped). */

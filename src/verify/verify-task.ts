@@ -9,6 +9,8 @@ import { LmrError, formatProblem, type Problem } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
 import { toolkitPath } from "../core/paths.js";
 import { hashFile, hashTree, listFiles } from "../core/hash.js";
+import { instructionPath } from "../manifest/level.js";
+import { GIVEAWAY_THRESHOLD, scoreGiveaway } from "./giveaway.js";
 import { buildBundle, hashTaskInputs, BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import { isUrlUpstream, type ResolvedTask } from "../manifest/types.js";
 import { dockerImageOf, resolveRunNode, resolveRunPython, runTests } from "../runner/index.js";
@@ -23,7 +25,7 @@ import { alternativesStep } from "./alternatives-step.js";
 import { createRunSlots, type RunSlots } from "./run-slots.js";
 import { readKillers, writeKillers, type MutantPlan } from "./mutant-runs.js";
 import { environmentStep, findMissingModule, missingModuleReason } from "./environment-step.js";
-import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSION, type FixturesStep, type StepName, type VerificationRecord } from "./record.js";
+import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSION, type FixturesStep, type GiveawayRecord, type StepName, type VerificationRecord } from "./record.js";
 import type { SiblingReferences } from "./siblings.js";
 import { checkManifestStep, errorText, leaksStep, mutantsStep, repeatRuns, since, type SiblingScan, type Tick } from "./steps.js";
 
@@ -172,6 +174,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       return await finish(record, task, opts, t0);
     }
     record.steps.build = { ok: true, duration_s: since(tb) };
+    record.giveaway = await scoreTaskGiveaway(task, bundle);
     record.inputs.upstream = { ...record.inputs.upstream, location: bundle.upstream.location, commit: bundle.upstream.commit };
     record.inputs.workspace = bundle.hashes.workspace;
     record.inputs.reference = bundle.hashes.reference;
@@ -441,6 +444,15 @@ function baseRequest(task: ResolvedTask, bundle: BundleInfo, python: PythonEnv, 
 }
 
 /** Reference target files by workspace-relative path. */
+/** The giveaway score of each instruction level against the reference bodies of the targets. */
+export async function scoreTaskGiveaway(task: ResolvedTask, bundle: BundleInfo): Promise<GiveawayRecord> {
+  const files = await readReferences(bundle);
+  const bodies = bundle.targets.map((t) => files[t.file]!.split("\n").slice(t.start_line - 1, t.end_line).join("\n"));
+  const paper = scoreGiveaway(bodies, await readFile(instructionPath(task, "paper"), "utf8"));
+  const hinted = task.manifest.hints === undefined ? undefined : scoreGiveaway(bodies, await readFile(instructionPath(task, "hinted"), "utf8"));
+  return { paper, ...(hinted ? { hinted } : {}), threshold: GIVEAWAY_THRESHOLD };
+}
+
 async function readReferences(bundle: BundleInfo): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const file of new Set(bundle.targets.map((t) => t.file))) {

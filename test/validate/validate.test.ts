@@ -123,7 +123,7 @@ describe.concurrent("lmr validate options and output", () => {
     const r = await lmr(["validate", `${FIXTURES}/missing-files`, `${FIXTURES}/valid-minimal`, "--json"]);
     expect(r.code, r.stderr).toBe(1);
     const out = JSON.parse(r.stdout);
-    expect(Object.keys(out)).toEqual(["ok", "tasks", "problems"]);
+    expect(Object.keys(out)).toEqual(["ok", "tasks", "problems", "giveaway"]);
     expect(out.ok).toBe(false);
     expect(out.tasks).toBe(2);
     expect(out.problems).toHaveLength(2);
@@ -133,7 +133,7 @@ describe.concurrent("lmr validate options and output", () => {
       expect(typeof p.hint).toBe("string");
     }
     const ok = JSON.parse((await lmr(["validate", `${FIXTURES}/valid-minimal`, "--json"])).stdout);
-    expect(ok).toEqual({ ok: true, tasks: 1, problems: [] });
+    expect(ok).toEqual({ ok: true, tasks: 1, problems: [], giveaway: [] });
   });
 
   it("validates every task under --tasks-dir, and accepts a task.json path", async () => {
@@ -175,5 +175,39 @@ describe.concurrent("lmr validate options and output", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("Usage: lmr validate [options] [TASK_DIR...]");
     expect(r.stdout).toContain("$ lmr validate tasks/");
+  });
+});
+
+describe("lmr validate and the giveaway score verify recorded", () => {
+  it("prints each task's score and the medians, refuses a paper level above the threshold, and accepts it with giveaway.allow", async () => {
+    const root = await mkdtemp(join(tmpdir(), "lmr-validate-giveaway-"));
+    try {
+      const { copyTask } = await import("../helpers/task-copy.js");
+      const dir = await copyTask(root, "pref-loss");
+      const { readFile } = await import("node:fs/promises");
+      const recFile = join(dir, "verification.json");
+      const rec = JSON.parse(await readFile(recFile, "utf8"));
+      expect(rec.giveaway.paper.score).toBeLessThanOrEqual(rec.giveaway.threshold);
+      const shown = await execa("node", [CLI, "validate", dir], { reject: false, env: { NO_COLOR: "1" } });
+      expect(shown.exitCode, shown.stdout).toBe(0);
+      expect(shown.stdout).toMatch(new RegExp(`giveaway  pref-loss  paper ${rec.giveaway.paper.score.toFixed(2)}  hinted ${rec.giveaway.hinted.score.toFixed(2)}`));
+      // a record saying the paper level gives the method away
+      rec.giveaway.paper = { ...rec.giveaway.paper, score: 0.62, revealed: ["call:logsigmoid", "op:beta * logits"] };
+      await writeFile(recFile, JSON.stringify(rec, null, 2));
+      const refused = await execa("node", [CLI, "validate", dir, "--json"], { reject: false });
+      expect(refused.exitCode).toBe(1);
+      const out = JSON.parse(refused.stdout);
+      expect(out.problems).toEqual([expect.objectContaining({ pointer: "/instruction", message: expect.stringMatching(/reveals 0\.62 of the reference body.*call:logsigmoid, op:beta \* logits/) })]);
+      expect(out.problems[0].hint).toMatch(/hints\.md.*giveaway\.allow/);
+      expect(out.giveaway).toEqual([{ task: "pref-loss", paper: 0.62, hinted: rec.giveaway.hinted.score, allowed: false }]);
+      const manifest = JSON.parse(await readFile(join(dir, "task.json"), "utf8"));
+      manifest.giveaway = { allow: "the revealed call is the loss function the contract names" };
+      await writeFile(join(dir, "task.json"), JSON.stringify(manifest, null, 2));
+      const allowed = await execa("node", [CLI, "validate", dir], { reject: false, env: { NO_COLOR: "1" } });
+      expect(allowed.exitCode, allowed.stdout).toBe(0);
+      expect(allowed.stdout).toContain("paper 0.62 (allowed)");
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

@@ -47,13 +47,28 @@ async function runValidate(taskDirs: string[], opts: ValidateOptions): Promise<n
     return EXIT.input;
   }
   if (opts.json) {
-    printJson({ ok: report.ok, tasks: report.tasks, problems: report.problems.map(normalizeProblem) });
+    printJson({ ok: report.ok, tasks: report.tasks, problems: report.problems.map(normalizeProblem), giveaway: report.giveaway });
   } else {
     for (const p of report.problems) process.stdout.write(`${formatProblem(p)}\n`);
+    if (report.giveaway.length > 0) process.stdout.write(formatGiveaway(report.giveaway));
     const summary = `${plural(report.tasks, "task")}, ${plural(report.problems.length, "problem")}`;
     process.stdout.write(`${paint(report.ok ? "green" : "red", summary)}\n`);
   }
   return report.ok ? EXIT.ok : EXIT.check;
+}
+
+/** One line per task: the giveaway score of each instruction level, as lmr verify recorded it; medians last. */
+function formatGiveaway(rows: { task: string; paper: number; hinted?: number; allowed: boolean }[]): string {
+  const width = Math.max(...rows.map((r) => r.task.length));
+  const lines = rows.map((r) => `giveaway  ${r.task.padEnd(width)}  paper ${r.paper.toFixed(2)}${r.allowed ? " (allowed)" : ""}  hinted ${r.hinted === undefined ? "—" : r.hinted.toFixed(2)}`);
+  const median = (xs: number[]): string => {
+    if (xs.length === 0) return "—";
+    const s = [...xs].sort((a, b) => a - b);
+    const m = s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+    return m.toFixed(2);
+  };
+  if (rows.length > 1) lines.push(`giveaway  median: paper ${median(rows.map((r) => r.paper))}, hinted ${median(rows.flatMap((r) => (r.hinted === undefined ? [] : [r.hinted])))}`);
+  return lines.join("\n") + "\n";
 }
 
 function normalizeProblem(p: Problem): { file: string | null; pointer: string; message: string; hint: string | null } {
