@@ -77,6 +77,7 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
     // Likewise the level: the hash is the paper level's, so a result graded from a hinted bundle has
     // the grading key of the same submission graded from a paper one (the tests are the same).
     if (level !== "paper") await copyFile(levelInstruction, join(workspace, WORKSPACE_INSTRUCTION));
+    await notePaperAbsence(task, workspace, paper.paper?.files ?? []);
     const graderHash = combineGraderHash(gr.hash, alternatives.length === 0 ? undefined : (await hashTree(join(tmp, BUNDLE_FILES.alternatives))).hash);
     const manifest: BundleManifest = {
       schema_version: BUNDLE_SCHEMA_VERSION,
@@ -236,6 +237,26 @@ async function addTaskText(task: ResolvedTask, workspace: string): Promise<void>
     }
     await copyFile(join(task.dir, from), to);
   }
+}
+
+const PAPER_FILE_MENTION = /\bpaper\.(md|pdf)\b/;
+
+/**
+ * An instruction may say the paper is in paper.md / paper.pdf; a workspace built without them
+ * (no PDF in the cache, no network to fetch one) must not send the solver looking for files that
+ * are not there: the instruction then opens with a note naming what is missing and where the
+ * paper is. Added after hashing, as the paper itself is.
+ */
+async function notePaperAbsence(task: ResolvedTask, workspace: string, present: readonly string[]): Promise<void> {
+  const file = join(workspace, WORKSPACE_INSTRUCTION);
+  const text = await readFile(file, "utf8");
+  const named = [...new Set([...text.matchAll(new RegExp(PAPER_FILE_MENTION, "g"))].map((m) => `paper.${m[1]}`))].sort();
+  const absent = named.filter((f) => !present.includes(f));
+  if (absent.length === 0) return;
+  const p = task.manifest.paper;
+  const where = p.arxiv ? `arXiv ${p.arxiv} (https://arxiv.org/abs/${p.arxiv})` : p.url ?? p.pdf_url ?? "its published version";
+  const note = `> **Note.** This workspace was built without ${absent.map((f) => `\`${f}\``).join(" and ")}, which the instruction below mentions: read the paper, *${p.title}*, from ${where}. Everything else is as described.\n\n`;
+  await writeFile(file, note + text);
 }
 
 /** bundle.json's grader hash: the grader tree's, covering the alternatives beside it when the task has any. */

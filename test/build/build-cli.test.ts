@@ -169,6 +169,41 @@ describe("lmr build on the example tasks (local upstreams)", () => {
   });
 });
 
+describe("lmr build without the paper", () => {
+  it("opens the instruction with a note when it names paper.md but the workspace has none, after hashing", async () => {
+    const root = await makeTempDir("no-paper");
+    await copyTask(root, "pref-loss", (m) => {
+      delete m.paper.text;
+      m.paper.arxiv = "2305.18290v3";
+    });
+    const out = join(root, "out");
+    const r = await runCli(["build", "--tasks-dir", join(root, "tasks"), "--out", out]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const ws = join(out, "pref-loss", "workspace");
+    expect(await exists(join(ws, "paper.md"))).toBe(false);
+    const text = await readFile(join(ws, "instruction.md"), "utf8");
+    const original = await readFile(join(root, "tasks", "pref-loss", "instruction.md"), "utf8");
+    expect(text.startsWith("> **Note.** This workspace was built without `paper.md`")).toBe(true);
+    expect(text).toContain("arXiv 2305.18290v3 (https://arxiv.org/abs/2305.18290v3)");
+    expect(text.endsWith(original)).toBe(true);
+    // the note comes after hashing, as the paper does: the hash covers the instruction as written
+    const b = await readBundle(join(out, "pref-loss"));
+    const files = (await hashTree(ws)).files;
+    expect(files["instruction.md"]).toBeDefined();
+    expect(b.hashes.workspace).not.toBe((await hashTree(ws)).hash);
+  });
+
+  it("adds no note where the paper is there (the examples' own paper text)", async () => {
+    const root = await makeTempDir("with-paper");
+    const out = join(root, "out");
+    const r = await runCli(["build", join(EXAMPLE_TASKS, "pref-loss"), "--out", out]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const text = await readFile(join(out, "pref-loss", "workspace", "instruction.md"), "utf8");
+    expect(text).toBe(await readFile(join(EXAMPLE_TASKS, "pref-loss", "instruction.md"), "utf8"));
+    expect(await exists(join(out, "pref-loss", "workspace", "paper.md"))).toBe(true);
+  });
+});
+
 describe("lmr build failures", () => {
   it("rejects an invalid manifest with exit 2 and writes nothing", async () => {
     const root = await makeTempDir("bad-task");
