@@ -181,10 +181,19 @@ async function measureGroup(g: Group, repeats: number, python: PythonEnv, meter:
     const subs = join(work, "submissions.jsonl");
     await writeSubmissions(bundles, samples, subs);
 
+    // The baseline is what a person runs by hand: pytest in one process and the code under test in a
+    // candidate of its own (lmr_bridge/by_hand.py), no sandbox, no results channel, no limits; the
+    // tests cannot run without the bridge any more, so the bridge's own cost is in both columns.
+    const byHand = join(toolkitPath("python"), "lmr_bridge", "by_hand.py");
+    const setupArgs = (i: number): string[] => {
+      const cand = tasks[Math.floor(i / samples)]!.manifest.tests.candidate;
+      const mount = tasks[Math.floor(i / samples)]!.manifest.tests.mount ?? "lmr_tests";
+      return cand?.setup ? ["--support", join(trees[i]!, mount), "--setup", join(trees[i]!, mount, cand.setup)] : [];
+    };
     const bare = async (): Promise<number> => {
       const t0 = performance.now();
-      for (const tree of trees) {
-        const code = await runProcess(python.path, ["-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "lmr_tests"], tree);
+      for (const [i, tree] of trees.entries()) {
+        const code = await runProcess(python.path, ["-B", byHand, "--tree", tree, ...setupArgs(i), "--", "-q", "lmr_tests"], tree);
         if (code !== 0) throw new Error(`bare pytest failed (exit ${code}) in ${tree}`);
       }
       return (performance.now() - t0) / 1000;
