@@ -14,8 +14,8 @@ const TODO_MARKER = "TODO(author)";
 const ALTERNATIVES = "alternatives";
 const NAME = /^[a-z0-9]+([-_][a-z0-9]+)*$/;
 
-export async function checkTaskContent(data: unknown, taskDir: string, opts: { finished?: boolean } = {}): Promise<Finding[]> {
-  return [...(opts.finished ? await checkInstructionMarkers(data, taskDir) : []), ...(opts.finished ? await checkGiveaway(data, taskDir) : []), ...(await checkAlternativeFiles(data, taskDir))];
+export async function checkTaskContent(data: unknown, taskDir: string, opts: { finished?: boolean; giveaway?: boolean } = {}): Promise<Finding[]> {
+  return [...(opts.finished ? await checkInstructionMarkers(data, taskDir) : []), ...(opts.giveaway ? await checkGiveaway(data, taskDir) : []), ...(await checkAlternativeFiles(data, taskDir))];
 }
 
 /** The giveaway scores lmr verify recorded in verification.json (none before the task was verified). */

@@ -20,7 +20,12 @@ export interface ValidationReport {
  * Validates task folders: schema, field semantics, files, and ids unique across
  * them all. Problems are values; only an unreadable folder, file or JSON throws.
  */
-export async function validateTasks(dirs: string[], opts: { finished?: boolean } = {}): Promise<ValidationReport> {
+/**
+ * `finished`: the checks a finished task must pass (see checkManifest). `giveaway`: also refuse a
+ * paper level the recorded giveaway score finds too revealing, a curation check that lmr validate
+ * makes and the commands that only use tasks (build, eval, generate, agent) do not.
+ */
+export async function validateTasks(dirs: string[], opts: { finished?: boolean; giveaway?: boolean } = {}): Promise<ValidationReport> {
   const unique = [...new Set(dirs.map(resolveTaskDir))];
   const raws: RawManifest[] = [];
   for (const dir of unique) raws.push(await readManifest(dir));
@@ -32,7 +37,7 @@ export async function validateTasks(dirs: string[], opts: { finished?: boolean }
     const g = await readGiveaway(raw.dir);
     const data = asObject(raw.data);
     if (g) giveaway.push({ task: typeof data?.id === "string" ? data.id : basename(raw.dir), paper: g.paper, ...(g.hinted !== undefined ? { hinted: g.hinted } : {}), allowed: typeof asObject(data?.giveaway)?.allow === "string" });
-    const findings = await checkManifest(raw, { finished: opts.finished ?? true });
+    const findings = await checkManifest(raw, { finished: opts.finished ?? true, giveaway: opts.giveaway ?? false });
     const dup = duplicates.get(raw.displayPath);
     if (dup) findings.push(dup);
     problems.push(...sortFindings(findings).map((f) => toProblem(raw.displayPath, f)));
@@ -45,7 +50,7 @@ export async function validateTasks(dirs: string[], opts: { finished?: boolean }
  * `finished`: also what only a finished task must satisfy (no TODO(author) left in the instruction):
  * `lmr validate` and `lmr verify` ask for it; building and recording a task still being written do not.
  */
-export async function checkManifest(raw: RawManifest, opts: { finished?: boolean } = {}): Promise<Finding[]> {
+export async function checkManifest(raw: RawManifest, opts: { finished?: boolean; giveaway?: boolean } = {}): Promise<Finding[]> {
   const schemaFindings = explainSchemaErrors(collectSchemaErrors(raw.data), readTaskSchema());
   const semantic = [
     ...checkSemantics(raw.data, basename(raw.dir), raw.duplicateKeys),

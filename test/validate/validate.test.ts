@@ -200,6 +200,9 @@ describe("lmr validate and the giveaway score verify recorded", () => {
       expect(out.problems).toEqual([expect.objectContaining({ pointer: "/instruction", message: expect.stringMatching(/reveals 0\.62 of the reference body.*call:logsigmoid, op:beta \* logits/) })]);
       expect(out.problems[0].hint).toMatch(/hints\.md.*giveaway\.allow/);
       expect(out.giveaway).toEqual([{ task: "pref-loss", paper: 0.62, hinted: rec.giveaway.hinted.score, allowed: false }]);
+      // a curation check: the commands that only use the task (build, eval, …) still take it
+      const built = await execa("node", [CLI, "build", dir, "--out", join(root, "bundles")], { reject: false });
+      expect(built.exitCode, built.stderr).toBe(0);
       const manifest = JSON.parse(await readFile(join(dir, "task.json"), "utf8"));
       manifest.giveaway = { allow: "the revealed call is the loss function the contract names" };
       await writeFile(join(dir, "task.json"), JSON.stringify(manifest, null, 2));

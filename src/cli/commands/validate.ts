@@ -38,7 +38,7 @@ async function runValidate(taskDirs: string[], opts: ValidateOptions): Promise<n
   try {
     const dirs = taskDirs.length > 0 ? taskDirs : await findTaskDirs(opts.tasksDir);
     tasks = dirs.length;
-    report = await validateTasks(dirs);
+    report = await validateTasks(dirs, { giveaway: true });
   } catch (err) {
     // Unreadable input still gets the --json shape, with the unreadable file as the problem.
     if (!opts.json || !isLmrError(err) || err.kind !== "input") throw err;
