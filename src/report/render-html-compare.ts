@@ -69,7 +69,7 @@ export function renderMatrix(s: Summary, details: Map<string, SampleDetails>): s
     });
     return `<tr><td><code>${esc(id)}</code></td>${cells.join("")}</tr>`;
   });
-  const panels = s.models.flatMap((m) => m.tasks.flatMap((t) => t.results.map((r) => renderPanel(modelLabel(m), t, r, details.get(sampleId({ model: m.model, task_id: t.task_id, sample: r.sample, ...(m.level ? { level: m.level } : {}) }))))));
+  const panels = s.models.flatMap((m) => m.tasks.flatMap((t) => t.results.map((r) => renderPanel(modelLabel(m), t, r, details.get(sampleId({ model: m.model, task_id: t.task_id, sample: r.sample, ...((m.level ?? s.run.level) ? { level: (m.level ?? s.run.level)! } : {}) }))))));
   return [
     '<section id="matrix">',
     "<h2>Tasks × models</h2>",

@@ -62,6 +62,8 @@ export function buildSummary(loaded: LoadedRun, options: SummaryOptions = {}): S
   const keys = [...who.keys()].sort((a, b) => compareIds(who.get(a)!.model, who.get(b)!.model) || levelOrder(who.get(a)!.level) - levelOrder(who.get(b)!.level));
   const models = keys.map((k) => summarizeModel(who.get(k)!, byModel.get(k) ?? [], run, facts, problems));
   checkCoverage(run, models, problems);
+  // one level (the usual run): it is run.level, and model names stay as the submissions gave them
+  if (new Set(models.map((m) => m.level)).size <= 1) for (const m of models) delete m.level;
   const verdicts = sumVerdicts(models.map((m) => m.totals.verdicts));
   return {
     schema_version: 2,

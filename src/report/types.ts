@@ -117,7 +117,7 @@ export interface Totals {
 /** Everything about one model: its own pass@k, never pooled with another model's samples. */
 export interface ModelSummary {
   model: string;
-  /** The level its samples were made at: a model run at both levels is two entries, never pooled. */
+  /** The level its samples were made at, when the report holds more than one (else run.level): a model run at both levels is two entries, never pooled. */
   level?: InstructionLevel;
   /** Its folder under results/ (absent for run folders of layout 1). */
   dir?: string;

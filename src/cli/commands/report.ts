@@ -56,7 +56,10 @@ Several run folders (the shards of \`lmr eval --shard I/N\`, or runs over
 different samples) are reported as one run; summary.json is then not written
 into any of them (use --format json). Merging refuses, exit 2, folders that hold
 the same sample, shards of different plans or N, and shards mixed with whole
-runs; a missing shard is a warning.
+runs; a missing shard is a warning. Runs at different instruction levels
+(\`lmr eval --level paper|hinted\`, one level per run folder) merge as different
+models ("MODEL [paper]", "MODEL [hinted]"), never pooled, with a table of each
+model's pass@1 at each level side by side.
 
 Exit codes: 0 report written, 2 RUN_DIR is not a run folder or bad usage,
 3 summary.json or the report could not be written.
