@@ -7,7 +7,7 @@ import { TOOLKIT_ROOT } from "../core/paths.js";
 import { writeFileAtomic, writeJsonAtomic } from "../core/fs-atomic.js";
 import { lockRunDir } from "../evaluate/run-dir.js";
 import { checkRunFolderLayout } from "../evaluate/run-state.js";
-import { DEFAULT_LEVEL, instructionPath, type InstructionLevel } from "../manifest/level.js";
+import { DEFAULT_LEVEL, instructionPath, requireLevel, type InstructionLevel } from "../manifest/level.js";
 import { TOOLKIT_VERSION, prepareBundles, runEval, type EvalOptions, type EvalOutcome } from "../evaluate/run-eval.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { nameModelFolder } from "../run-folder/index.js";
@@ -74,7 +74,7 @@ export async function runAgents(opts: AgentRunOptions): Promise<{ summary: Agent
   const inputs: AgentSampleInput[] = [];
   const hashesOf = new Map<string, BundleInfo["hashes"]>();
   const level = opts.level ?? DEFAULT_LEVEL;
-  for (const task of opts.tasks) instructionPath(task, level); // every task has the level, or nothing runs
+  requireLevel(opts.tasks, level);
   await checkRunFolderLayout(outDir, level);
   await mkdir(outDir, { recursive: true });
   // The agents run under the run folder's lock, as gradings do: their scratch copies sit in

@@ -27,7 +27,7 @@ import { checkRunFolderLayout, removeStaleResults, writeRunConfig } from "./run-
 import { selectSubmissions, type SelectedSubmissions } from "./select-submissions.js";
 import { hashPlan, pickShard, type ShardRecord, type ShardSpec } from "./shard.js";
 import { hashSubmission, linkedTargetProblems, loadSubmissions } from "./submissions.js";
-import { DEFAULT_LEVEL, instructionPath, type InstructionLevel } from "../manifest/level.js";
+import { DEFAULT_LEVEL, requireLevel, type InstructionLevel } from "../manifest/level.js";
 import { resolveRunTarget, targetIdentity, type RunTarget } from "../runner/run-target.js";
 
 const require = createRequire(import.meta.url);
@@ -108,7 +108,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
   const outDir = resolve(opts.outDir);
   const selected = await readInput(opts);
   const level = opts.level ?? DEFAULT_LEVEL;
-  for (const task of opts.tasks) instructionPath(task, level);
+  requireLevel(opts.tasks, level);
   await checkRunFolderLayout(outDir, level);
   const problems: Problem[] = [...selected.notes];
 
@@ -253,7 +253,7 @@ export async function prepareBundles(opts: Pick<EvalOptions, "tasks" | "level"> 
   const root = join(outDir, BUNDLES_DIR);
   const out = new Map<string, BundleInfo>();
   const level = opts.level ?? DEFAULT_LEVEL;
-  for (const task of opts.tasks) instructionPath(task, level); // every task has the level, or nothing is built
+  requireLevel(opts.tasks, level);
   for (const task of opts.tasks) {
     const dir = join(root, task.manifest.id);
     try {

@@ -11,7 +11,7 @@ import { callWithRetry, type AttemptRecord, type RetryPolicy, type TryFailure } 
 import { TOKENIZER_NAME } from "../llm/tokenizer.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { buildPrompt, loadTemplates, type BuiltPrompt } from "./prompt.js";
-import { DEFAULT_LEVEL, instructionPath, type InstructionLevel } from "../manifest/level.js";
+import { DEFAULT_LEVEL, requireLevel, type InstructionLevel } from "../manifest/level.js";
 import { spliceReply } from "./splice-targets.js";
 
 /** Files of a generation folder (`lmr generate --out DIR`). */
@@ -347,7 +347,7 @@ async function finish(base: { task_id: string; sample: number }, got: Extract<Fe
 
 /** Bundles in OUT/bundles, rebuilt only when the task's inputs or the toolkit changed (as lmr eval does). */
 async function prepareBundles(tasks: ResolvedTask[], root: string, mirror: string | undefined, level: InstructionLevel, readOnlyRoot?: string): Promise<Map<string, BundleInfo>> {
-  for (const task of tasks) instructionPath(task, level); // every task has the level, or nothing is built
+  requireLevel(tasks, level);
   const out = new Map<string, BundleInfo>();
   for (const task of tasks) {
     const reusable = await findBuilt(task, readOnlyRoot, level) ?? await findBuilt(task, root, level);

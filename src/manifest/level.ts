@@ -30,3 +30,8 @@ export function instructionPath(task: ResolvedTask, level: InstructionLevel): st
   }
   return join(task.dir, m.hints);
 }
+
+/** Every task has the level, or an error naming the first that lacks it: checked before anything is built or written. */
+export function requireLevel(tasks: readonly ResolvedTask[], level: InstructionLevel): void {
+  for (const task of tasks) instructionPath(task, level);
+}

@@ -155,7 +155,7 @@ export function codeFeatures(code: string, known: ReadonlySet<string> = new Set(
     // `self.proj(x)`: a sub-module the class's visible __init__ defines
     if (called && !viaSelf) {
       const name = chain[chain.length - 1]!;
-      if (!COMMON.has(name) && !known.has(name) && !(chain.length > 1 && known.has(chain[0]!) && chain.length === 2 && COMMON.has(name)) && name.length > 2 && !/^[A-Z]/.test(name)) out.add(`call:${name}`);
+      if (!COMMON.has(name) && !known.has(name) && name.length > 2 && !/^[A-Z]/.test(name)) out.add(`call:${name}`);
     }
   }
   // operators between named quantities

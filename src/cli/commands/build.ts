@@ -5,7 +5,7 @@ import type { BundleInfo } from "../../bundle/types.js";
 import { EXIT, LmrError, formatProblem } from "../../core/errors.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import { validateTasks } from "../../manifest/validate.js";
-import { instructionPath, type InstructionLevel } from "../../manifest/level.js";
+import { requireLevel, type InstructionLevel } from "../../manifest/level.js";
 import { action } from "../action.js";
 import { levelOption } from "../api-flags.js";
 import { paint, printJson, printProblems, progress, progressDone } from "../output.js";
@@ -86,7 +86,7 @@ async function runBuild(taskDirs: string[], opts: BuildOptions): Promise<number>
 
   const tasks = await Promise.all(dirs.map((d) => loadTask(d)));
   // every task has the level, or nothing is built
-  if (opts.level) for (const t of tasks) instructionPath(t, opts.level);
+  if (opts.level) requireLevel(tasks, opts.level);
   const built: BundleInfo[] = [];
   for (const [i, task] of tasks.entries()) {
     progress(`building ${task.manifest.id} (${i + 1}/${dirs.length})`);
