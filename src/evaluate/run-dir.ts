@@ -1,3 +1,4 @@
+import { sweepSocketFolders } from "../runner/scratch.js";
 import { open, readFile, readdir, readlink, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { LmrError } from "../core/errors.js";
@@ -142,6 +143,7 @@ export async function lockRunDir(runDir: string, command = "lmr eval"): Promise<
   const leftovers = await readdir(scratch).catch(() => [] as string[]);
   if (leftovers.length > 0) recovered.swept.push(...leftovers.map((n) => join(scratch, n)));
   await rm(scratch, { recursive: true, force: true });
+  await sweepSocketFolders();
   // Deep enough for results/<model>/<task>/<sample>/.result.json.tmp-*.
   await sweepAtomicLeftovers(root, 4, recovered.swept);
   return {

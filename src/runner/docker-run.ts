@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, chown, lchown, mkdtemp, readdir, rm } from "node:fs/promises";
-import { constants as osConstants, tmpdir } from "node:os";
+import { chmod, chown, lchown, readdir, rm } from "node:fs/promises";
+import { constants as osConstants } from "node:os";
 import { basename, join } from "node:path";
 import { dockerBin, removeContainers } from "../env/docker-cli.js";
 import { IMAGE_NODE_HARNESS, IMAGE_TOOLKIT_PYTHON, IMAGE_UID, describeSpec } from "../env/spec.js";
@@ -14,7 +14,7 @@ import { harnessArgs, nodeCandidateArgs, nodeHarnessArgs } from "./harness-args.
 import { buildChildEnv } from "./limits.js";
 import { openResultsSocket } from "./results-socket.js";
 import type { Execution } from "./run-tests.js";
-import type { Scratch } from "./scratch.js";
+import { makeSocketDir, type Scratch } from "./scratch.js";
 import { LogBuffer, killGroup, superviseRun } from "./supervise.js";
 import type { RunRequest } from "./types.js";
 import type { Verdict } from "./verdict.js";
@@ -138,8 +138,7 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
   const threads = req.threads ?? 1;
   const cpus = req.cpus ?? threads;
   const node = req.testRunner === "node-test";
-  // A short folder for the socket (sun_path holds 107 bytes); its name carries our pid for the sweep.
-  const chanDir = await mkdtemp(join(tmpdir(), `lmr-chan-${process.pid}-`));
+  const chanDir = await makeSocketDir();
   const log = new LogBuffer();
   if (scratch.removed.length > 0) log.add(`lmr: removed from the tree copy: ${scratch.removed.join(", ")}\n`);
   const chan = await openResultsSocket(join(chanDir, "results.sock"));
@@ -154,6 +153,7 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
   try {
     if (isRoot()) {
       await chownTree(scratch.dir, user.uid, user.gid);
+      await chown(scratch.bridge, user.uid, user.gid);
       await chown(chanDir, user.uid, user.gid);
       await chown(chan.path, user.uid, user.gid);
     } else await chmod(chan.path, 0o600);

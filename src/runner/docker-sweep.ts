@@ -1,3 +1,4 @@
+import { sweepSocketFolders } from "./scratch.js";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
@@ -47,14 +48,6 @@ export async function sweepStaleContainers(): Promise<string[]> {
   await removeContainers(stale.map((c) => c.id));
   await sweepSocketFolders();
   return stale.map((c) => c.name);
-}
-
-/** The results-socket folders (tmpdir/lmr-chan-<pid>-*) of dead lmr processes. */
-async function sweepSocketFolders(): Promise<void> {
-  for (const name of await readdir(tmpdir()).catch(() => [] as string[])) {
-    const pid = /^lmr-chan-(\d+)-/.exec(name)?.[1];
-    if (pid && processStart(Number(pid)) === undefined) await rm(join(tmpdir(), name), { recursive: true, force: true });
-  }
 }
 
 const active = new Set<string>();

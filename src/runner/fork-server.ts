@@ -22,7 +22,7 @@ import { buildChildEnv } from "./limits.js";
 import { outcomeExtras } from "./outcome-extras.js";
 import { openResultsSocket } from "./results-socket.js";
 import { interpreterFolders, scratchLayout } from "./run-tests.js";
-import { prepareScratch } from "./scratch.js";
+import { makeSocketDir, prepareScratch, removeScratch } from "./scratch.js";
 import type { Backend, PythonEnv, RunOutcome, RunRequest, SandboxChoice, WrapOptions } from "./types.js";
 import { decideVerdict, type ProcessFacts } from "./verdict.js";
 
@@ -205,12 +205,12 @@ export class ForkServer {
     if (sel.backend.name === "docker" && !sel.image) return undefined;
     if (sel.backend.name !== "docker" && (!existsSync(opts.python.path) || inImage)) return undefined;
     const dir = await mkdtemp(join(opts.scratchParent ?? tmpdir(), "lmr-fork-"));
-    const folders: Folders = { dir, oracle: join(dir, "o"), candidate: join(dir, "c"), bridge: join(dir, "b") };
-    await Promise.all([folders.oracle, folders.candidate, folders.bridge].map((d) => mkdir(d)));
+    const folders: Folders = { dir, oracle: join(dir, "o"), candidate: join(dir, "c"), bridge: await makeSocketDir() };
+    await Promise.all([folders.oracle, folders.candidate].map((d) => mkdir(d)));
     const server = sel.backend.name === "docker"
       ? await ForkServer.startInContainers(opts, sel.backend, sel.image!, folders)
       : await ForkServer.startOnHost(opts, sel.backend, folders);
-    if (!server) await rm(dir, { recursive: true, force: true });
+    if (!server) await Promise.all([dir, folders.bridge].map((d) => rm(d, { recursive: true, force: true })));
     return server;
   }
 
@@ -294,18 +294,17 @@ export class ForkServer {
     const oDir = join(f.oracle, id);
     const cDir = join(f.candidate, id);
     const bDir = join(f.bridge, id);
-    await Promise.all([mkdir(oDir), mkdir(cDir)]);
+    await Promise.all([mkdir(oDir), mkdir(cDir), mkdir(bDir)]);
     await Promise.all([
       rename(staged.oracleRoot, join(oDir, "root")),
       rename(staged.root, join(cDir, "tree")),
       rename(staged.support, join(cDir, "support")),
-      rename(staged.bridge, bDir),
       rename(staged.home, join(cDir, "home")),
       rename(staged.tmp, join(cDir, "tmp")),
       rename(staged.oracleHome, join(oDir, "home")),
       rename(staged.oracleTmp, join(oDir, "tmp")),
     ]);
-    await rm(staged.dir, { recursive: true, force: true });
+    await removeScratch(staged);
     const oracleRoot = join(oDir, "root");
     const mountDir = join(oracleRoot, mount);
     const tree = join(cDir, "tree");
@@ -384,7 +383,7 @@ export class ForkServer {
       await removeContainers(this.containers.names).catch(() => undefined);
       this.containers.untrack();
     }
-    await rm(this.folders.dir, { recursive: true, force: true });
+    await Promise.all([this.folders.dir, this.folders.bridge].map((d) => rm(d, { recursive: true, force: true })));
   }
 }
 

@@ -11,7 +11,7 @@ import { executeInDocker, missingModuleVerdict } from "./docker-run.js";
 import { harnessArgs, nodeCandidateArgs, nodeHarnessArgs } from "./harness-args.js";
 import { CANDIDATE_SCRIPT, CANDIDATE_SHM_MB, CANDIDATE_SOCKET, CANDIDATE_TMP_MB, candidateArgs, spawnCandidate } from "./candidate.js";
 import { buildChildEnv, createRunLimits, findPrlimit } from "./limits.js";
-import { prepareScratch, type Scratch, type ScratchLayout } from "./scratch.js";
+import { prepareScratch, removeScratch, type Scratch, type ScratchLayout } from "./scratch.js";
 import { outcomeExtras } from "./outcome-extras.js";
 import { LogBuffer, killGroup, superviseRun } from "./supervise.js";
 import type { Backend, Isolation, RunOutcome, RunRequest, WrapOptions } from "./types.js";
@@ -159,7 +159,8 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
       ...(req.keepDir ? { scratch_dir: scratch.dir } : {}),
     };
   } finally {
-    if (!req.keepDir) await rm(scratch.dir, { recursive: true, force: true });
+    if (req.keepDir) await rm(scratch.bridge, { recursive: true, force: true });
+    else await removeScratch(scratch);
   }
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listFiles } from "../core/hash.js";
-import { isHijackFile, prepareScratch } from "./scratch.js";
+import { isHijackFile, prepareScratch, removeScratch } from "./scratch.js";
 
 let base: string;
 let tree: string;
@@ -50,9 +50,13 @@ describe("prepareScratch", () => {
       expect(await listFiles(s.support)).toEqual(["conftest.py"]);
       expect(existsSync(s.home) && existsSync(s.tmp) && existsSync(s.bridge) && existsSync(s.oracleHome)).toBe(true);
       expect(s.treeBytes).toBeGreaterThan(0);
+      // the socket's folder is short wherever the scratch is, and private to this process
+      expect(join(s.bridge, "candidate.sock").length).toBeLessThan(100);
+      expect(s.bridge.startsWith(s.dir)).toBe(false);
     } finally {
-      await rm(s.dir, { recursive: true, force: true });
+      await removeScratch(s);
     }
+    expect(existsSync(s.dir) || existsSync(s.bridge)).toBe(false);
   });
 
   it("writes an overlay file only where no symlink leads elsewhere", async () => {
@@ -62,7 +66,7 @@ describe("prepareScratch", () => {
       expect(await listFiles(outside)).toEqual([]);
       const s = await prepareScratch(tree, grader, "lmr_tests", { "pkg/mod.py": "x = 3\n" });
       expect(await readFile(join(s.root, "pkg", "mod.py"), "utf8")).toBe("x = 3\n");
-      await rm(s.dir, { recursive: true, force: true });
+      await removeScratch(s);
     } finally {
       await rm(join(tree, "elsewhere"));
     }

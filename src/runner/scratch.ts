@@ -124,6 +124,7 @@ export async function prepareScratch(
     }
   }
   const dir = await mkdtemp(join(parent, "lmr-run-"));
+  let bridge: string | undefined;
   try {
     const root = join(dir, "tree");
     const removed: string[] = [];
@@ -148,9 +149,9 @@ export async function prepareScratch(
     const mountDir = await clearMount(oracleRoot, mount);
     await copyTree(grader, mountDir, (_rel, name, isDir) => isJunk(name, isDir));
     const support = join(dir, "support");
-    const bridge = join(dir, "bridge");
+    bridge = await makeSocketDir();
     const names = [join(dir, "home"), join(dir, "tmp"), join(dir, "ohome"), join(dir, "otmp")];
-    await Promise.all([mkdir(support), mkdir(bridge), ...names.map((n) => mkdir(n))]);
+    await Promise.all([mkdir(support), ...names.map((n) => mkdir(n))]);
     for (const rel of layout.candidateFiles ?? []) {
       const why = checkRelativePath(rel);
       if (why) throw new LmrError({ code: "RUN_BAD_CANDIDATE_FILE", message: `candidate file "${rel}": ${why}`, kind: "usage" });
@@ -159,9 +160,49 @@ export async function prepareScratch(
     return { dir, root, oracleRoot, mountDir, support, bridge, home: names[0]!, tmp: names[1]!, oracleHome: names[2]!, oracleTmp: names[3]!, treeBytes: await treeSize(root), removed: removed.sort() };
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
+    if (bridge) await rm(bridge, { recursive: true, force: true });
     throw err;
   }
 }
+
+/** Removes a run's private folder and its socket folder. */
+export async function removeScratch(s: Pick<Scratch, "dir" | "bridge">): Promise<void> {
+  await Promise.all([rm(s.dir, { recursive: true, force: true }), rm(s.bridge, { recursive: true, force: true })]);
+}
+
+/**
+ * A short private folder for unix sockets. A socket's path must fit sun_path (107 bytes), and a
+ * run's scratch lives wherever its run folder is (`lmr eval --out` can be deep), so sockets never
+ * go there. The name carries our pid: the sweep removes the folders of dead lmr processes.
+ */
+export async function makeSocketDir(): Promise<string> {
+  const base = tmpdir().length <= SHORT_BASE_MAX ? tmpdir() : "/tmp";
+  return mkdtemp(join(base, `${SOCKET_DIR_PREFIX}${process.pid}-`));
+}
+
+/** Removes the socket folders of dead lmr processes (a kill -9 skips every cleanup). */
+export async function sweepSocketFolders(): Promise<void> {
+  for (const base of new Set([tmpdir(), "/tmp"])) {
+    for (const name of await readdir(base).catch(() => [] as string[])) {
+      const pid = SOCKET_DIR_PATTERN.exec(name)?.[1];
+      if (pid && !processAlive(Number(pid))) await rm(join(base, name), { recursive: true, force: true });
+    }
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+const SOCKET_DIR_PREFIX = "lmr-chan-";
+const SOCKET_DIR_PATTERN = /^lmr-chan-(\d+)-/;
+/** A base longer than this would leave too little of sun_path for the socket's own name. */
+const SHORT_BASE_MAX = 48;
 
 /**
  * `root/rel`, checked component by component: no component may be a symlink, so a path that
