@@ -19,6 +19,7 @@ import { scanWorkspace, type LeakReference } from "./leak-scan.js";
 import { addPaperToWorkspace } from "./paper.js";
 import { removeLeftovers } from "./remove-leftovers.js";
 import { removeDeclaredPaths } from "./workspace-remove.js";
+import { stripDeclaredText } from "./workspace-strip.js";
 import { copyGraderFiles, hashTaskInputs } from "./task-inputs.js";
 import { BUNDLE_FILES, BUNDLE_SCHEMA_VERSION, type BundleInfo, type BundleManifest, type BundleOptions, type BundleTarget } from "./types.js";
 
@@ -58,6 +59,7 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
     if (m.prepare && m.prepare.length > 0) await applyPrepareSteps(workspace, m.prepare, { file: task.manifestPath });
 
     const masked = await maskTargets(task, workspace, reference);
+    const stripped = await stripDeclaredText(task, workspace);
     const removed = [
       ...(await removeDeclaredPaths(task, workspace, masked.originals)),
       ...(await removeLeftovers(workspace, { targets: masked.originals, preparedFrom: notebookSources(task, masked.originals) })),
@@ -95,6 +97,7 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
       alternatives: alternatives.map((a) => a.name),
       hashes: { task: await hashTaskInputs(task), workspace: ws.hash, reference: ref.hash, grader: graderHash },
       removed,
+      ...(stripped.length > 0 ? { stripped } : {}),
       leaks,
       ...(paper.paper ? { paper: paper.paper } : {}),
       ...(paper.warnings.length > 0 ? { warnings: paper.warnings } : {}),

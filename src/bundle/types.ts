@@ -1,3 +1,4 @@
+import type { StrippedEntry } from "./workspace-strip.js";
 import type { InstructionLevel } from "../manifest/level.js";
 import type { MaskMode } from "../manifest/types.js";
 import type { MaterializedSource, SourceOptions } from "../source/types.js";
@@ -75,6 +76,8 @@ export interface BundleManifest {
     grader: string;
   };
   removed: RemovedEntry[];
+  /** Comments and docstrings the manifest's `workspace.strip` took out, per entry. */
+  stripped?: StrippedEntry[];
   /** What the leak scan found in the workspace (copies of the reference, leftovers); warnings here, `lmr verify` decides. */
   leaks: Leak[];
   /**

@@ -48,6 +48,7 @@ export function listPathFields(data: unknown): PathField[] {
   });
   asArray(asObject(m.workspace)?.remove).forEach((r, i) => add(`/workspace/remove/${i}/path`, asObject(r)?.path, "upstream"));
   asArray(asObject(m.workspace)?.mask).forEach((r, i) => add(`/workspace/mask/${i}/file`, asObject(r)?.file, "upstream"));
+  asArray(asObject(m.workspace)?.strip).forEach((r, i) => add(`/workspace/strip/${i}/file`, asObject(r)?.file, "upstream"));
   const tests = asObject(m.tests);
   asArray(tests?.files).forEach((f, i) => add(`/tests/files/${i}`, f, "task"));
   asArray(tests?.fixtures).forEach((f, i) => add(`/tests/fixtures/${i}`, f, "task"));

@@ -47,6 +47,8 @@ export interface WorkspaceSpec {
   remove?: { path: string; reason: string }[];
   /** Symbols masked besides the targets, not graded (e.g. another task's target in the same file). */
   mask?: { file: string; symbol: string; mode?: "body" | "class"; reason: string }[];
+  /** Python comments and docstrings stripped (a symbol's, or a whole file's), with why: upstream prose that states the method. */
+  strip?: { file: string; symbol?: string; reason: string }[];
 }
 
 /** Upstream code: a git URL at a commit, or a local folder (examples and tests). */

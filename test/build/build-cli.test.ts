@@ -204,6 +204,44 @@ describe("lmr build without the paper", () => {
   });
 });
 
+describe("lmr build: workspace.strip", () => {
+  it("strips a symbol's docstrings from the workspace, keeps the masker's TODO, every line and the reference's text", async () => {
+    const root = await makeTempDir("strip");
+    await copyTask(root, "mcts-best-action", (m) => {
+      m.workspace = { ...(m.workspace ?? {}), strip: [{ file: "core/mcts.py", symbol: "OpenLoopMCTS", reason: "test" }] };
+    });
+    const out = join(root, "out");
+    const r = await runCli(["build", "--tasks-dir", join(root, "tasks"), "--out", out]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const ws = await readFile(join(out, "mcts-best-action", "workspace", "core", "mcts.py"), "utf8");
+    const ref = await readFile(join(out, "mcts-best-action", "reference", "core", "mcts.py"), "utf8");
+    expect(ws).not.toContain("One simulation from `state`");
+    expect(ws).toContain("# TODO: implement OpenLoopMCTS.find_best_action");
+    expect(ws).toContain('"""Open-loop MCTS for dialogue policy planning.');
+    expect(ref).toContain("One simulation from `state`");
+    const b = await readBundle(join(out, "mcts-best-action"));
+    expect(b.stripped).toEqual([{ file: "core/mcts.py", symbol: "OpenLoopMCTS", comments: 0, docstrings: expect.any(Number), why: "test" }]);
+    expect(b.stripped![0]!.docstrings).toBeGreaterThanOrEqual(3);
+  });
+
+  it("refuses an entry whose file is not there, or that strips nothing, naming the manifest field", async () => {
+    const root = await makeTempDir("strip-bad");
+    await copyTask(root, "mcts-best-action", (m) => {
+      m.workspace = { ...(m.workspace ?? {}), strip: [{ file: "core/nope.py", reason: "test" }] };
+    });
+    const r = await runCli(["build", "--tasks-dir", join(root, "tasks"), "--out", join(root, "out")]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/task\.json: \/workspace\/strip\/0: 'core\/nope\.py' is not in the prepared upstream tree/);
+    const root2 = await makeTempDir("strip-empty");
+    await copyTask(root2, "mcts-best-action", (m) => {
+      m.workspace = { ...(m.workspace ?? {}), strip: [{ file: "core/mcts.py", symbol: "OpenLoopMCTS.find_best_action", reason: "test" }] };
+    });
+    const r2 = await runCli(["build", "--tasks-dir", join(root2, "tasks"), "--out", join(root2, "out")]);
+    expect(r2.exitCode).toBe(2);
+    expect(r2.stderr).toContain("has no comment or docstring to strip");
+  });
+});
+
 describe("lmr build failures", () => {
   it("rejects an invalid manifest with exit 2 and writes nothing", async () => {
     const root = await makeTempDir("bad-task");
