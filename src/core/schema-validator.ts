@@ -11,7 +11,7 @@ const require = createRequire(import.meta.url);
 export interface ValidatorSpec {
   /** file name under schema/ */
   schema: string;
-  options: Pick<Options, "strict" | "allErrors" | "verbose">;
+  options: Pick<Options, "strict" | "allErrors" | "verbose" | "allowUnionTypes">;
   formats: boolean;
 }
 
@@ -20,6 +20,7 @@ export const VALIDATORS = {
   task: { schema: "task.schema.json", options: { strict: true, allErrors: true, verbose: true }, formats: true },
   summary: { schema: "summary.schema.json", options: { strict: true, allErrors: true }, formats: true },
   judgeReply: { schema: "judge-reply.schema.json", options: { strict: true, allErrors: true }, formats: false },
+  harnessRecord: { schema: "harness-record.schema.json", options: { strict: true, allErrors: false, allowUnionTypes: true }, formats: false },
 } as const satisfies Record<string, ValidatorSpec>;
 
 /** Where the ahead-of-time validator for this schema text and spec lives: its name is their hash, so an edited schema never meets a stale one. */

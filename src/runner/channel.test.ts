@@ -39,8 +39,9 @@ describe("RecordReader", () => {
 
   it("flags sequence gaps, duplicate results, records after done and a cut-off last line", () => {
     const r = new RecordReader(KEY);
-    r.feed(line({ t: "result", id: "a", status: "passed", seq: 0 }));
-    r.feed(line({ t: "result", id: "a", status: "passed", seq: 2 }));
+    const passed = { status: "passed", time_s: 0, message: null, raw_failed: false };
+    r.feed(line({ t: "result", id: "a", ...passed, seq: 0 }));
+    r.feed(line({ t: "result", id: "a", ...passed, seq: 2 }));
     r.feed(line({ t: "done", exit: 0, n_results: 1, tampered: [], seq: 3 }));
     r.feed(line({ t: "start", id: "b", seq: 4 }));
     r.feed("abc");
@@ -51,10 +52,20 @@ describe("RecordReader", () => {
     expect(r.state.problems.join("\n")).toMatch(/ended in the middle of a record/);
   });
 
-  it("maps an unknown status to error", () => {
+  it("believes nothing of a signed record that breaks the protocol (schema/harness-record.schema.json)", () => {
     const r = new RecordReader(KEY);
-    r.feed(line({ t: "result", id: "a", status: "great", seq: 0 }));
-    expect(r.state.results[0]?.status).toBe("error");
+    r.feed(line({ t: "result", id: "a", status: "great", time_s: 0, message: null, raw_failed: false, seq: 0 }));
+    r.feed(line({ t: "result", id: "b", status: "passed", time_s: 0, message: null, seq: 1 }));
+    r.feed(line({ t: "done", exit: 0, n_results: 2, tampered: [], extra: 1, seq: 2 }));
+    r.feed(line({ t: "shout", seq: 3 }));
+    expect(r.state.results).toEqual([]);
+    expect(r.state.done).toBeUndefined();
+    const problems = r.state.problems.join("\n");
+    expect(problems).toMatch(/harness protocol .*\/status must be equal to one of the allowed values/);
+    expect(problems).toMatch(/harness protocol .* must have required property 'raw_failed'/);
+    expect(problems).toMatch(/harness protocol .* must NOT have additional properties/);
+    expect(problems).not.toMatch(/out of sequence/);
+    expect(r.state.problems).toHaveLength(4);
   });
 });
 
