@@ -87,11 +87,13 @@ describe.skipIf(!ok)("lmr env build / list / prune", () => {
     const b = await runCli(["env", "build", extra, "--json"]);
     expect(b.exitCode, b.stderr).toBe(0);
     const tag = json<{ images: { image: string }[] }>(b.stdout).images[0]!.image;
-    const dry = await runCli(["env", "prune", "--tasks-dir", "examples/tasks", "--dry-run", "--json"]);
+    // the dataset's images stay too: a test must not delete what a maintainer's verify needs next
+    const keep = ["--tasks-dir", "examples/tasks", "--tasks-dir", "tasks"];
+    const dry = await runCli(["env", "prune", ...keep, "--dry-run", "--json"]);
     const wouldGo = json<{ removed: { tag: string; kind: string }[] }>(dry.stdout).removed;
     expect(wouldGo.map((i) => i.tag)).toContain(tag);
     expect(wouldGo.some((i) => i.kind === "rootfs")).toBe(false);
-    const r = await runCli(["env", "prune", "--tasks-dir", "examples/tasks"]);
+    const r = await runCli(["env", "prune", ...keep]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect((await execa("docker", ["image", "inspect", tag], { reject: false })).exitCode).not.toBe(0);
     const left = await runCli(["env", "build", "--tasks-dir", "examples/tasks", "--json"]);
