@@ -20,6 +20,7 @@ export const VALIDATORS = {
   task: { schema: "task.schema.json", options: { strict: true, allErrors: true, verbose: true }, formats: true },
   summary: { schema: "summary.schema.json", options: { strict: true, allErrors: true }, formats: true },
   judgeReply: { schema: "judge-reply.schema.json", options: { strict: true, allErrors: true }, formats: false },
+  forkServerMessage: { schema: "fork-server-message.schema.json", options: { strict: true, allErrors: false, allowUnionTypes: true }, formats: false },
   harnessRecord: { schema: "harness-record.schema.json", options: { strict: true, allErrors: false, allowUnionTypes: true }, formats: false },
 } as const satisfies Record<string, ValidatorSpec>;
 

@@ -5,6 +5,9 @@ import { chmod, chown, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "n
 import { cpus, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { createInterface } from "node:readline";
+import type { ValidateFunction } from "ajv/dist/2020.js";
+import { LmrError } from "../core/errors.js";
+import { VALIDATORS, loadValidator } from "../core/schema-validator.js";
 import { hashTree } from "../core/hash.js";
 import { toolkitPath } from "../core/paths.js";
 import { dockerBin, removeContainers } from "../env/docker-cli.js";
@@ -118,7 +121,11 @@ class Speaker {
       return { stderr: () => stderr };
     }
     const speaker = new Speaker(proc);
-    lines.on("line", (l) => speaker.dispatch(parse(l)));
+    lines.on("line", (l) => {
+      const m = parse(l);
+      if (m === undefined || followsControlProtocol(m)) speaker.dispatch(m);
+      else speaker.fail(`the server broke the control protocol (schema/fork-server-message.schema.json): ${controlError()} in ${JSON.stringify(l.slice(0, 160))}`);
+    });
     proc.once("exit", () => {
       for (const done of speaker.waiting.values()) done({ t: "gone", error: `the server ended: ${stderr.trim().split("\n").slice(-3).join(" | ")}` });
       speaker.waiting.clear();
@@ -136,8 +143,18 @@ class Speaker {
     }
   }
 
+  /** A server that says what the protocol does not allow is ended: every run waiting on it gets `gone`. */
+  fail(why: string): void {
+    for (const done of this.waiting.values()) done({ t: "gone", error: why });
+    this.waiting.clear();
+    killTree(this.proc);
+  }
+
   /** Sends `msg` and resolves with the reply of type `t` for `id` (or a `gone` message). */
   ask(msg: Record<string, unknown>, t: string, id: string): Promise<Message> {
+    if (!followsControlProtocol(msg)) {
+      throw new LmrError({ code: "RUN_FORK_PROTOCOL", kind: "infra", message: `lmr built a fork-server request the protocol does not allow: ${controlError()}`, hint: "a bug in lmr: report it with the command that ran" });
+    }
     const reply = new Promise<Message>((r) => this.waiting.set(`${t}:${id}`, r));
     if (this.proc.exitCode !== null || this.proc.signalCode !== null) {
       this.waiting.delete(`${t}:${id}`);
@@ -385,6 +402,16 @@ export class ForkServer {
     }
     await Promise.all([this.folders.dir, this.folders.bridge].map((d) => rm(d, { recursive: true, force: true })));
   }
+}
+
+let control: ValidateFunction | undefined;
+function followsControlProtocol(m: unknown): boolean {
+  control ??= loadValidator(VALIDATORS.forkServerMessage);
+  return control(m);
+}
+function controlError(): string {
+  const e = control?.errors?.[0];
+  return e ? `${e.instancePath || "/"} ${e.message ?? "is invalid"}` : "invalid";
 }
 
 function parse(line: string): Message | undefined {
