@@ -91,6 +91,13 @@ describe("--changed-since REF", () => {
     const r = await runCli(["verify", "--tasks-dir", tasks, "--changed-since", "HEAD"]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^changed since HEAD \([0-9a-f]{12}\): 0 of 3 tasks, nothing to verify$/);
+    // the workflow builds only the changed tasks' images: none here, so Docker is never asked
+    const env = await runCli(["env", "build", "--tasks-dir", tasks, "--changed-since", "HEAD"], { env: { LMR_DOCKER: "/nonexistent/docker" } });
+    expect(env.exitCode, env.stderr).toBe(0);
+    expect(env.stdout).toBe("no task changed since HEAD: nothing to build");
+    const bad = await runCli(["env", "build", "--tasks-dir", tasks, "--changed-since", "no-such-ref"]);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain("'no-such-ref' is not a commit");
   });
 
   it("a revision that is not a commit is a usage error (exit 2) naming it, for verify and validate", async () => {
