@@ -8,6 +8,7 @@
  */
 export const SLOW_TEST_FILES = [
   "test/agent/agent-cli.test.ts",
+  "test/ci/ci-pr-flow.test.ts",
   "test/contributing/contributing.test.ts",
   "test/eval/eval-cli.test.ts",
   "test/eval/eval-formats.test.ts",

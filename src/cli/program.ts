@@ -31,6 +31,7 @@ export const COMMANDS: readonly (readonly [name: string, load: () => Promise<Reg
   ["paper", async () => (await import("./commands/paper.js")).registerPaper],
   ["import", async () => (await import("./commands/import.js")).registerImport],
   ["export", async () => (await import("./commands/export.js")).registerExport],
+  ["ci", async () => (await import("./commands/ci.js")).registerCi],
 ];
 
 const VERSION_ONLY = "--version";

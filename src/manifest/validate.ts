@@ -25,12 +25,22 @@ export interface ValidationReport {
  * paper level the recorded giveaway score finds too revealing, a curation check that lmr validate
  * makes and the commands that only use tasks (build, eval, generate, agent) do not.
  */
-export async function validateTasks(dirs: string[], opts: { finished?: boolean; giveaway?: boolean } = {}): Promise<ValidationReport> {
+/**
+ * `idsAmong`: other task folders whose ids count when ids are compared (a validation of only
+ * the tasks a change touched still refuses an id an untouched task has); an unreadable one is left out.
+ */
+export async function validateTasks(dirs: string[], opts: { finished?: boolean; giveaway?: boolean; idsAmong?: string[] } = {}): Promise<ValidationReport> {
   const unique = [...new Set(dirs.map(resolveTaskDir))];
   const raws: RawManifest[] = [];
   for (const dir of unique) raws.push(await readManifest(dir));
+  const others: { id: unknown; file: string }[] = [];
+  for (const dir of new Set((opts.idsAmong ?? []).map(resolveTaskDir))) {
+    if (unique.includes(dir)) continue;
+    const raw = await readManifest(dir).catch(() => undefined);
+    if (raw) others.push({ id: asObject(raw.data)?.id, file: raw.displayPath });
+  }
 
-  const duplicates = checkUniqueIds(raws.map((r) => ({ id: asObject(r.data)?.id, file: r.displayPath })));
+  const duplicates = checkUniqueIds([...raws.map((r) => ({ id: asObject(r.data)?.id, file: r.displayPath })), ...others]);
   const problems: Problem[] = [];
   const giveaway: ValidationReport["giveaway"] = [];
   for (const raw of raws) {

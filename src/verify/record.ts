@@ -61,6 +61,18 @@ export interface MutantsStep extends StepRecord {
   uncovered?: { id: string; description: string }[];
   /** Test runs the step took (the fast path runs a mutant once, or twice to confirm a survivor). */
   runs?: number;
+  /** Every mutant with its fate, in the order they were made (only when asked: --list-mutants, --mutants all). */
+  fates?: MutantFateRow[];
+}
+
+/** One mutant and what became of it: killed (by `killer`, the first test that failed), survived, reached by no test, or declared equivalent. */
+export interface MutantFateRow {
+  id: string;
+  description: string;
+  fate: "killed" | "survived" | "uncovered" | "equivalent";
+  killer?: string;
+  /** For an equivalent mutant: the manifest's reason. */
+  reason?: string;
 }
 
 export interface LeaksStep extends StepRecord {
@@ -141,7 +153,8 @@ export interface VerificationRecord {
     platform: string;
     node: string;
   };
-  settings: { runs: number; mutants: number; min_kill_ratio: number; min_alternatives: number; seed: number };
+  /** mutants "all": every mutant the generator makes, no sample. */
+  settings: { runs: number; mutants: number | "all"; min_kill_ratio: number; min_alternatives: number; seed: number };
   /** Per-step outcome, in the order the steps run. */
   steps: {
     manifest: StepRecord & { problems?: string[] };

@@ -10,7 +10,7 @@ import { judgeReference, judgeStub, type RunsJudgement } from "./judge-runs.js";
 import { generateMutants, type Mutant, type MutantTarget } from "./mutants.js";
 import { findSameNamedDefinitions } from "./review-names.js";
 import type { RunSlots } from "./run-slots.js";
-import type { FailingTest, LeaksStep, MutantsStep, RunSummary, RunsStep, StepRecord, VerificationRecord } from "./record.js";
+import type { FailingTest, LeaksStep, MutantFateRow, MutantsStep, RunSummary, RunsStep, StepRecord, VerificationRecord } from "./record.js";
 
 /** Reports one finished unit of work: `done` of `total` (a run, a mutant). */
 export type Tick = (done: number, total: number, what: string) => void;
@@ -55,9 +55,10 @@ function summarize(o: RunOutcome, withFailing: boolean): RunSummary {
   };
 }
 
-export async function checkManifestStep(task: ResolvedTask): Promise<StepRecord & { problems?: string[] }> {
+/** `finished: false` (a draft): the instruction may still hold TODO(author) markers. */
+export async function checkManifestStep(task: ResolvedTask, opts: { finished?: boolean } = {}): Promise<StepRecord & { problems?: string[] }> {
   const t = performance.now();
-  const report = await validateTasks([task.dir]);
+  const report = await validateTasks([task.dir], { finished: opts.finished ?? true });
   if (report.ok) return { ok: true, duration_s: since(t) };
   const problems = report.problems.map(formatProblem);
   return { ok: false, reason: `${problems.length} manifest problem(s): ${problems[0]}`, problems, duration_s: since(t) };
@@ -111,6 +112,8 @@ export async function mutantsStep(
   runOverlay: (overlay: Record<string, string>, extra: Partial<RunRequest>) => Promise<RunOutcome>,
   tick: Tick,
   plan: MutantPlan = { killers: [], mount: "lmr_tests" },
+  /** Also list every mutant with its fate (MutantsStep.fates). */
+  listFates = false,
 ): Promise<MutantsStep> {
   const t = performance.now();
   const base = { total: 0, killed: 0, kill_ratio: 0, threshold: settings.min_kill_ratio, survivors: [] };
@@ -120,7 +123,7 @@ export async function mutantsStep(
   for (const [i, file] of files.entries()) {
     const targets = await mutantTargets(task, file, references[file]!);
     // share the budget between files, the first ones taking the remainder
-    const share = Math.floor(settings.mutants / files.length) + (i < settings.mutants % files.length ? 1 : 0);
+    const share = settings.mutants === "all" ? Number.MAX_SAFE_INTEGER : Math.floor(settings.mutants / files.length) + (i < settings.mutants % files.length ? 1 : 0);
     for (const mutant of await generateMutants(references[file]!, targets, { max: share, seed: settings.seed }, file)) mutants.push({ file, mutant });
   }
   let done = 0;
@@ -148,7 +151,13 @@ export async function mutantsStep(
   const counted = total - equivalent.length;
   const ratio = counted === 0 ? 0 : round(killed / counted);
   const runs = results.reduce((n, r) => n + r.runs, 0);
-  const result = { ...base, total, killed, kill_ratio: ratio, survivors, ...(equivalent.length > 0 ? { equivalent } : {}), ...(plan.coverage ? { uncovered, runs } : {}), duration_s: since(t) };
+  const fates: MutantFateRow[] = mutants.map(({ mutant }, i) => {
+    const r = results[i]!;
+    const row = { id: mutant.id, description: mutant.description };
+    if (r.fate !== "killed" && declared.has(mutant.id)) return { ...row, fate: "equivalent", reason: declared.get(mutant.id)! };
+    return { ...row, fate: r.fate, ...(r.killer ? { killer: r.killer } : {}) };
+  });
+  const result = { ...base, total, killed, kill_ratio: ratio, survivors, ...(equivalent.length > 0 ? { equivalent } : {}), ...(plan.coverage ? { uncovered, runs } : {}), ...(listFates ? { fates } : {}), duration_s: since(t) };
   if (infra) return { ...result, ok: false, infra: true, reason: `infra: a mutant run could not run (${infra.reason ?? "unknown"})` };
   if (total === 0) return { ...result, ok: false, reason: "no mutant could be made of the reference body (is it empty?)" };
   if (ratio < settings.min_kill_ratio) {

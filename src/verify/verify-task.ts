@@ -36,8 +36,12 @@ const run = promisify(execFile);
 export interface VerifyOptions extends SourceOptions {
   /** Reference and stub runs (default: the manifest's, else 3). */
   runs?: number;
-  /** Mutants to try (default: the manifest's, else 20); 0 skips the step. */
-  mutants?: number;
+  /** Mutants to try (default: the manifest's, else 20); 0 skips the step; "all": every mutant the generator makes. */
+  mutants?: number | "all";
+  /** A task still being written: the manifest step leaves out the finished-instruction check (TODO(author) markers). The caller does not write its record. */
+  draft?: boolean;
+  /** List every mutant with its fate in the mutants step (fates). */
+  listMutants?: boolean;
   minKillRatio?: number;
   /** Alternatives that must exist and pass (default: the manifest's, else 2). */
   minAlternatives?: number;
@@ -93,7 +97,7 @@ export interface KeptBundle {
 export const DEFAULTS = { runs: 3, mutants: 20, minKillRatio: 0.8, minAlternatives: 2, seed: 1 } as const;
 
 /** The settings a verification runs with: flags over the manifest's verification policy over defaults. */
-export function resolveSettings(policy: { runs?: number; mutants?: number; min_kill_ratio?: number; min_alternatives?: number }, opts: VerifyOptions): VerificationRecord["settings"] {
+export function resolveSettings(policy: { runs?: number; mutants?: number | "all"; min_kill_ratio?: number; min_alternatives?: number }, opts: VerifyOptions): VerificationRecord["settings"] {
   const s = {
     runs: opts.runs ?? policy.runs ?? DEFAULTS.runs,
     mutants: opts.mutants ?? policy.mutants ?? DEFAULTS.mutants,
@@ -104,7 +108,7 @@ export function resolveSettings(policy: { runs?: number; mutants?: number; min_k
   const bad = (field: string, why: string): LmrError =>
     new LmrError({ code: "verify/bad-setting", kind: "usage", message: `${field} ${why}`, hint: "e.g. --runs 3 --mutants 20 --min-kill-ratio 0.8" });
   if (!Number.isInteger(s.runs) || s.runs < 1) throw bad("runs", `must be a whole number >= 1, got ${s.runs}`);
-  if (!Number.isInteger(s.mutants) || s.mutants < 0) throw bad("mutants", `must be a whole number >= 0, got ${s.mutants}`);
+  if (s.mutants !== "all" && (!Number.isInteger(s.mutants) || s.mutants < 0)) throw bad("mutants", `must be a whole number >= 0 or "all", got ${s.mutants}`);
   if (!(s.min_kill_ratio >= 0 && s.min_kill_ratio <= 1)) throw bad("min_kill_ratio", `must be between 0 and 1, got ${s.min_kill_ratio}`);
   if (!Number.isInteger(s.min_alternatives) || s.min_alternatives < 0) throw bad("min_alternatives", `must be a whole number >= 0, got ${s.min_alternatives}`);
   if (!Number.isInteger(s.seed)) throw bad("seed", `must be a whole number, got ${s.seed}`);
@@ -159,7 +163,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
   let server: ForkServer | undefined;
   try {
     emit("manifest", "checking the manifest");
-    record.steps.manifest = await checkManifestStep(task);
+    record.steps.manifest = await checkManifestStep(task, { finished: !opts.draft });
     if (!record.steps.manifest.ok) return await finish(record, task, opts, t0);
 
     emit("build", "building the bundle (upstream, prepare steps, masking)");
@@ -298,13 +302,13 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       // alternatives are ours, like the reference: on the fast path they run in the fork server too
       const alternatives = alternativesStep(bundle, settings.min_alternatives, slots, (overlay) => (fast ? runTrusted(overlay) : runWith(overlay)), tick("alternatives"));
 
-      emit("mutants", `up to ${settings.mutants} mutants`);
+      emit("mutants", settings.mutants === "all" ? "every mutant" : `up to ${settings.mutants} mutants`);
       // a mutant that loops forever is killed by its timeout: a few reference durations, not the task's whole budget
       const refTime = Math.max(...record.steps.reference.runs.map((r) => r.duration_s), 1);
       const timeout = Math.min(m.tests.timeout_total_s, Math.max(10, Math.ceil(refTime * 5)));
       const tracedRun = fast ? ref.outcomes.find((o) => o.status === "passed" && o.lines) : undefined;
       const plan: MutantPlan = { killers: fast ? await readKillers(cacheDir, bundle.hashes.grader) : [], mount: m.tests.mount ?? "lmr_tests", ...(tracedRun?.lines ? { coverage: tracedRun.lines, tests: tracedRun.tests.map((x) => x.id) } : {}) };
-      record.steps.mutants = await mutantsStep(task, references, settings, slots, (overlay, extra) => runTrusted(overlay, { timeoutTotalS: timeout, ...extra }), tick("mutants"), plan);
+      record.steps.mutants = await mutantsStep(task, references, settings, slots, (overlay, extra) => runTrusted(overlay, { timeoutTotalS: timeout, ...extra }), tick("mutants"), plan, opts.listMutants === true);
       if (fast) await writeKillers(cacheDir, bundle.hashes.grader, plan.killers).catch(() => undefined);
       record.steps.alternatives = await alternatives;
     };
@@ -489,6 +493,7 @@ async function askVersions(python: string, names: string[]): Promise<Record<stri
 async function finish(record: VerificationRecord, task: ResolvedTask, opts: VerifyOptions, t0: number): Promise<VerifyResult> {
   settleRecord(record);
   record.timings.total_s = since(t0);
-  if (opts.write !== false && record.steps.manifest.ok) await writeJsonAtomic(join(task.dir, VERIFICATION_FILE), record);
+  // a draft's record is never written: it was not checked as a finished task
+  if (opts.write !== false && !opts.draft && record.steps.manifest.ok) await writeJsonAtomic(join(task.dir, VERIFICATION_FILE), record);
   return { record, unchanged: false };
 }

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { EXIT, LmrError } from "../../core/errors.js";
-import { displayPath } from "../../manifest/read.js";
+import { changedTasksSince } from "../../manifest/changed-tasks.js";
+import { displayPath, findTaskDirs } from "../../manifest/read.js";
 import {
   describeSpec, ensureBase, ensureEnv, groupByEnvironment, importRootfs, listLmrImages, loadTasksFor, parseBase, planBase, planEnv,
   pruneImages, resolveBaseSource, DEFAULT_BASE, baseMajorMinor, type BaseName, type BuildEvent, type EnvGroup, type LmrImage,
@@ -9,7 +10,7 @@ import { sweepStaleContainers } from "../../runner/docker-sweep.js";
 import { action } from "../action.js";
 import { paint, printJson, progress, progressDone } from "../output.js";
 
-interface BuildFlags { tasksDir: string; baseImage?: string; force?: boolean; print?: string | boolean; json?: boolean }
+interface BuildFlags { tasksDir: string; baseImage?: string; force?: boolean; print?: string | boolean; changedSince?: string; json?: boolean }
 interface ListFlags { tasksDir: string; json?: boolean }
 interface PruneFlags { tasksDir: string[]; all?: boolean; dryRun?: boolean; json?: boolean }
 interface BaseFlags { fromRootfs?: boolean; mirror?: string; baseImage?: string; json?: boolean }
@@ -24,6 +25,7 @@ export function registerEnv(program: Command): void {
     .option("--base-image <REF>", "image the base layer is built FROM (default: $LMR_BASE_IMAGE_<BASE>, a `lmr env base` rootfs, the registry's)")
     .option("--force", "rebuild both layers even when they are up to date")
     .option("--print [LAYER]", "print the Dockerfile of the first task's env (or base) layer instead of building")
+    .option("--changed-since <REF>", "only the tasks whose inputs changed since git revision REF, as lmr verify --changed-since chooses them (none: nothing to build)")
     .option("--json", "print what was built as JSON")
     .addHelpText("after", `
 Two layers: lmr-base:<hash> per base (debian:bookworm, debian:trixie, python:X.Y-slim)
@@ -96,6 +98,15 @@ function reporter(json: boolean): (e: BuildEvent) => void {
 
 async function runBuild(dirs: string[], flags: BuildFlags): Promise<number> {
   const t0 = performance.now();
+  if (flags.changedSince !== undefined) {
+    const all = dirs.length > 0 ? dirs : await findTaskDirs(flags.tasksDir);
+    dirs = (await changedTasksSince(all, flags.changedSince, { siblings: true })).changed.map((c) => c.dir);
+    if (dirs.length === 0) {
+      if (flags.json) printJson({ ok: true, images: [], seconds: 0 });
+      else process.stdout.write(`no task changed since ${flags.changedSince}: nothing to build\n`);
+      return EXIT.ok;
+    }
+  }
   const tasks = await loadTasksFor(dirs, flags.tasksDir);
   if (tasks.length === 0) throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders or --tasks-dir" });
   const groups = await groupByEnvironment(tasks);

@@ -1,12 +1,14 @@
 import type { Command } from "commander";
 import { EXIT, formatProblem, isLmrError, type Problem } from "../../core/errors.js";
-import { findTaskDirs } from "../../manifest/read.js";
+import { changedTasksSince } from "../../manifest/changed-tasks.js";
+import { displayPath, findTaskDirs, resolveTaskDir } from "../../manifest/read.js";
 import { validateTasks } from "../../manifest/validate.js";
 import { action } from "../action.js";
 import { paint, printJson } from "../output.js";
 
 interface ValidateOptions {
   tasksDir: string;
+  changedSince?: string;
   json?: boolean;
 }
 
@@ -16,18 +18,23 @@ export function registerValidate(program: Command): void {
     .description("check task manifests against the schema, their files and each other (writes nothing)")
     .argument("[TASK_DIR...]", "task folders (or their task.json) to check; default: every task under --tasks-dir")
     .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
+    .option("--changed-since <REF>", "only the tasks whose inputs changed between git revision REF and the working tree (the task folder, its local upstream); ids are still compared with every task")
     .option("--json", "print {ok, tasks, problems[]} as JSON")
     .addHelpText(
       "after",
       `
 Prints one line per problem, "FILE: /json/pointer: message (hint: fix)", then a summary.
+--changed-since REF: a task counts as changed when a file under its folder, or
+under its local upstream folder, differs between REF and the working tree
+(committed, staged, unstaged or untracked); see lmr verify --help.
 Exit codes: 0 valid, 1 problems found, 2 unreadable input (missing folder or file,
-malformed JSON, reported with line:column).
+malformed JSON, reported with line:column) or a --changed-since REF that is not a commit.
 
 Examples:
   $ lmr validate
   $ lmr validate tasks/dpo-preference-loss --json
-  $ lmr validate --tasks-dir examples/tasks`,
+  $ lmr validate --tasks-dir examples/tasks
+  $ lmr validate --changed-since origin/main`,
     )
     .action(action(runValidate));
 }
@@ -36,9 +43,19 @@ async function runValidate(taskDirs: string[], opts: ValidateOptions): Promise<n
   let report;
   let tasks = 0;
   try {
-    const dirs = taskDirs.length > 0 ? taskDirs : await findTaskDirs(opts.tasksDir);
+    const all = taskDirs.length > 0 ? taskDirs : await findTaskDirs(opts.tasksDir);
+    let dirs = all;
+    if (opts.changedSince !== undefined) {
+      const changed = await changedTasksSince(all, opts.changedSince);
+      dirs = changed.changed.map((c) => c.dir);
+      if (!opts.json) {
+        process.stdout.write(`changed since ${changed.ref} (${changed.commit.slice(0, 12)}): ${dirs.length} of ${all.length} task${all.length === 1 ? "" : "s"}\n`);
+        for (const c of changed.changed) process.stdout.write(`  ${displayPath(resolveTaskDir(c.dir))}: ${c.reason}\n`);
+      }
+    }
     tasks = dirs.length;
-    report = await validateTasks(dirs, { giveaway: true });
+    // ids are compared with every task, changed or not
+    report = await validateTasks(dirs, { giveaway: true, idsAmong: all });
   } catch (err) {
     // Unreadable input still gets the --json shape, with the unreadable file as the problem.
     if (!opts.json || !isLmrError(err) || err.kind !== "input") throw err;

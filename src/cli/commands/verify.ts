@@ -1,17 +1,18 @@
 import type { Command } from "commander";
 import { sweepTrustedScratch } from "../../runner/trusted-scratch.js";
-import { EXIT, LmrError } from "../../core/errors.js";
+import { EXIT, LmrError, formatProblem } from "../../core/errors.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
 import pLimit from "p-limit";
 import { dirname, join, resolve } from "node:path";
 import type { Problem } from "../../core/errors.js";
+import { changedTasksSince, type ChangedTasks } from "../../manifest/changed-tasks.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import { displayPath, readManifest, resolveTaskDir } from "../../manifest/read.js";
 import { validateTasks } from "../../manifest/validate.js";
 import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
 import type { SandboxChoice } from "../../runner/types.js";
-import { STEP_NAMES, type VerificationRecord } from "../../verify/record.js";
+import { STEP_NAMES, type MutantFateRow, type VerificationRecord } from "../../verify/record.js";
 import { checkFixturesStep } from "../../verify/fixtures-step.js";
 import { createRunSlots } from "../../verify/run-slots.js";
 import { SiblingReferences } from "../../verify/siblings.js";
@@ -36,6 +37,9 @@ interface VerifyFlags {
   datasetScan: boolean;
   fastMutants: boolean;
   forkServer: boolean;
+  changedSince?: string;
+  draft?: boolean;
+  listMutants?: boolean;
   json?: boolean;
 }
 
@@ -46,7 +50,7 @@ export function registerVerify(program: Command): void {
     .argument("[TASK_DIR...]", "task folders; default: every task under --tasks-dir")
     .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
     .option("--runs <N>", "reference and stub runs (default: the manifest's verification.runs, else 3)")
-    .option("--mutants <K>", "mutants of the reference to run, 0 to skip (default: manifest, else 20)")
+    .option("--mutants <K>", "mutants of the reference to run, 0 to skip, 'all' for every mutant the generator makes (then listed with their fates, as --list-mutants); default: manifest, else 20")
     .option("--min-kill-ratio <R>", "share of mutants the tests must kill (default: manifest, else 0.8)")
     .option("--min-alternatives <N>", "alternatives/ solutions that must exist and pass (default: manifest, else 2)")
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
@@ -54,6 +58,9 @@ export function registerVerify(program: Command): void {
     .option("--sandbox <MODE>", "auto | docker | bwrap | none (auto: docker where the task's image is built, else bwrap, else none)", "auto")
     .option("-j, --jobs <N>", "test runs at once, shared by the tasks being verified (reference, stub, alternatives, mutants, fixtures; default: the CPU count + 2, since runs also wait on process starts and copies)")
     .option("--tasks-at-once <N>", "tasks verified side by side, so one task's builds, first runs and leak scan overlap another's runs (default: 3)")
+    .option("--changed-since <REF>", "only the tasks whose inputs changed between git revision REF and the working tree (the task folder, its local upstream, tasks over the same upstream; see below)")
+    .option("--draft", "a task still being written: every step but the finished-instruction check (TODO(author) markers); always runs, never writes verification.json")
+    .option("--list-mutants", "print every mutant with its fate: killed (by which test), survived, reached by no test, or declared equivalent")
     .option("--force", "verify even when verification.json records the same inputs")
     .option("--no-write", "do not write verification.json")
     .option("--keep", "keep the bundle and print the command that reruns the reference's tests by hand")
@@ -79,13 +86,24 @@ the same inputs (task.json with its upstream commit, instruction, paper text, te
 fixtures; a local upstream folder without a commit), settings and toolkit version,
 is reported as unchanged and not re-run unless --force. Progress goes to stderr on
 a terminal only; with --json, stdout holds only the JSON.
+--changed-since REF keeps the tasks (named, or under --tasks-dir) whose inputs
+differ between REF and the working tree (committed, staged, unstaged and untracked
+files): a file under the task folder (verification.json included), a file under
+its local upstream folder (a folder outside the repository always counts), and,
+with the dataset scan, a task over the same upstream as such a task (its leak scan
+reads that task's reference). No task changed: nothing to verify, exit 0.
+--draft is for a task still being written: the instruction may hold TODO(author)
+markers, every other step runs and prints, and no record is written.
 Exit codes: 0 all verified, 1 a task failed verification (an invalid manifest
-included), 2 bad usage or unreadable task.json, 3 only infrastructure failures.
+included), 2 bad usage, an unknown --changed-since revision or unreadable
+task.json, 3 only infrastructure failures.
 
 Examples:
   $ lmr verify examples/tasks/pref-loss
   $ lmr verify --tasks-dir tasks --mirror /data/mirror --runs 3 --mutants 30 --json
-  $ lmr verify tasks/dpo-preference-loss --keep   # then run the printed command`,
+  $ lmr verify tasks/dpo-preference-loss --keep   # then run the printed command
+  $ lmr verify --changed-since origin/main --force --no-write
+  $ lmr verify tasks/my-new-task --draft --mutants all`,
     )
     .action(action(runVerify));
 }
@@ -97,6 +115,15 @@ function count(value: string | undefined, flag: string, min: number): number | u
     throw new LmrError({ code: "usage/bad-number", kind: "usage", message: `${flag} must be a whole number >= ${min}, got '${value}'`, hint: `e.g. ${flag} 3` });
   }
   return n;
+}
+
+/** --mutants: a count, or 'all' (every mutant the generator makes). */
+function mutantCount(value: string | undefined): number | "all" | undefined {
+  if (value?.trim().toLowerCase() === "all") return "all";
+  if (value !== undefined && !/^\s*\d+\s*$/.test(value)) {
+    throw new LmrError({ code: "usage/bad-number", kind: "usage", message: `--mutants must be a whole number >= 0 or 'all', got '${value}'`, hint: "e.g. --mutants 20, or --mutants all to list every mutant" });
+  }
+  return count(value, "--mutants", 0);
 }
 
 function ratio(value: string | undefined): number | undefined {
@@ -113,12 +140,12 @@ function sandboxChoice(value: string): SandboxChoice {
 async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number> {
   // what a verify or record killed with -9 left on the tmpfs
   await sweepTrustedScratch();
-  const dirs = taskDirs.length > 0 ? taskDirs : await findTaskDirs(flags.tasksDir);
-  if (dirs.length === 0) {
+  const given = taskDirs.length > 0 ? taskDirs : await findTaskDirs(flags.tasksDir);
+  if (given.length === 0) {
     throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders or --tasks-dir" });
   }
   const runs = count(flags.runs, "--runs", 1);
-  const mutants = count(flags.mutants, "--mutants", 0);
+  const mutants = mutantCount(flags.mutants);
   const minKillRatio = ratio(flags.minKillRatio);
   const minAlternatives = count(flags.minAlternatives, "--min-alternatives", 0);
   // Measured on 2 cores, the 34-task dataset cold (--force): -j 2 / 2 tasks kept the cores 66 % busy
@@ -135,25 +162,62 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
     ...(flags.mirror ? { mirror: flags.mirror } : {}),
     ...(flags.python ? { python: flags.python } : {}),
     sandbox: await hostChoiceFor(sandboxChoice(flags.sandbox), flags.python),
-    force: flags.force ?? false,
-    write: flags.write,
+    // a draft is checked for its author: it always runs and never leaves a record
+    force: (flags.force ?? false) || flags.draft === true,
+    write: flags.write && flags.draft !== true,
+    ...(flags.draft ? { draft: true } : {}),
+    ...(flags.listMutants || mutants === "all" ? { listMutants: true } : {}),
     keep: flags.keep ?? false,
     fastMutants: flags.fastMutants,
     forkServer: flags.forkServer,
   };
+  let changed: ChangedTasks | undefined;
+  let dirs = given;
+  if (flags.changedSince !== undefined) {
+    changed = await changedTasksSince(given, flags.changedSince, { siblings: flags.datasetScan });
+    dirs = changed.changed.map((c) => c.dir);
+    if (!flags.json) process.stdout.write(describeChanged(changed));
+    if (dirs.length === 0) {
+      if (flags.json) printJson({ ok: true, tasks: [], changed_since: changedJson(changed) });
+      return EXIT.ok;
+    }
+  }
   const siblingWork = await mkdtemp(join(tmpdir(), "lmr-siblings-"));
   if (flags.datasetScan) opts.siblings = new SiblingReferences(siblingWork, opts);
   opts.checkFixtures = (task, bundle) => checkFixturesStep(task, opts, bundle);
   try {
-    return await verifyAll(dirs, flags, opts, tasksAtOnce);
+    return await verifyAll(dirs, flags, opts, tasksAtOnce, changed);
   } finally {
     await rm(siblingWork, { recursive: true, force: true });
   }
 }
 
-async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions, tasksAtOnce: number): Promise<number> {
+/** What --changed-since chose, before the results. */
+function describeChanged(c: ChangedTasks): string {
+  const n = c.changed.length;
+  const total = n + c.unchanged.length;
+  const lines = [`changed since ${c.ref} (${c.commit.slice(0, 12)}): ${n} of ${total} task${total === 1 ? "" : "s"}${n === 0 ? ", nothing to verify" : ""}`];
+  for (const t of c.changed) lines.push(`  ${displayPath(resolveTaskDir(t.dir))}: ${t.reason}`);
+  return lines.join("\n") + "\n";
+}
+
+function changedJson(c: ChangedTasks): { ref: string; commit: string; changed: { task: string; reason: string }[]; unchanged: string[] } {
+  return { ref: c.ref, commit: c.commit, changed: c.changed.map((t) => ({ task: displayPath(resolveTaskDir(t.dir)), reason: t.reason })), unchanged: c.unchanged.map((d) => displayPath(resolveTaskDir(d))) };
+}
+
+async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions, tasksAtOnce: number, changed?: ChangedTasks): Promise<number> {
   // Unreadable folders and malformed JSON stop here (exit 2); an invalid manifest is a failed check of that task.
-  const report = await validateTasks(dirs);
+  // A draft leaves out the finished-instruction check; what that check would say is printed beside the results.
+  const report = await validateTasks(dirs, { finished: !opts.draft });
+  const draftNotes = new Map<string, string[]>();
+  if (opts.draft) {
+    const seen = new Set(report.problems.map((p) => formatProblem(p)));
+    for (const p of (await validateTasks(dirs)).problems) {
+      if (seen.has(formatProblem(p))) continue;
+      const dir = resolve(p.file ? dirname(p.file) : ".");
+      draftNotes.set(dir, [...(draftNotes.get(dir) ?? []), `  draft: not checked: ${formatProblem(p)}`]);
+    }
+  }
   const problemsByDir = new Map<string, Problem[]>();
   for (const p of report.problems) {
     const dir = resolve(p.file ? dirname(p.file) : ".");
@@ -177,8 +241,10 @@ async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions
     }
   };
   const describeOne = (dir: string, result: Verified): string => {
-    const written = flags.write && !problemsByDir.has(resolveTaskDir(dir));
-    let text = describe(result.record, result.unchanged, displayPath(resolveTaskDir(dir)), written) + "\n";
+    const written = opts.write !== false && !problemsByDir.has(resolveTaskDir(dir));
+    let text = describe(result.record, result.unchanged, displayPath(resolveTaskDir(dir)), written, opts.draft === true) + "\n";
+    for (const note of draftNotes.get(resolveTaskDir(dir)) ?? []) text += `${note}\n`;
+    if (opts.listMutants) text += mutantTable(result.record);
     if (result.kept) text += `  kept: ${result.kept.bundle}\n  rerun the reference's tests by hand:\n    ${result.kept.command}\n`;
     return text;
   };
@@ -206,8 +272,8 @@ async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions
     progressDone();
   }
   const failed = records.filter((r) => !r.ok);
-  if (flags.json) printJson({ ok: failed.length === 0, tasks: records, ...(report.problems.length > 0 ? { problems: report.problems } : {}) });
-  else process.stdout.write(`${records.length - failed.length}/${records.length} tasks verified\n`);
+  if (flags.json) printJson({ ok: failed.length === 0, tasks: records, ...(report.problems.length > 0 ? { problems: report.problems } : {}), ...(changed ? { changed_since: changedJson(changed) } : {}), ...(opts.draft ? { draft: true } : {}) });
+  else process.stdout.write(`${records.length - failed.length}/${records.length} tasks verified${opts.draft ? " as drafts (nothing written; run lmr verify without --draft once the instruction is finished)" : ""}\n`);
   if (failed.length === 0) return EXIT.ok;
   // exit 3 only when every failure is the toolkit's (no interpreter, no sandbox): nothing was learned about the tasks
   return failed.every((r) => r.failure?.kind === "infra") ? EXIT.infra : EXIT.check;
@@ -252,7 +318,23 @@ class ProgressBoard {
   }
 }
 
-function describe(r: VerificationRecord, unchanged: boolean, where: string, written: boolean): string {
+/** Every mutant with its fate, one line each: what --mutants all and --list-mutants print. */
+export function mutantTable(r: VerificationRecord): string {
+  const m = r.steps.mutants;
+  const rows = m.fates;
+  if (!rows) return m.skipped ? "" : `  mutants: no list (${m.reason ?? "the step did not run"})\n`;
+  if (rows.length === 0) return "  mutants: none could be made\n";
+  const count = (f: MutantFateRow["fate"]): number => rows.filter((x) => x.fate === f).length;
+  const fateText = (x: MutantFateRow): string =>
+    x.fate === "killed" ? `killed by ${x.killer ?? "a failing run (no test named)"}` : x.fate === "survived" ? "SURVIVED" : x.fate === "uncovered" ? "SURVIVED, reached by no test" : `equivalent: ${x.reason ?? ""}`;
+  const idWidth = Math.max(...rows.map((x) => x.id.length));
+  const descWidth = Math.min(60, Math.max(...rows.map((x) => x.description.length)));
+  const cut = (s: string): string => (s.length <= descWidth ? s.padEnd(descWidth) : `${s.slice(0, descWidth - 1)}…`);
+  const head = `  mutants of ${r.task_id}: ${rows.length} — ${count("killed")} killed, ${count("survived")} survived, ${count("uncovered")} reached by no test, ${count("equivalent")} equivalent`;
+  return [head, ...rows.map((x) => `    ${x.id.padEnd(idWidth)}  ${cut(x.description)}  ${fateText(x)}`)].join("\n") + "\n";
+}
+
+function describe(r: VerificationRecord, unchanged: boolean, where: string, written: boolean, draft = false): string {
   if (r.failure?.step === "manifest") {
     const problems = r.steps.manifest.problems ?? [];
     return [`${paint("red", "✗")} ${r.task_id} — failed at manifest: ${problems.length} problem(s)`, ...problems.map((p) => `  ${p}`)].join("\n");
@@ -274,7 +356,7 @@ function describe(r: VerificationRecord, unchanged: boolean, where: string, writ
     r.steps.leaks.skipped ? "leaks not scanned" : `leaks ${leaks.length - allowed}${allowed > 0 ? ` (+${allowed} allowed)` : ""}`,
   ].join(", ");
   const notes = reviewNotes(r);
-  if (r.ok) return [`${paint("green", "✓")} ${r.task_id} ${unchanged ? "(unchanged since last verification) " : ""}— ${figures}`, ...notes].join("\n");
+  if (r.ok) return [`${paint("green", "✓")} ${r.task_id} ${unchanged ? "(unchanged since last verification) " : ""}${draft ? "(draft, not recorded) " : ""}— ${figures}`, ...notes].join("\n");
   const lines = [`${paint("red", "✗")} ${r.task_id} — failed at ${r.failure?.step}${r.failure?.kind === "infra" ? " (infrastructure)" : ""}: ${r.failure?.reason}`, `  ${figures}`];
   for (const s of STEP_NAMES) {
     const step = r.steps[s];
