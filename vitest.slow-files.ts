@@ -34,5 +34,6 @@ export const SLOW_TEST_FILES = [
   "test/runner/node-test-run.test.ts",
   "test/runner/run-tests.test.ts",
   "test/verify/task-standard.test.ts",
+  "test/verify/toolkit-identity.test.ts",
   "test/verify/verify.test.ts",
 ];

@@ -1,3 +1,4 @@
+import { toolkitIdentity } from "../core/toolkit-identity.js";
 import { mkdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import pLimit from "p-limit";
@@ -8,7 +9,7 @@ import { writeFileAtomic, writeJsonAtomic } from "../core/fs-atomic.js";
 import { lockRunDir } from "../evaluate/run-dir.js";
 import { checkRunFolderLayout } from "../evaluate/run-state.js";
 import { DEFAULT_LEVEL, instructionPath, requireLevel, type InstructionLevel } from "../manifest/level.js";
-import { TOOLKIT_VERSION, prepareBundles, runEval, type EvalOptions, type EvalOutcome } from "../evaluate/run-eval.js";
+import { prepareBundles, runEval, type EvalOptions, type EvalOutcome } from "../evaluate/run-eval.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { nameModelFolder } from "../run-folder/index.js";
 import type { SourceOptions } from "../source/types.js";
@@ -92,7 +93,7 @@ export async function runAgents(opts: AgentRunOptions): Promise<{ summary: Agent
       const instructionText = await readFile(instruction, "utf8");
       for (let i = 0; i < opts.samples; i++) {
         const sample = String(i);
-        const key = sha256(JSON.stringify([TOOLKIT_VERSION, bundle.hashes.workspace, bundle.paper ?? null, sha256(instructionText), opts.command, opts.model, sample, opts.timeoutS, opts.network, opts.agentSandbox, opts.image ?? null, [...opts.envNames].sort(), [...opts.readOnly].sort()]));
+        const key = sha256(JSON.stringify([toolkitIdentity(), bundle.hashes.workspace, bundle.paper ?? null, sha256(instructionText), opts.command, opts.model, sample, opts.timeoutS, opts.network, opts.agentSandbox, opts.image ?? null, [...opts.envNames].sort(), [...opts.readOnly].sort()]));
         inputs.push({
           task_id: task.manifest.id,
           model: opts.model,

@@ -1,5 +1,5 @@
+import { TOOLKIT_VERSION, toolkitHash } from "../core/toolkit-identity.js";
 import { copyFile, lstat, mkdir, readFile, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { LmrError, isLmrError } from "../core/errors.js";
 import { writeDirAtomic, writeJsonAtomic } from "../core/fs-atomic.js";
@@ -23,8 +23,6 @@ import { stripDeclaredText } from "./workspace-strip.js";
 import { copyGraderFiles, hashTaskInputs } from "./task-inputs.js";
 import { BUNDLE_FILES, BUNDLE_SCHEMA_VERSION, type BundleInfo, type BundleManifest, type BundleOptions, type BundleTarget } from "./types.js";
 
-const require = createRequire(import.meta.url);
-const TOOLKIT_VERSION = (require("../../package.json") as { version: string }).version;
 
 /** Names the bundle adds at the workspace root; an upstream file of the same name would be overwritten. */
 const WORKSPACE_INSTRUCTION = "instruction.md";
@@ -85,6 +83,7 @@ export async function buildBundle(task: ResolvedTask, outDir: string, opts: Bund
       schema_version: BUNDLE_SCHEMA_VERSION,
       task_id: m.id,
       toolkit_version: TOOLKIT_VERSION,
+      toolkit_hash: toolkitHash(),
       built_at: (opts.now?.() ?? new Date()).toISOString(),
       upstream: {
         location: source.location,

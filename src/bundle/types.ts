@@ -56,6 +56,8 @@ export interface BundleManifest {
   schema_version: number;
   task_id: string;
   toolkit_version: string;
+  /** The toolkit build that made the bundle (src/core/toolkit-identity.ts). */
+  toolkit_hash?: string;
   built_at: string;
   upstream: {
     location: string;

@@ -1,6 +1,7 @@
+import { TOOLKIT_VERSION, toolkitIdentity, toolkitHash } from "../core/toolkit-identity.js";
+export { TOOLKIT_VERSION };
 import { mkdir, readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { createRequire } from "node:module";
 import pLimit from "p-limit";
 import { LmrError, formatProblem, type Problem } from "../core/errors.js";
 import { buildBundle, hashTaskInputs, BUNDLE_FILES, type BundleInfo, type BundleManifest } from "../bundle/index.js";
@@ -30,8 +31,6 @@ import { hashSubmission, linkedTargetProblems, loadSubmissions } from "./submiss
 import { DEFAULT_LEVEL, requireLevel, type InstructionLevel } from "../manifest/level.js";
 import { resolveRunTarget, targetIdentity, type RunTarget } from "../runner/run-target.js";
 
-const require = createRequire(import.meta.url);
-export const TOOLKIT_VERSION = (require("../../package.json") as { version: string }).version;
 
 export interface EvalOptions extends SourceOptions {
   submissions: string;
@@ -195,7 +194,7 @@ async function planJobs(opts: EvalOptions, selected: SelectedSubmissions, bundle
     const python = target.python.path;
     const targetFiles = [...new Set(bundle.targets.map((t) => t.file))];
     for (const { model } of selected.models) {
-      const key = (submissionHash: string): string => computeGradingKey({ model, submissionHash, bundleHashes: bundle.hashes, sandbox, python, toolkitVersion: TOOLKIT_VERSION });
+      const key = (submissionHash: string): string => computeGradingKey({ model, submissionHash, bundleHashes: bundle.hashes, sandbox, python, toolkitVersion: toolkitIdentity() });
       const subs = selected.byTask.get(task.manifest.id)?.get(model) ?? [];
       if (subs.length === 0) jobs.push({ task, bundle, key: { task_id: task.manifest.id, model, sample: "0" }, sub: undefined, submissionHash: "none", gradingKey: key("none") });
       for (const sub of subs) {
@@ -258,7 +257,7 @@ export async function prepareBundles(opts: Pick<EvalOptions, "tasks" | "level"> 
     const dir = join(root, task.manifest.id);
     try {
       const prev = JSON.parse(await readFile(join(dir, BUNDLE_FILES.manifest), "utf8")) as BundleManifest;
-      if (prev.hashes.task === (await hashTaskInputs(task)) && prev.toolkit_version === TOOLKIT_VERSION && (prev.level ?? DEFAULT_LEVEL) === level) {
+      if (prev.hashes.task === (await hashTaskInputs(task)) && prev.toolkit_version === TOOLKIT_VERSION && prev.toolkit_hash === toolkitHash() && (prev.level ?? DEFAULT_LEVEL) === level) {
         out.set(task.manifest.id, { ...prev, dir, files: { workspace: 0, reference: 0, grader: 0 } });
         continue;
       }

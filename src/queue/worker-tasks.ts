@@ -5,7 +5,7 @@ import { LmrError, isLmrError } from "../core/errors.js";
 import { findTaskDirs, loadTask } from "../manifest/load.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import type { SourceOptions } from "../source/types.js";
-import { TOOLKIT_VERSION } from "../evaluate/run-eval.js";
+import { toolkitIdentity } from "../core/toolkit-identity.js";
 
 export interface WorkerTaskOptions extends SourceOptions {
   tasksDir: string;
@@ -111,7 +111,7 @@ export class WorkerTasks {
 
   private buildCached(task: ResolvedTask, hash: string): Promise<BundleInfo> {
     const id = task.manifest.id;
-    const key = `${id}-${hash.slice(0, 16)}-${TOOLKIT_VERSION}`;
+    const key = `${id}-${hash.slice(0, 16)}-${toolkitIdentity()}`;
     let p = this.bundles.get(key);
     if (!p) {
       p = this.readOrBuild(task, join(this.opts.bundlesDir, key), hash);

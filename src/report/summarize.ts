@@ -1,4 +1,4 @@
-import { createRequire } from "node:module";
+import { TOOLKIT_VERSION } from "../core/toolkit-identity.js";
 import { join } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
@@ -13,8 +13,6 @@ import { bootstrapMeanInterval } from "./stats.js";
 import type { CategorySummary, GroupSummary, ModelSummary, ModelUsage, OverallPassAtK, SampleSummary, Summary, SummaryProblem, TaskSummary, VerdictCounts } from "./types.js";
 import { validateSummary } from "./validate-summary.js";
 
-const require = createRequire(import.meta.url);
-const { version: TOOLKIT_VERSION } = require("../../package.json") as { version: string };
 
 export interface SummaryOptions {
   now?: Date;

@@ -135,6 +135,8 @@ export interface VerificationRecord {
   failure?: { step: StepName; reason: string; kind: FailureKind };
   verified_at: string;
   toolkit_version: string;
+  /** The toolkit build that made the record (src/core/toolkit-identity.ts): its grading code's hash. */
+  toolkit_hash?: string;
   inputs: {
     /** Hash of task.json, instruction, paper text, tests and fixtures: changes when the task changes. */
     task: string;
@@ -181,7 +183,7 @@ export interface GiveawayRecord {
 }
 
 /** A record whose every step is still to run (or, after an early failure, skipped). */
-export function emptyRecord(taskId: string, settings: VerificationRecord["settings"], inputs: VerificationRecord["inputs"], toolkitVersion: string): VerificationRecord {
+export function emptyRecord(taskId: string, settings: VerificationRecord["settings"], inputs: VerificationRecord["inputs"], toolkitVersion: string, toolkitHash: string): VerificationRecord {
   const skipped = (): StepRecord => ({ ok: false, skipped: true, reason: "not run: an earlier step failed", duration_s: 0 });
   return {
     schema_version: VERIFICATION_SCHEMA_VERSION,
@@ -189,6 +191,7 @@ export function emptyRecord(taskId: string, settings: VerificationRecord["settin
     ok: false,
     verified_at: new Date().toISOString(),
     toolkit_version: toolkitVersion,
+    toolkit_hash: toolkitHash,
     inputs,
     environment: { python: null, packages: {}, backend: null, platform: `${process.platform}-${process.arch}`, node: process.version },
     settings,

@@ -1,8 +1,8 @@
+import { TOOLKIT_VERSION, toolkitHash } from "../core/toolkit-identity.js";
 import { execFile } from "node:child_process";
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { makeTrustedScratch } from "../runner/trusted-scratch.js";
-import { createRequire } from "node:module";
 import { basename, join, posix, resolve } from "node:path";
 import { promisify } from "node:util";
 import { LmrError, formatProblem, type Problem } from "../core/errors.js";
@@ -29,8 +29,6 @@ import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSI
 import type { SiblingReferences } from "./siblings.js";
 import { checkManifestStep, errorText, leaksStep, mutantsStep, repeatRuns, since, type SiblingScan, type Tick } from "./steps.js";
 
-const require = createRequire(import.meta.url);
-const TOOLKIT_VERSION = (require("../../package.json") as { version: string }).version;
 const run = promisify(execFile);
 
 export interface VerifyOptions extends SourceOptions {
@@ -84,6 +82,8 @@ export interface VerifyResult {
   record: VerificationRecord;
   /** True when an earlier record of the same inputs was reused (no --force). */
   unchanged: boolean;
+  /** Why an earlier record was not reused, when there was one and no --force: what changed. */
+  rerunReason?: string;
   /** With `keep`: the bundle, a tree with the reference and the grader in place, and the command that runs the tests there. */
   kept?: KeptBundle;
 }
@@ -144,16 +144,18 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
   const taskHash = await hashTaskInputs(task).catch(() => "unreadable");
   const upstreamTree = await hashUnpinnedUpstream(task);
 
+  let rerunReason: string | undefined;
   if (!opts.force) {
     const prev = await readVerification(task);
-    if (prev && isStillValid(prev, taskHash, settings, upstreamTree)) return { record: prev, unchanged: true };
+    rerunReason = prev ? staleReason(prev, taskHash, settings, upstreamTree) : undefined;
+    if (prev && rerunReason === undefined) return { record: prev, unchanged: true };
   }
 
   const u = m.upstream;
   const record = emptyRecord(m.id, settings, {
     task: taskHash,
     upstream: { location: isUrlUpstream(u) ? u.repo : u.path, commit: u.commit ?? null, ...(upstreamTree ? { tree: upstreamTree } : {}) },
-  }, TOOLKIT_VERSION);
+  }, TOOLKIT_VERSION, toolkitHash());
   const slots = opts.slots ?? createRunSlots(Math.max(1, opts.jobs ?? 2));
 
   // a kept bundle is for a person to use later: it stays on disk, not in memory
@@ -164,7 +166,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
   try {
     emit("manifest", "checking the manifest");
     record.steps.manifest = await checkManifestStep(task, { finished: !opts.draft });
-    if (!record.steps.manifest.ok) return await finish(record, task, opts, t0);
+    if (!record.steps.manifest.ok) return await finish(record, task, opts, t0, rerunReason);
 
     emit("build", "building the bundle (upstream, prepare steps, masking)");
     const tb = performance.now();
@@ -175,7 +177,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       // a task that cannot be built is unsound; a mirror or network that is not there is ours
       const infra = !(err instanceof LmrError) || err.kind === "infra";
       record.steps.build = { ok: false, ...(infra ? { infra: true } : {}), reason: errorText(err), duration_s: since(tb) };
-      return await finish(record, task, opts, t0);
+      return await finish(record, task, opts, t0, rerunReason);
     }
     record.steps.build = { ok: true, duration_s: since(tb) };
     record.giveaway = await scoreTaskGiveaway(task, bundle);
@@ -192,7 +194,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       : Promise.resolve({ ok: true, skipped: true, reason: "not checked (no fixture check configured)", duration_s: 0 });
     const withFixtures = async (): Promise<VerifyResult> => {
       record.steps.fixtures = await fixtures;
-      return finish(record, task, opts, t0);
+      return finish(record, task, opts, t0, rerunReason);
     };
 
     // a node:test task runs with the Node that runs lmr: there is no interpreter to resolve
@@ -387,27 +389,29 @@ export async function recordInvalidManifest(dir: string, rawId: unknown, problem
   const id = typeof rawId === "string" && rawId !== "" ? rawId : basename(resolve(dir));
   const settings = resolveSettings({}, opts);
   const hash = await hashFile(join(dir, "task.json")).catch(() => "unreadable");
-  const record = emptyRecord(id, settings, { task: hash, upstream: { location: "", commit: null } }, TOOLKIT_VERSION);
+  const record = emptyRecord(id, settings, { task: hash, upstream: { location: "", commit: null } }, TOOLKIT_VERSION, toolkitHash());
   const lines = problems.map(formatProblem);
   record.steps.manifest = { ok: false, reason: `${lines.length} manifest problem(s): ${lines[0] ?? "invalid"}`, problems: lines, duration_s: 0 };
   return settleRecord(record);
 }
 
-function isStillValid(prev: VerificationRecord, taskHash: string, settings: VerificationRecord["settings"], upstreamTree: string | undefined): boolean {
+/** Why an earlier record cannot stand for a verification today, or undefined where it can. */
+function staleReason(prev: VerificationRecord, taskHash: string, settings: VerificationRecord["settings"], upstreamTree: string | undefined): string | undefined {
   const s = prev.settings;
-  return (
-    prev.ok === true &&
-    prev.schema_version === VERIFICATION_SCHEMA_VERSION &&
-    prev.toolkit_version === TOOLKIT_VERSION &&
-    prev.inputs?.task === taskHash &&
-    prev.inputs.upstream?.tree === upstreamTree &&
-    !!s &&
-    s.runs === settings.runs &&
-    s.mutants === settings.mutants &&
-    s.min_kill_ratio === settings.min_kill_ratio &&
-    s.min_alternatives === settings.min_alternatives &&
-    s.seed === settings.seed
-  );
+  if (prev.ok !== true) return "the last record did not pass";
+  if (prev.schema_version !== VERIFICATION_SCHEMA_VERSION) return `the record's schema version is ${prev.schema_version}, this toolkit writes ${VERIFICATION_SCHEMA_VERSION}`;
+  if (prev.toolkit_version !== TOOLKIT_VERSION) return `the record was made by lmr ${prev.toolkit_version}, this is ${TOOLKIT_VERSION}`;
+  if (prev.toolkit_hash !== toolkitHash()) {
+    return prev.toolkit_hash === undefined
+      ? "the record names no toolkit build (made before records carried one)"
+      : `the toolkit's grading code changed since the record (harness, bridge, masker, runner or verify: ${prev.toolkit_hash.slice(0, 12)} then, ${toolkitHash().slice(0, 12)} now)`;
+  }
+  if (prev.inputs?.task !== taskHash) return "the task's files changed since the record";
+  if (prev.inputs.upstream?.tree !== upstreamTree) return "the local upstream's files changed since the record";
+  if (!s || s.runs !== settings.runs || s.mutants !== settings.mutants || s.min_kill_ratio !== settings.min_kill_ratio || s.min_alternatives !== settings.min_alternatives || s.seed !== settings.seed) {
+    return "the verification settings changed since the record";
+  }
+  return undefined;
 }
 
 /** Hash of a local upstream folder that task.json does not pin to a commit (caches and bytecode left out). */
@@ -490,10 +494,10 @@ async function askVersions(python: string, names: string[]): Promise<Record<stri
   }
 }
 
-async function finish(record: VerificationRecord, task: ResolvedTask, opts: VerifyOptions, t0: number): Promise<VerifyResult> {
+async function finish(record: VerificationRecord, task: ResolvedTask, opts: VerifyOptions, t0: number, rerunReason?: string): Promise<VerifyResult> {
   settleRecord(record);
   record.timings.total_s = since(t0);
   // a draft's record is never written: it was not checked as a finished task
   if (opts.write !== false && !opts.draft && record.steps.manifest.ok) await writeJsonAtomic(join(task.dir, VERIFICATION_FILE), record);
-  return { record, unchanged: false };
+  return { record, unchanged: false, ...(rerunReason ? { rerunReason } : {}) };
 }

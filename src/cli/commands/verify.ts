@@ -223,7 +223,7 @@ async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions
     const dir = resolve(p.file ? dirname(p.file) : ".");
     problemsByDir.set(dir, [...(problemsByDir.get(dir) ?? []), p]);
   }
-  type Verified = { record: VerificationRecord; unchanged: boolean; kept?: KeptBundle };
+  type Verified = { record: VerificationRecord; unchanged: boolean; rerunReason?: string; kept?: KeptBundle };
   const board = new ProgressBoard(dirs.length);
   const verifyOne = async (dir: string): Promise<Verified> => {
     const problems = problemsByDir.get(resolveTaskDir(dir));
@@ -243,6 +243,7 @@ async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions
   const describeOne = (dir: string, result: Verified): string => {
     const written = opts.write !== false && !problemsByDir.has(resolveTaskDir(dir));
     let text = describe(result.record, result.unchanged, displayPath(resolveTaskDir(dir)), written, opts.draft === true) + "\n";
+    if (result.rerunReason) text += `  verified again: ${result.rerunReason}\n`;
     for (const note of draftNotes.get(resolveTaskDir(dir)) ?? []) text += `${note}\n`;
     if (opts.listMutants) text += mutantTable(result.record);
     if (result.kept) text += `  kept: ${result.kept.bundle}\n  rerun the reference's tests by hand:\n    ${result.kept.command}\n`;
