@@ -41,6 +41,7 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
   workspace: {
     remove: [{ path: "toy/losses_jax.py", reason: "the same loss in JAX" }],
     mask: [{ file: "toy/losses.py", symbol: "margin", mode: "body", reason: "target of another task" }],
+    strip: [{ file: "toy/train.py", symbol: "Trainer", reason: "its docstring states the loss" }],
   },
   targets: [
     { file: "toy/losses.py", symbol: "preference_loss", mode: "body" },
