@@ -1,3 +1,4 @@
+import { claimDifferences, isReproducedHere, readRecordText, stampReproduced } from "./reproduced.js";
 import { TOOLKIT_VERSION, toolkitHash } from "../core/toolkit-identity.js";
 import { execFile } from "node:child_process";
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -84,6 +85,10 @@ export interface VerifyResult {
   unchanged: boolean;
   /** Why an earlier record was not reused, when there was one and no --force: what changed. */
   rerunReason?: string;
+  /** The committed record was not reproduced on this machine before; this run did, and left its file as it was. */
+  reproduced?: boolean;
+  /** When the reused record was made or reproduced on this machine (with `unchanged`). */
+  reproducedAt?: string;
   /** With `keep`: the bundle, a tree with the reference and the grader in place, and the command that runs the tests there. */
   kept?: KeptBundle;
 }
@@ -145,10 +150,19 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
   const upstreamTree = await hashUnpinnedUpstream(task);
 
   let rerunReason: string | undefined;
+  let committed: Committed | undefined;
+  const cacheRoot = opts.cacheDir ?? defaultCacheDir();
   if (!opts.force) {
+    const text = await readRecordText(join(task.dir, VERIFICATION_FILE));
     const prev = await readVerification(task);
     rerunReason = prev ? staleReason(prev, taskHash, settings, upstreamTree) : undefined;
-    if (prev && rerunReason === undefined) return { record: prev, unchanged: true };
+    if (prev && text !== undefined && rerunReason === undefined) {
+      const at = await isReproducedHere(cacheRoot, text);
+      if (at) return { record: prev, unchanged: true, reproducedAt: at };
+      // a record that came with the checkout is a claim until a run here reproduces it
+      rerunReason = "the record has not been reproduced on this machine yet";
+      committed = { record: prev, text };
+    }
   }
 
   const u = m.upstream;
@@ -166,7 +180,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
   try {
     emit("manifest", "checking the manifest");
     record.steps.manifest = await checkManifestStep(task, { finished: !opts.draft });
-    if (!record.steps.manifest.ok) return await finish(record, task, opts, t0, rerunReason);
+    if (!record.steps.manifest.ok) return await finish(record, task, opts, t0, { rerunReason, committed, cacheDir: cacheRoot });
 
     emit("build", "building the bundle (upstream, prepare steps, masking)");
     const tb = performance.now();
@@ -177,7 +191,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       // a task that cannot be built is unsound; a mirror or network that is not there is ours
       const infra = !(err instanceof LmrError) || err.kind === "infra";
       record.steps.build = { ok: false, ...(infra ? { infra: true } : {}), reason: errorText(err), duration_s: since(tb) };
-      return await finish(record, task, opts, t0, rerunReason);
+      return await finish(record, task, opts, t0, { rerunReason, committed, cacheDir: cacheRoot });
     }
     record.steps.build = { ok: true, duration_s: since(tb) };
     record.giveaway = await scoreTaskGiveaway(task, bundle);
@@ -194,7 +208,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       : Promise.resolve({ ok: true, skipped: true, reason: "not checked (no fixture check configured)", duration_s: 0 });
     const withFixtures = async (): Promise<VerifyResult> => {
       record.steps.fixtures = await fixtures;
-      return finish(record, task, opts, t0, rerunReason);
+      return finish(record, task, opts, t0, { rerunReason, committed, cacheDir: cacheRoot });
     };
 
     // a node:test task runs with the Node that runs lmr: there is no interpreter to resolve
@@ -494,10 +508,31 @@ async function askVersions(python: string, names: string[]): Promise<Record<stri
   }
 }
 
-async function finish(record: VerificationRecord, task: ResolvedTask, opts: VerifyOptions, t0: number, rerunReason?: string): Promise<VerifyResult> {
+/** A committed record that was valid but not yet reproduced here: the file, as read. */
+interface Committed {
+  record: VerificationRecord;
+  text: string;
+}
+
+async function finish(record: VerificationRecord, task: ResolvedTask, opts: VerifyOptions, t0: number, ctx: { rerunReason?: string; committed?: Committed; cacheDir: string }): Promise<VerifyResult> {
   settleRecord(record);
   record.timings.total_s = since(t0);
+  const why = ctx.rerunReason ? { rerunReason: ctx.rerunReason } : {};
+  if (opts.draft) return { record, unchanged: false, ...why };
+  // a run that reproduces every claim of the committed record leaves its file as it is (no churn
+  // in a fresh clone) and stamps it as reproduced here
+  if (ctx.committed && record.ok && claimDifferences(ctx.committed.record, record).length === 0) {
+    await stampReproduced(ctx.cacheDir, ctx.committed.text);
+    return { record: ctx.committed.record, unchanged: false, reproduced: true, ...why };
+  }
   // a draft's record is never written: it was not checked as a finished task
-  if (opts.write !== false && !opts.draft && record.steps.manifest.ok) await writeJsonAtomic(join(task.dir, VERIFICATION_FILE), record);
-  return { record, unchanged: false, ...(rerunReason ? { rerunReason } : {}) };
+  if (opts.write !== false && record.steps.manifest.ok) {
+    const file = join(task.dir, VERIFICATION_FILE);
+    await writeJsonAtomic(file, record);
+    if (record.ok) {
+      const text = await readRecordText(file);
+      if (text !== undefined) await stampReproduced(ctx.cacheDir, text);
+    }
+  }
+  return { record, unchanged: false, ...why };
 }

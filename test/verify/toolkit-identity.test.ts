@@ -15,8 +15,9 @@ afterAll(removeTempDirs);
 describe("a verification record belongs to the toolkit build that made it", () => {
   let root: string;
   let harness: string;
+  let cache = "";
   const verify = async (...extra: string[]) => {
-    const r = await execa("node", [join(root, "dist", "cli", "main.js"), "verify", "--tasks-dir", join(root, "examples", "tasks"), join(root, "examples", "tasks", "pref-loss"), "--sandbox", "bwrap", "--python", "/usr/bin/python3", ...extra], { reject: false, env: { ...process.env, LMR_DOCKER: "/nonexistent/docker" } });
+    const r = await execa("node", [join(root, "dist", "cli", "main.js"), "verify", "--tasks-dir", join(root, "examples", "tasks"), join(root, "examples", "tasks", "pref-loss"), "--sandbox", "bwrap", "--python", "/usr/bin/python3", ...extra], { reject: false, env: { ...process.env, LMR_DOCKER: "/nonexistent/docker", LMR_CACHE: cache } });
     expect(r.exitCode, String(r.stderr).slice(-2000)).toBe(0);
     return String(r.stdout);
   };
@@ -29,6 +30,7 @@ describe("a verification record belongs to the toolkit build that made it", () =
     await cp(toolkitPath("test", "fixtures", "upstreams", "pref-trainer"), join(root, "test", "fixtures", "upstreams", "pref-trainer"), { recursive: true });
     await cp(toolkitPath("examples", "tasks", "pref-loss"), join(root, "examples", "tasks", "pref-loss"), { recursive: true });
     harness = join(root, "python", "lmr_harness", "run_pytest.py");
+    cache = await makeTempDir("toolkit-cache");
   }, 60_000);
 
   it("re-verifies after one harness line changes, says why, and takes the old record back once the line is reverted", async () => {
@@ -46,5 +48,18 @@ describe("a verification record belongs to the toolkit build that made it", () =
 
     await writeFile(harness, original);
     expect(await verify()).toContain("(unchanged since last verification)");
+  });
+
+  it("a record this machine never reproduced (a fresh clone's) is verified for real once, its file left as it is", async () => {
+    const file = join(root, "examples", "tasks", "pref-loss", "verification.json");
+    const before = await readFile(file, "utf8");
+    cache = await makeTempDir("fresh-cache");
+    const first = await verify();
+    expect(first).toContain("verified again: the record has not been reproduced on this machine yet");
+    expect(first).toContain("reproduced: this run matches every claim of the committed record");
+    expect(await readFile(file, "utf8")).toBe(before);
+    const second = await verify();
+    expect(second).toContain("(unchanged since last verification)");
+    expect(second).toMatch(/reproduced on this machine at /);
   });
 });
