@@ -4,6 +4,8 @@ import { EXIT, LmrError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs-atomic.js";
 import { exportLmrBenchTask } from "../../interop/export-lmr-bench.js";
 import { makeJsonlRow, renderJsonl, type JsonlRow } from "../../interop/export-jsonl.js";
+import { exportHarborTask, writeHarborDatasetFiles } from "../../interop/export-harbor.js";
+import type { HarnessTaskInfo } from "../../interop/export-harness-task.js";
 import { makeHfRow, writeHfDataset, type HfRow } from "../../interop/export-hf.js";
 import { forEachBuiltTask, selectTaskDirs } from "../../interop/export-tasks.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
@@ -14,7 +16,7 @@ import { levelOption } from "../api-flags.js";
 import { chooseTasks } from "../choose-tasks.js";
 import { paint, printJson, printProblems, progress, progressDone } from "../output.js";
 
-const FORMATS = ["lmr-bench", "jsonl", "hf"] as const;
+const FORMATS = ["lmr-bench", "jsonl", "hf", "harbor"] as const;
 type Format = (typeof FORMATS)[number];
 
 interface ExportOptions {
@@ -33,8 +35,8 @@ export function registerExport(program: Command): void {
     .command("export")
     .description("export built tasks in LMR-Bench's folder layout or as JSONL rows")
     .argument("[TASK_DIR...]", "task folders to export; default: every task under --tasks-dir")
-    .addOption(new Option("--format <FORMAT>", "lmr-bench (a folder per task), jsonl (one row per task) or hf (a Hugging Face dataset folder)").choices(FORMATS).makeOptionMandatory())
-    .requiredOption("--out <DIR|FILE>", "lmr-bench: the folder that receives <n>-<id>/ folders; jsonl: the file to write; hf: the dataset folder")
+    .addOption(new Option("--format <FORMAT>", "lmr-bench (a folder per task), jsonl (one row per task), hf (a Hugging Face dataset folder) or harbor (a Harbor task folder per task)").choices(FORMATS).makeOptionMandatory())
+    .requiredOption("--out <DIR|FILE>", "lmr-bench: the folder that receives <n>-<id>/ folders; jsonl: the file to write; hf, harbor: the dataset folder")
     .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
     .option("--tasks <ID...>", "only these task ids (as lmr eval takes them)")
     .addOption(new Option("--set <SET>", "only the tasks of this set (default: all)").choices(TASK_SET_CHOICES))
@@ -57,6 +59,12 @@ Each task is built first (as \`lmr build\` does), then written:
              upstream URL/commit/licence, targets, both instruction levels,
              environment, verification summary; no code, tests or paper text) and
              OUT/README.md, the dataset card with the YAML header the Hub reads.
+  harbor     OUT/<id>/ per task: task.toml, instruction.md (the --level), environment/
+             (lmr's image as a Dockerfile, the masked workspace at /app), tests/test.sh
+             (lmr's grader: tests/lmr/grade.py, writes /logs/verifier/reward.txt and
+             reward.json), solution/solve.sh (the reference); OUT/README.md and
+             OUT/adapter_metadata.json. The base stage is FROM the registry's image
+             (debian:bookworm, ...) unless LMR_BASE_IMAGE_<BASE> names another.
 Tasks: the folders given, else --tasks / --set over --tasks-dir (every set by default).
 Tasks whose licence does not allow redistribution are listed as warnings on stderr.
 Exit codes: 0 exported, 2 invalid task or usage, 3 git or file-system failure.
@@ -64,7 +72,8 @@ Exit codes: 0 exported, 2 invalid task or usage, 3 git or file-system failure.
 Examples:
   $ lmr export --format lmr-bench --out export/ --tasks-dir tasks
   $ lmr export --format jsonl --out tasks.jsonl tasks/dpo-preference-loss
-  $ lmr export --format hf --out hf-dataset/ --set core`,
+  $ lmr export --format hf --out hf-dataset/ --set core
+  $ lmr export --format harbor --out harbor-tasks/ --tasks dpo-preference-loss --level hinted`,
     )
     .action(action(runExport));
 }
@@ -78,6 +87,7 @@ async function runExport(taskDirs: string[], opts: ExportOptions): Promise<numbe
   const written: string[] = [];
   const rows: JsonlRow[] = [];
   const hfRows: HfRow[] = [];
+  const harnessTasks: { id: string; info: HarnessTaskInfo }[] = [];
   const report = await forEachBuiltTask(dirs, source, async (built) => {
     progress(`exporting ${built.task.manifest.id} (${built.n}/${dirs.length})`);
     if (opts.format === "lmr-bench") {
@@ -86,6 +96,11 @@ async function runExport(taskDirs: string[], opts: ExportOptions): Promise<numbe
       written.push(r.folder);
     } else if (opts.format === "hf") {
       hfRows.push(await makeHfRow(built));
+    } else if (opts.format === "harbor") {
+      const r = await exportHarborTask(opts.out, built, level);
+      warnings.push(...r.warnings);
+      written.push(r.folder);
+      harnessTasks.push({ id: built.task.manifest.id, info: r.info });
     } else {
       const r = await makeJsonlRow(built);
       rows.push(r.row);
@@ -114,6 +129,7 @@ async function runExport(taskDirs: string[], opts: ExportOptions): Promise<numbe
       throw new LmrError({ code: "export-write-failed", kind: "infra", file: dir, message: `cannot write the dataset there (${(err as Error).message})`, hint: "choose a writable --out folder", cause: err });
     })));
   }
+  if (opts.format === "harbor") written.push(...(await writeHarborDatasetFiles(opts.out, harnessTasks, level)));
   for (const w of warnings) process.stderr.write(`${paint("yellow", `warning: ${w}`, process.stderr)}\n`);
   const nRows = opts.format === "jsonl" ? rows.length : hfRows.length;
   if (opts.json) printJson({ ok: true, format: opts.format, level, written, warnings, ...(opts.format === "jsonl" || opts.format === "hf" ? { rows: nRows } : {}) });
