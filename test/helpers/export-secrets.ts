@@ -1,5 +1,6 @@
 import { readFile, readdir } from "node:fs/promises";
 import { join, relative } from "node:path";
+import { REPO_ROOT } from "./git-fixture.js";
 
 /**
  * What an export must never put where an agent (or the public) reads it: the grader's test
@@ -36,9 +37,20 @@ async function filesUnder(dir: string): Promise<string[]> {
 /**
  * The secrets of one task: every line of its bundle's grader files (tests, fixtures, the
  * candidate set-up), the lines of each reference target file that the masked workspace
- * lacks (the body), and the strings of paper.json (our stand-in for a paper's text).
+ * lacks (the body), and the strings of paper.json (our stand-in for a paper's text). A line
+ * that the masked workspace or lmr's own harness (python/, node/) also has is public, not a secret.
  */
 export async function taskSecrets(taskDir: string, bundleDir: string): Promise<Secret[]> {
+  const known: string[] = [];
+  for (const dir of [join(bundleDir, "workspace"), join(REPO_ROOT, "python"), join(REPO_ROOT, "node")]) {
+    // the paper the build put in the workspace is not public in this sense: it is checked on its own
+    for (const f of await filesUnder(dir)) if (!/\/workspace\/paper\.(md|pdf|json)$/.test(f)) known.push(await readFile(f, "utf8").catch(() => ""));
+  }
+  const text = known.join("\n");
+  return (await allSecrets(taskDir, bundleDir)).filter((s) => !text.includes(s.line));
+}
+
+async function allSecrets(taskDir: string, bundleDir: string): Promise<Secret[]> {
   const out: Secret[] = [];
   for (const f of await filesUnder(join(bundleDir, "grader"))) {
     out.push(...distinctive(await readFile(f, "utf8"), `grader file ${relative(bundleDir, f)}`));
