@@ -34,4 +34,5 @@ export const SLOW_TEST_FILES = [
   "test/runner/run-tests.test.ts",
   "test/verify/task-standard.test.ts",
   "test/verify/verify.test.ts",
+  "test/interop/export-inspect.test.ts",
 ];

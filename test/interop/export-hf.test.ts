@@ -1,21 +1,16 @@
 import { execa } from "execa";
 import { existsSync } from "node:fs";
 import { readFile, readdir } from "node:fs/promises";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HfRow } from "../../src/interop/export-hf.js";
 import { findSecrets, taskSecrets, type Secret } from "../helpers/export-secrets.js";
 import { EXAMPLE_TASKS, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
+import { HARNESS_PYTHON } from "../helpers/harness-python.js";
 import { runCli } from "../helpers/run-cli.js";
 
 afterAll(removeTempDirs);
 
-/**
- * An interpreter with Hugging Face's `datasets` (and huggingface_hub, PyYAML): $LMR_HARNESS_PYTHON,
- * else the venv docs/harnesses.md makes (python3.11 -m venv ~/.cache/lmr-harness-venvs/py311).
- */
-export const HARNESS_PYTHON = process.env.LMR_HARNESS_PYTHON ?? join(homedir(), ".cache", "lmr-harness-venvs", "py311", "bin", "python");
 
 /** Reads the exported folder the way a user does, offline: load_dataset on the folder, the card's YAML. */
 const CHECK = String.raw`

@@ -6,6 +6,7 @@ import { exportLmrBenchTask } from "../../interop/export-lmr-bench.js";
 import { makeJsonlRow, renderJsonl, type JsonlRow } from "../../interop/export-jsonl.js";
 import { exportHarborTask, writeHarborDatasetFiles } from "../../interop/export-harbor.js";
 import type { HarnessTaskInfo } from "../../interop/export-harness-task.js";
+import { exportInspectTask, writeInspectFiles } from "../../interop/export-inspect.js";
 import { makeHfRow, writeHfDataset, type HfRow } from "../../interop/export-hf.js";
 import { forEachBuiltTask, selectTaskDirs } from "../../interop/export-tasks.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
@@ -16,7 +17,7 @@ import { levelOption } from "../api-flags.js";
 import { chooseTasks } from "../choose-tasks.js";
 import { paint, printJson, printProblems, progress, progressDone } from "../output.js";
 
-const FORMATS = ["lmr-bench", "jsonl", "hf", "harbor"] as const;
+const FORMATS = ["lmr-bench", "jsonl", "hf", "harbor", "inspect"] as const;
 type Format = (typeof FORMATS)[number];
 
 interface ExportOptions {
@@ -35,8 +36,8 @@ export function registerExport(program: Command): void {
     .command("export")
     .description("export built tasks in LMR-Bench's folder layout or as JSONL rows")
     .argument("[TASK_DIR...]", "task folders to export; default: every task under --tasks-dir")
-    .addOption(new Option("--format <FORMAT>", "lmr-bench (a folder per task), jsonl (one row per task), hf (a Hugging Face dataset folder) or harbor (a Harbor task folder per task)").choices(FORMATS).makeOptionMandatory())
-    .requiredOption("--out <DIR|FILE>", "lmr-bench: the folder that receives <n>-<id>/ folders; jsonl: the file to write; hf, harbor: the dataset folder")
+    .addOption(new Option("--format <FORMAT>", "lmr-bench (a folder per task), jsonl (one row per task), hf (a Hugging Face dataset folder), harbor (a Harbor task folder per task) or inspect (an Inspect AI task)").choices(FORMATS).makeOptionMandatory())
+    .requiredOption("--out <DIR|FILE>", "lmr-bench: the folder that receives <n>-<id>/ folders; jsonl: the file to write; hf, harbor, inspect: the dataset folder")
     .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
     .option("--tasks <ID...>", "only these task ids (as lmr eval takes them)")
     .addOption(new Option("--set <SET>", "only the tasks of this set (default: all)").choices(TASK_SET_CHOICES))
@@ -65,6 +66,9 @@ Each task is built first (as \`lmr build\` does), then written:
              reward.json), solution/solve.sh (the reference); OUT/README.md and
              OUT/adapter_metadata.json. The base stage is FROM the registry's image
              (debian:bookworm, ...) unless LMR_BASE_IMAGE_<BASE> names another.
+  inspect    OUT/lmr_inspect.py (the Inspect task: a sample per task, a docker sandbox
+             from tasks/<id>/compose.yaml or -T sandbox=local, lmr's grader as the
+             scorer) and OUT/tasks/<id>/ (as for harbor, plus compose.yaml, sample.json).
 Tasks: the folders given, else --tasks / --set over --tasks-dir (every set by default).
 Tasks whose licence does not allow redistribution are listed as warnings on stderr.
 Exit codes: 0 exported, 2 invalid task or usage, 3 git or file-system failure.
@@ -73,7 +77,8 @@ Examples:
   $ lmr export --format lmr-bench --out export/ --tasks-dir tasks
   $ lmr export --format jsonl --out tasks.jsonl tasks/dpo-preference-loss
   $ lmr export --format hf --out hf-dataset/ --set core
-  $ lmr export --format harbor --out harbor-tasks/ --tasks dpo-preference-loss --level hinted`,
+  $ lmr export --format harbor --out harbor-tasks/ --tasks dpo-preference-loss --level hinted
+  $ lmr export --format inspect --out inspect/ --set core && inspect eval inspect/lmr_inspect.py --model …`,
     )
     .action(action(runExport));
 }
@@ -98,6 +103,11 @@ async function runExport(taskDirs: string[], opts: ExportOptions): Promise<numbe
       hfRows.push(await makeHfRow(built));
     } else if (opts.format === "harbor") {
       const r = await exportHarborTask(opts.out, built, level);
+      warnings.push(...r.warnings);
+      written.push(r.folder);
+      harnessTasks.push({ id: built.task.manifest.id, info: r.info });
+    } else if (opts.format === "inspect") {
+      const r = await exportInspectTask(opts.out, built, level);
       warnings.push(...r.warnings);
       written.push(r.folder);
       harnessTasks.push({ id: built.task.manifest.id, info: r.info });
@@ -130,6 +140,7 @@ async function runExport(taskDirs: string[], opts: ExportOptions): Promise<numbe
     })));
   }
   if (opts.format === "harbor") written.push(...(await writeHarborDatasetFiles(opts.out, harnessTasks, level)));
+  if (opts.format === "inspect") written.push(...(await writeInspectFiles(opts.out, harnessTasks.map((t) => t.id), level)));
   for (const w of warnings) process.stderr.write(`${paint("yellow", `warning: ${w}`, process.stderr)}\n`);
   const nRows = opts.format === "jsonl" ? rows.length : hfRows.length;
   if (opts.json) printJson({ ok: true, format: opts.format, level, written, warnings, ...(opts.format === "jsonl" || opts.format === "hf" ? { rows: nRows } : {}) });
