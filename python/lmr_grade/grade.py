@@ -307,6 +307,17 @@ def substitute(argv, values):
     return out
 
 
+def avx2_pins(pins):
+    """lmr's kernel pins (src/runner/limits.ts kernelPinsFor), where this CPU has AVX2 and FMA."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")), [])
+    except OSError:
+        flags = []
+    import platform
+    return pins if platform.machine() in ("x86_64", "AMD64") and "avx2" in flags and "fma" in flags else {}
+
+
 def drop_to(user, memory_bytes):
     def pre():
         os.setsid()
@@ -389,11 +400,13 @@ def grade(kit, workspace, interpreter=None, drop_user=None):
         values = {"toolkit": toolkit, "root": root, "oracle_root": oracle_root, "mount_dir": mount_dir, "support": support,
                   "socket": os.path.join(bridge, "candidate.sock"), "python": python}
         memory = int(spec.get("memory_mb", 4096)) * 1024 * 1024
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
-               "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+        env = dict(spec["env"])
+        env.update(avx2_pins(spec.get("kernel_pins", {})))
+        if interpreter:
+            env["PATH"] = os.path.dirname(os.path.abspath(python)) + os.pathsep + env["PATH"] if os.sep in python else env["PATH"] + os.pathsep + os.environ.get("PATH", "")
 
         # the candidate: the only process that imports the code under test
-        cand_env = dict(env, HOME=home, TMPDIR=home)
+        cand_env = {k: v.replace("{home}", home) for k, v in env.items()}
         cand = subprocess.Popen([python] + substitute(spec["candidate_argv"], values), cwd=root, env=cand_env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=drop_to(drop_user, memory))
         cand_err = []
@@ -430,7 +443,7 @@ def grade(kit, workspace, interpreter=None, drop_user=None):
         r, w = os.pipe()
         values["results_fd"] = str(w)
         o_home = tempfile.mkdtemp(prefix="lmr-grade-ohome-")
-        oracle = subprocess.Popen([python] + substitute(spec["oracle_argv"], values), cwd=oracle_root, env=dict(env, HOME=o_home, TMPDIR=o_home),
+        oracle = subprocess.Popen([python] + substitute(spec["oracle_argv"], values), cwd=oracle_root, env={k: v.replace("{home}", o_home) for k, v in env.items()},
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(w,), preexec_fn=drop_to(None, memory))
         os.close(w)
         o_out, o_err = [], []

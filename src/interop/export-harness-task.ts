@@ -7,6 +7,8 @@ import { IMAGE_NODE, IMAGE_PYTHON, baseImageVariable, normaliseEnvironment } fro
 import { candidateArgs, candidateRequest } from "../runner/candidate.js";
 import { harnessArgs, nodeCandidateArgs, nodeHarnessArgs } from "../runner/harness-args.js";
 import type { RunRequest } from "../runner/types.js";
+import { containerEnv } from "../runner/docker-run.js";
+import { kernelPinsFor } from "../runner/limits.js";
 import { readVerification } from "../verify/verify-task.js";
 import type { BuiltTask } from "./export-tasks.js";
 
@@ -116,8 +118,16 @@ async function writeKit(kit: string, built: BuiltTask): Promise<{ verifiedTests:
   const record = await readVerification(task).catch(() => undefined);
   const ref = record?.steps?.reference as { tests?: string[]; skipped_tests?: string[] } | undefined;
   const verified = record && record.inputs?.grader === bundle.hashes.grader && Array.isArray(ref?.tests) ? { tests: ref!.tests!, skipped: ref!.skipped_tests ?? [] } : null;
+  // the environment lmr's docker backend gives both processes (one thread, no plugin autoload,
+  // offline hubs), without what comes from the exporting machine: its pass-through variables and
+  // its CPU's kernel pins, which grade.py applies for the CPU it runs on (kernel_pins)
+  const pins = kernelPinsFor("flags : avx2 fma", "x64");
+  const env = containerEnv({ home: "{home}", tmp: "{home}" }, 1, m.environment.network);
+  for (const k of [...Object.keys(pins), "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "TZ", "LD_LIBRARY_PATH"]) delete env[k];
   const grade = {
     task_id: m.id,
+    env,
+    kernel_pins: pins,
     runner: node ? "node-test" : "pytest",
     interpreter: node ? NODE_BIN : IMAGE_PYTHON,
     targets: [...new Set(m.targets.map((t) => t.file))],
