@@ -36,4 +36,5 @@ export const SLOW_TEST_FILES = [
   "test/verify/task-standard.test.ts",
   "test/verify/toolkit-identity.test.ts",
   "test/verify/verify.test.ts",
+  "test/interop/export-inspect.test.ts",
 ];

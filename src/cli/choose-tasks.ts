@@ -13,7 +13,7 @@ export function chooseTasks(
   dirs: string[],
   tasks: (ResolvedTask | undefined)[],
   flags: { tasks?: string[]; set?: TaskSetChoice; tasksDir: string },
-  command: "eval" | "generate" | "agent",
+  command: "eval" | "generate" | "agent" | "export",
 ): string[] {
   const byId = new Map(tasks.flatMap((t, i) => (t ? [[t.manifest.id, { task: t, dir: dirs[i]! }] as const] : [])));
   if (flags.tasks) {
@@ -40,7 +40,7 @@ export function chooseTasks(
   if (!flags.tasks) chosen.push(...dirs.filter((_, i) => tasks[i] === undefined));
   if (chosen.length === 0) {
     const hint = dirs.length === 0 ? "point --tasks-dir at a folder of tasks" : set === "all" ? "check that the task manifests load (lmr validate)" : `no task of ${flags.tasksDir} is in set ${set}; try --set all`;
-    throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: dirs.length === 0 ? "no task folders found" : `no task to ${command === "eval" ? "grade" : command === "agent" ? "run an agent on" : "prompt"} in set ${set}`, hint });
+    throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: dirs.length === 0 ? "no task folders found" : `no task to ${command === "eval" ? "grade" : command === "agent" ? "run an agent on" : command === "export" ? "export" : "prompt"} in set ${set}`, hint });
   }
   return dirs.filter((d) => chosen.includes(d));
 }

@@ -102,7 +102,7 @@ export function readToolkitPython(): Promise<Record<string, Buffer>> {
  * baked in and hashed into the tag: what transpiled the grader's files is what the tag names.
  */
 let toolkitNode: Promise<Record<string, Buffer>> | undefined;
-function readToolkitNode(): Promise<Record<string, Buffer>> {
+export function readToolkitNode(): Promise<Record<string, Buffer>> {
   toolkitNode ??= (async () => {
     const root = toolkitPath("node", "lmr-harness");
     const out: Record<string, Buffer> = {};

@@ -2,12 +2,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBundle } from "../bundle/index.js";
-import type { BundleInfo } from "../bundle/types.js";
+import type { BundleInfo, BundleOptions } from "../bundle/types.js";
 import { LmrError } from "../core/errors.js";
 import { findTaskDirs, loadTask } from "../manifest/load.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { validateTasks, type ValidationReport } from "../manifest/validate.js";
-import type { SourceOptions } from "../source/types.js";
 
 export interface BuiltTask {
   task: ResolvedTask;
@@ -28,9 +27,10 @@ export async function selectTaskDirs(taskDirs: string[], tasksDir: string): Prom
 /**
  * Validates every task, then builds them one at a time into a temp folder and
  * hands each bundle to `use`; a bundle is deleted once used. Nothing is built
- * when a manifest is invalid (the report says why).
+ * when a manifest is invalid (the report says why). `opts.level` picks the instruction
+ * the workspace gets (paper by default), as `lmr build --level` does.
  */
-export async function forEachBuiltTask(dirs: string[], opts: SourceOptions, use: (t: BuiltTask) => Promise<void>): Promise<ValidationReport> {
+export async function forEachBuiltTask(dirs: string[], opts: BundleOptions, use: (t: BuiltTask) => Promise<void>): Promise<ValidationReport> {
   const report = await validateTasks(dirs);
   if (!report.ok) return report;
   const scratch = await mkdtemp(join(tmpdir(), "lmr-export-"));
