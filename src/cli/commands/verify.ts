@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { sweepTrustedScratch } from "../../runner/trusted-scratch.js";
 import { EXIT, LmrError, formatProblem } from "../../core/errors.js";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
 import pLimit from "p-limit";
 import { dirname, join, resolve } from "node:path";
@@ -12,7 +12,7 @@ import { displayPath, readManifest, resolveTaskDir } from "../../manifest/read.j
 import { validateTasks } from "../../manifest/validate.js";
 import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
 import type { SandboxChoice } from "../../runner/types.js";
-import { STEP_NAMES, type MutantFateRow, type VerificationRecord } from "../../verify/record.js";
+import { STEP_NAMES, VERIFICATION_FILE, type MutantFateRow, type VerificationRecord } from "../../verify/record.js";
 import { checkFixturesStep } from "../../verify/fixtures-step.js";
 import { createRunSlots } from "../../verify/run-slots.js";
 import { SiblingReferences } from "../../verify/siblings.js";
@@ -254,9 +254,13 @@ async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions
   // tasks run side by side, results print in the order the tasks were given, each as soon as those before it are done
   const limit = pLimit(Math.max(1, tasksAtOnce));
   let stopping = false;
-  const pending = dirs.map((dir) =>
-    limit(() => (stopping ? Promise.reject(new Error("not verified: an earlier task stopped the run")) : verifyOne(dir))),
-  );
+  // longest first (by each task's last recorded time; a task without a record counts as long): the
+  // slowest task no longer starts last and leaves the other slots idle at the end
+  const expected = await Promise.all(dirs.map(async (dir) => (await lastVerificationSeconds(dir)) ?? Number.POSITIVE_INFINITY));
+  const pending: Promise<Verified>[] = new Array<Promise<Verified>>(dirs.length);
+  for (const i of [...dirs.keys()].sort((a, b) => expected[b]! - expected[a]! || a - b)) {
+    pending[i] = limit(() => (stopping ? Promise.reject(new Error("not verified: an earlier task stopped the run")) : verifyOne(dirs[i]!)));
+  }
   // a later task's failure is reported when its turn comes, not as an unhandled rejection meanwhile
   for (const p of pending) p.catch(() => undefined);
   const records: (VerificationRecord & { unchanged: boolean; kept?: KeptBundle })[] = [];
@@ -280,6 +284,16 @@ async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions
   if (failed.length === 0) return EXIT.ok;
   // exit 3 only when every failure is the toolkit's (no interpreter, no sandbox): nothing was learned about the tasks
   return failed.every((r) => r.failure?.kind === "infra") ? EXIT.infra : EXIT.check;
+}
+
+/** The total seconds of a task's last verification, where its record says. */
+async function lastVerificationSeconds(dir: string): Promise<number | undefined> {
+  try {
+    const r = JSON.parse(await readFile(join(resolveTaskDir(dir), VERIFICATION_FILE), "utf8")) as { timings?: { total_s?: unknown } };
+    return typeof r.timings?.total_s === "number" ? r.timings.total_s : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
