@@ -259,6 +259,10 @@ class Worker:
     def op_call(self, doc, arrays):
         target = doc.get("target") or ""
         fn = self.resolve(target)
+        return self.call_and_reply(fn, doc, arrays)
+
+    def call_and_reply(self, fn, doc, arrays):
+        """Calls `fn` with the request's arguments: its value, or what it raised, as the reply."""
         args, kwargs, _, _ = self.decode_args(doc, arrays)
         try:
             result = fn(*args, **kwargs)
@@ -299,17 +303,7 @@ class Worker:
             if isinstance(e, KeyboardInterrupt):
                 raise
             return {"raised": self.raised(e)}, {}
-        fn = ns[doc["name"]]
-        args, kwargs, _, _ = self.decode_args(doc, arrays)
-        try:
-            result = fn(*args, **kwargs)
-            if inspect.iscoroutine(result):
-                result = asyncio.run(result)
-        except BaseException as e:
-            if isinstance(e, KeyboardInterrupt):
-                raise
-            return {"raised": self.raised(e)}, {}
-        return self.reply_value(result)
+        return self.call_and_reply(ns[doc["name"]], doc, arrays)
 
     def op_replay(self, doc, arrays):
         return replay_candidate.replay_call(self, doc, arrays)
