@@ -187,11 +187,23 @@ describe("lmr new: other upstreams, modes and paper text", () => {
     expect(m.tests.files).toEqual(["tests/test_trainer_train_step.py"]);
   });
 
-  it("extracts a PDF into paper.json and cites its pages in the instruction", async () => {
+  it("pins a PDF's hash (its text never goes into the task) and cites its pages; stores paper text of our own for a local upstream", async () => {
     const pdf = join(p.root, "paper.pdf");
-    await writeFile(pdf, buildPdf([["1 Introduction", "We learn from preference pairs."], ["4 Method", "The preference loss is the", "logistic loss of the margin.        (7)"]]));
-    const r = await runCli(completeFlags(p, { "--paper-pdf": "paper.pdf", "--id": "with-paper" }), { cwd: p.root });
-    expect(r.exitCode).toBe(0);
+    const bytes = buildPdf([["1 Introduction", "We learn from preference pairs."], ["4 Method", "The preference loss is the", "logistic loss of the margin.        (7)"]]);
+    await writeFile(pdf, bytes);
+    const fromPdf = await runCli(completeFlags(p, { "--paper-pdf": "paper.pdf", "--id": "with-pdf" }), { cwd: p.root, env: { LMR_CACHE: join(p.root, "cache") } });
+    expect(fromPdf.exitCode, fromPdf.stderr).toBe(0);
+    const pinned = await readManifest(join(p.root, "tasks", "with-pdf"));
+    expect(pinned.paper.text).toBeUndefined();
+    expect(pinned.paper.bytes).toBe(bytes.length);
+    expect(await listFiles(join(p.root, "tasks", "with-pdf"))).not.toContain("paper.json");
+    expect(await readFile(join(p.root, "tasks", "with-pdf", "instruction.md"), "utf8")).toMatch(/- page 2, section "4 Method", near equation \(7\): "The preference loss/);
+
+    // text by page that we wrote (an example's paper.json), for a local upstream: stored as paper.text
+    const extract = await runCli(["paper", "extract", "paper.pdf", "--out", "ours.json"], { cwd: p.root });
+    expect(extract.exitCode, extract.stderr).toBe(0);
+    const r = await runCli(completeFlags(p, { "--paper-pdf": "ours.json", "--id": "with-paper" }), { cwd: p.root });
+    expect(r.exitCode, r.stderr).toBe(0);
     const dir = join(p.root, "tasks", "with-paper");
     const m = await readManifest(dir);
     expect(m.paper.text).toBe("paper.json");
