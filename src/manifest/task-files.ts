@@ -3,6 +3,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { checkRelativePath, isInside } from "../core/paths.js";
 import { checkFixtureClaims } from "./fixture-claims.js";
 import { checkPaperLeaks } from "./paper-leaks.js";
+import { checkReplacements } from "./standin-checks.js";
 import type { Finding } from "./schema-errors.js";
 import { asObject } from "./semantic.js";
 
@@ -49,6 +50,7 @@ export async function checkTaskFiles(data: unknown, taskDir: string): Promise<Fi
   findings.push(...(await checkLocalUpstream(data, taskDir)));
   findings.push(...(await checkFixtureClaims(data, taskDir)));
   findings.push(...(await checkPaperLeaks(data, taskDir)));
+  findings.push(...(await checkReplacements(data, taskDir)));
   return findings;
 }
 

@@ -9,7 +9,7 @@ import { readPaperPages } from "../paper/extract.js";
 import { resolveHeadCommit } from "../source/materialize.js";
 import { answer, checkFlagsOnly, detectPythonVersion, messageOf, readGitUserName, validatorOf } from "./new-answers.js";
 import { parseCategory, parseTaskId, parseText, parseUrl, parseYear, suggestTaskId, usageError } from "./new-choices.js";
-import { buildManifest, DRIVER_FILE, driverSkeleton, FIXTURES_DIR, guessContextFiles, INSTRUCTION_FILE, PAPER_FILE, placeholderTest } from "./new-manifest.js";
+import { buildManifest, CANDIDATE_SETUP_FILE, candidateSetupTemplate, DRIVER_FILE, driverSkeleton, FIXTURES_DIR, guessContextFiles, INSTRUCTION_FILE, PAPER_FILE, placeholderTest } from "./new-manifest.js";
 import { chooseFile, chooseTarget } from "./new-target.js";
 import { nextSteps } from "./new-next.js";
 import { pinNewPaper } from "./new-paper.js";
@@ -74,12 +74,13 @@ export async function createTask(flags: NewFlags, env: NewEnv): Promise<NewResul
       { id, paper, category, upstream: upstreamSpec(repo, view, license, taskDir), target, contextFiles: guessContextFiles(file, source, view.sourceFiles), author, python: await detectPythonVersion(), created: env.today ?? new Date().toISOString().slice(0, 10) },
       taskDir,
     );
-    const testFile = manifest.tests.files[0]!;
+    const testFile = manifest.tests.files.find((f) => f !== CANDIDATE_SETUP_FILE)!;
     const instruction = await renderInstruction({ manifest, facts: [factsOf(target, info, symbols)], ...(citePages ? { pages: citePages } : {}) });
     const files: Record<string, string> = {
       "task.json": JSON.stringify(manifest, null, 2) + "\n",
       [INSTRUCTION_FILE]: instruction,
       [testFile]: placeholderTest(target, testFile),
+      [CANDIDATE_SETUP_FILE]: candidateSetupTemplate(),
       [DRIVER_FILE]: driverSkeleton(target),
       [`${FIXTURES_DIR}/.gitkeep`]: "",
       ...(storeText ? { [PAPER_FILE]: JSON.stringify(pages, null, 2) + "\n" } : {}),

@@ -103,13 +103,15 @@ describe("lmr new writes a task that validates and builds", () => {
     expect(m.category).toBe("Training Objectives & Optimization Techniques");
     expect(m.targets).toEqual([{ file: "trainers.py", symbol: "preference_loss", mode: "body" }]);
     expect(m.context_files).toEqual(["models.py", "utils.py"]);
-    expect(m.tests.files).toEqual(["tests/test_preference_loss.py"]);
+    // the candidate set-up template (a no-op until stand-ins or patches go in) comes with it
+    expect(m.tests.files).toEqual(["tests/candidate_setup.py", "tests/test_preference_loss.py"]);
+    expect(m.tests.candidate).toEqual({ setup: "tests/candidate_setup.py" });
     expect(m.provenance.author).toBe("Test Author");
     expect(m.provenance.created).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     const schema = JSON.parse(await readFile(join(taskDir, m.$schema!), "utf8")) as { title: string };
     expect(schema.title).toBe("lmr task manifest");
     expect(m.record).toEqual({ driver: "driver.py" });
-    expect(await listFiles(taskDir)).toEqual(["driver.py", "fixtures/.gitkeep", "instruction.md", "task.json", "tests/test_preference_loss.py"]);
+    expect(await listFiles(taskDir)).toEqual(["driver.py", "fixtures/.gitkeep", "instruction.md", "task.json", "tests/candidate_setup.py", "tests/test_preference_loss.py"]);
     // built in a temp folder, but with mkdir's mode: a 0700 task folder is unreadable to a docker run's user
     expect((await stat(taskDir)).mode & 0o777).toBe(0o777 & ~process.umask());
     // valid but unfinished: the only problem lmr validate reports is the instruction's TODO(author) markers
@@ -184,7 +186,7 @@ describe("lmr new: other upstreams, modes and paper text", () => {
     expect(region.exitCode).toBe(0);
     const m = await readManifest(join(p.root, "tasks", "grad-region"));
     expect(m.targets[0]).toEqual({ file: "trainers.py", symbol: "Trainer.train_step", mode: "region", region: { start: { anchor: "if cfg.ipo:" }, end: { anchor: "dloss_dlogits = cfg.beta * (pull - push)" } } });
-    expect(m.tests.files).toEqual(["tests/test_trainer_train_step.py"]);
+    expect(m.tests.files).toEqual(["tests/candidate_setup.py", "tests/test_trainer_train_step.py"]);
   });
 
   it("pins a PDF's hash (its text never goes into the task) and cites its pages; stores paper text of our own for a local upstream", async () => {
