@@ -69,6 +69,7 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
     system_packages: ["python3-numpy"],
     requirements: ["rapidfuzz==3.6.1"],
     stand_ins: [{ module: "wandb", reason: "imported at top level for logging only" }],
+    patches: [{ attribute: "torch.compile", reason: "the base's torch has no compile; the upstream decorates its step with it" }],
     gpu: false,
     network: false,
   },

@@ -18,7 +18,7 @@ export const ARRAYS_FILE = "fixtures/calls.npz";
 /** What record.driver makes: calls.json always, calls.npz when a call holds arrays. */
 export const DRIVER_OUTPUTS = [CALLS_FILE, ARRAYS_FILE];
 /** Files that keep an empty folder in git (`lmr new` writes fixtures/.gitkeep): not fixtures. */
-const PLACEHOLDERS = new Set([".gitkeep", ".keep"]);
+export const PLACEHOLDERS = new Set([".gitkeep", ".keep"]);
 /** Fixture folders are small; this bounds a walk through one that is not. */
 const MAX_WALK = 10_000;
 
@@ -72,6 +72,27 @@ export async function listFixtureFiles(taskDir: string): Promise<string[]> {
     }
   }
   return out.sort();
+}
+
+/**
+ * Placeholders under TASK/fixtures/ (.gitkeep, .keep) once the folder holds real fixtures:
+ * then nothing makes them and graders still get them (they are fixture files to the build).
+ */
+export async function listStrayPlaceholders(taskDir: string): Promise<string[]> {
+  const out: string[] = [];
+  let others = 0;
+  const queue = [FIXTURES_DIR];
+  while (queue.length > 0 && out.length + others < MAX_WALK) {
+    const rel = queue.shift()!;
+    const entries = await readdir(join(taskDir, rel), { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const child = posix.join(rel, entry.name);
+      if (entry.isDirectory()) queue.push(child);
+      else if (PLACEHOLDERS.has(entry.name)) out.push(child);
+      else others++;
+    }
+  }
+  return others > 0 ? out.sort() : [];
 }
 
 /**

@@ -33,8 +33,8 @@ describe("checkPaperPin", () => {
     ]);
   });
 
-  it("wants a download address for a pinned hash", () => {
-    expect(pointers({ sha256: "a".repeat(64), bytes: 3 })).toEqual(["/paper/sha256: paper.sha256 pins a PDF, but the paper section says nowhere to download it from"]);
+  it("accepts a hash without a download address (the offline pin: the PDF comes from --papers DIR or the cache)", () => {
+    expect(pointers({ sha256: "a".repeat(64), bytes: 3 })).toEqual([]);
   });
 
   it("tolerates a mistyped paper section (the schema reports it)", () => {

@@ -64,12 +64,7 @@ export function checkPaperPin(manifest: unknown): Finding[] {
     });
   }
 
-  if (asString(paper.sha256) !== undefined && arxivRaw === undefined && pdfUrl === undefined) {
-    findings.push({
-      pointer: "/paper/sha256",
-      message: "paper.sha256 pins a PDF, but the paper section says nowhere to download it from",
-      hint: 'add "arxiv" (the id with its version, e.g. "2305.18290v3") or "pdf_url"',
-    });
-  }
+  // A hash without a download address is still a pin (the offline flow: the PDF comes from
+  // --papers DIR / LMR_PAPERS / the cache, by its hash): only leaving the hash out is worse.
   return findings;
 }

@@ -2,6 +2,8 @@ import { lstat, open, readdir, realpath, stat } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { checkRelativePath, isInside } from "../core/paths.js";
 import { checkFixtureClaims } from "./fixture-claims.js";
+import { checkPaperLeaks } from "./paper-leaks.js";
+import { checkReplacements } from "./standin-checks.js";
 import type { Finding } from "./schema-errors.js";
 import { asObject } from "./semantic.js";
 
@@ -47,6 +49,8 @@ export async function checkTaskFiles(data: unknown, taskDir: string): Promise<Fi
   }
   findings.push(...(await checkLocalUpstream(data, taskDir)));
   findings.push(...(await checkFixtureClaims(data, taskDir)));
+  findings.push(...(await checkPaperLeaks(data, taskDir)));
+  findings.push(...(await checkReplacements(data, taskDir)));
   return findings;
 }
 

@@ -180,6 +180,12 @@ export interface StandIn {
   reason: string;
 }
 
+export interface PatchedAttribute {
+  /** Dotted path: installed module, then attribute ("torch.compile"). */
+  attribute: string;
+  reason: string;
+}
+
 export interface Environment {
   python: string;
   /** Image base: "debian:bookworm" (default), "debian:trixie" or "python:X.Y-slim". */
@@ -190,6 +196,8 @@ export interface Environment {
   requirements: string[];
   /** Modules the grader's conftest.py replaces with stand-ins, with why. */
   stand_ins?: StandIn[];
+  /** Attributes of installed modules the candidate set-up replaces (e.g. torch.compile), with why. */
+  patches?: PatchedAttribute[];
   gpu: boolean;
   network: boolean;
 }

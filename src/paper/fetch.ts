@@ -131,7 +131,7 @@ async function download(owner: PaperOwner, papers: string, source: PaperSource, 
   if ((pinned !== undefined && got.sha256 !== pinned) || (bytes !== undefined && got.bytes !== bytes)) {
     await rm(part, { force: true });
     const e = pinMismatch(owner, source.url, "as downloaded", got);
-    throw new LmrError({ code: e.code, kind: "check", file: owner.manifestPath, pointer: e.pointer!, message: e.message, hint: "the file at that address is not the one pinned: check paper.arxiv / paper.pdf_url, or correct paper.sha256 and paper.bytes if the pin is wrong" });
+    throw new LmrError({ code: e.code, kind: "check", file: owner.manifestPath, pointer: e.pointer!, message: e.message, hint: source.pointer === "/paper/url" ? `paper.url names no version and arXiv now serves another one: set "arxiv" to the version whose PDF was pinned (e.g. "${source.url.slice(source.url.lastIndexOf("/") + 1)}v1")` : "the file at that address is not the one pinned: check paper.arxiv / paper.pdf_url, or correct paper.sha256 and paper.bytes if the pin is wrong" });
   }
   const head = await readHead(part);
   if (!head.includes(PDF_MAGIC)) {

@@ -10,6 +10,12 @@ describe("paperSourceOf", () => {
     expect(paperSourceOf(base)).toBeUndefined();
     expect(paperSourceOf({ ...base, arxiv: "hep-th/9901001v1" })?.url).toBe(`${DEFAULT_ARXIV_BASE}hep-th/9901001v1`);
   });
+  it("downloads a hash pinned beside an unversioned arXiv paper.url from the unversioned address (the hash tells versions apart)", () => {
+    const arxivUrl = { ...base, url: "https://arxiv.org/abs/2502.16982" };
+    expect(paperSourceOf(arxivUrl)).toBeUndefined();
+    expect(paperSourceOf({ ...arxivUrl, sha256: "a".repeat(64), bytes: 5 }, "http://mirror/pdf/")).toEqual({ url: "http://mirror/pdf/2502.16982", pointer: "/paper/url", key: "arxiv:2502.16982" });
+    expect(paperSourceOf({ ...base, sha256: "a".repeat(64), bytes: 5 })).toBeUndefined();
+  });
   it("says whether a PDF is pinned", () => {
     expect(pinsPdf(base)).toBe(false);
     expect(pinsPdf({ ...base, text: "paper.json" })).toBe(false);

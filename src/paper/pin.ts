@@ -1,4 +1,4 @@
-import { arxivFileName } from "../manifest/arxiv.js";
+import { arxivFileName, parseArxivUrl } from "../manifest/arxiv.js";
 import type { Paper } from "../manifest/types.js";
 
 /** Where `lmr paper fetch` downloads arXiv PDFs from unless --arxiv-base / LMR_ARXIV_BASE says otherwise. */
@@ -7,7 +7,7 @@ export const DEFAULT_ARXIV_BASE = "https://arxiv.org/pdf/";
 /** The download address of a task's PDF and the manifest field it comes from. */
 export interface PaperSource {
   url: string;
-  pointer: "/paper/pdf_url" | "/paper/arxiv";
+  pointer: "/paper/pdf_url" | "/paper/arxiv" | "/paper/url";
   /**
    * What names the PDF independently of any mirror: "arxiv:<id>" or the pdf_url.
    * Unhashed papers are found in the cache by this key, so a PDF fetched from a
@@ -23,10 +23,17 @@ export function arxivBaseFrom(flag?: string): string {
   return base.endsWith("/") ? base : `${base}/`;
 }
 
-/** Where the pinned PDF is downloaded from: pdf_url overrides the arXiv address. */
+/**
+ * Where the pinned PDF is downloaded from: pdf_url overrides the arXiv address.
+ * A hash pinned beside an arXiv paper.url without a version (the PDF was given
+ * as a file) is downloaded from the unversioned address, whose bytes change
+ * with each new version: the hash check tells a different version apart.
+ */
 export function paperSourceOf(paper: Paper, arxivBase = DEFAULT_ARXIV_BASE): PaperSource | undefined {
   if (paper.pdf_url !== undefined) return { url: paper.pdf_url, pointer: "/paper/pdf_url", key: paper.pdf_url };
   if (paper.arxiv !== undefined) return { url: `${arxivBase}${paper.arxiv}`, pointer: "/paper/arxiv", key: `arxiv:${paper.arxiv}` };
+  const fromUrl = paper.sha256 !== undefined ? parseArxivUrl(paper.url) : undefined;
+  if (fromUrl) return { url: `${arxivBase}${fromUrl.id}`, pointer: "/paper/url", key: `arxiv:${fromUrl.id}` };
   return undefined;
 }
 

@@ -87,6 +87,27 @@ describe("paper passages", () => {
     expect(found[1]!.equations).toEqual(["4"]);
     expect(found[1]!.heading).toBe("3 Method");
   });
+
+  it("spreads citations over the keywords, each on its own page, instead of filling the first keyword's page", () => {
+    // issue 27: six citations all landed on the first keyword's page
+    const paper = {
+      // the first keyword's page has a heading and equations, so every line of it ranks first
+      "1": "1 Method\n" + Array.from({ length: 8 }, (_, i) => `Line ${i} on momentum and more momentum.      (${i + 1})`).join("\n"),
+      "2": "The Newton-Schulz iteration orthogonalizes the update.",
+      "3": "We match the update RMS of AdamW by a shape factor.",
+      "4": "Decoupled weight decay keeps the weights bounded.",
+    };
+    const keywords = ["momentum", "Newton-Schulz", "update RMS", "weight decay"];
+    const found = selectPassages(paper, keywords, keywords, 6);
+    expect(new Set(found.map((f) => f.term))).toEqual(new Set(keywords));
+    expect(found.filter((f) => f.term !== "momentum").map((f) => [f.term, f.page])).toEqual([
+      ["Newton-Schulz", 2],
+      ["update RMS", 3],
+      ["weight decay", 4],
+    ]);
+    expect(found).toHaveLength(6);
+    expect(found.filter((f) => f.page === 1)).toHaveLength(3);
+  });
 });
 
 describe("instruction text", () => {

@@ -144,7 +144,10 @@ export function pickSearchTerms(facts: readonly TargetFacts[], keywords: readonl
  * The passages worth pointing the agent to: findings of the given terms,
  * ranked (the author's keywords and whole names first, then passages near an
  * equation or under a heading), one per page and line, at most `max`, in
- * reading order.
+ * reading order. Citations are spread over the terms: each keyword (and whole
+ * name) first gets its own best passage, on a page not cited yet where it has
+ * one; then the terms take turns, so one term found on many lines of page 1
+ * cannot take every place.
  */
 export function selectPassages(pages: Record<string, string>, terms: readonly string[], keywords: readonly string[] = [], max = 6): Finding[] {
   const strong = new Set([...keywords, ...terms.filter((t) => t.includes(" "))].map((t) => t.toLowerCase()));
@@ -154,14 +157,32 @@ export function selectPassages(pages: Record<string, string>, terms: readonly st
     score: (strong.has(f.term.toLowerCase()) ? 4 : 0) + (f.equations ? 2 : 0) + (f.heading ? 1 : 0) - (order.get(f.term) ?? 0) * 0.01,
   }));
   scored.sort((a, b) => b.score - a.score || a.f.page - b.f.page || a.f.line - b.f.line);
+  // each term's findings, best first; terms in the order of their best finding
+  const byTerm = new Map<string, Finding[]>();
+  for (const { f } of scored) byTerm.set(f.term, [...(byTerm.get(f.term) ?? []), f]);
   const kept: Finding[] = [];
   const places = new Set<string>();
-  for (const { f } of scored) {
-    const place = `${f.page}:${f.line}`;
-    if (places.has(place)) continue;
-    places.add(place);
+  const cited = new Set<number>();
+  const take = (term: string): boolean => {
+    const free = (byTerm.get(term) ?? []).filter((f) => !places.has(`${f.page}:${f.line}`));
+    const f = free.find((x) => !cited.has(x.page)) ?? free[0];
+    if (!f) return false;
+    places.add(`${f.page}:${f.line}`);
+    cited.add(f.page);
     kept.push(f);
+    return true;
+  };
+  const ranked = [...byTerm.keys()];
+  for (const term of ranked.filter((t) => strong.has(t.toLowerCase()))) {
     if (kept.length === max) break;
+    take(term);
+  }
+  for (let progressed = true; progressed && kept.length < max; ) {
+    progressed = false;
+    for (const term of ranked) {
+      if (kept.length === max) break;
+      if (take(term)) progressed = true;
+    }
   }
   return kept.sort((a, b) => a.page - b.page || a.line - b.line);
 }

@@ -95,6 +95,7 @@ export async function checkFlagsOnly(flags: NewFlags, cwd: string): Promise<void
   if (missing.length > 0) throw missingFlag(missing);
   parseText("--paper-title", flags.paperTitle!);
   parseUrl("--paper-url", flags.paperUrl!);
+  if (flags.pdfUrl !== undefined) parseUrl("--pdf-url", flags.pdfUrl);
   parseYear(flags.year!);
   parseCategory(flags.category!);
   if (flags.mode !== undefined) parseMode(flags.mode);

@@ -67,8 +67,10 @@ describe("suggested ids", () => {
     expect(shortNameOf("ROUGE: A Package for Automatic Evaluation of Summaries")).toBe("rouge");
     expect(shortNameOf("DoLa: Decoding by Contrasting Layers Improves Factuality")).toBe("dola");
     expect(shortNameOf("Direct Preference Optimization: Your Language Model is Secretly a Reward Model")).toBe("dpo");
-    expect(shortNameOf("Training LLMs with the GRPO objective")).toBe("llms");
-    expect(shortNameOf("Attention Is All You Need")).toBe("aayn");
+    // the method's name, never the field's acronym (issue 27: "llm-muon-step" for Muon)
+    expect(shortNameOf("Training LLMs with the GRPO objective")).toBe("grpo");
+    expect(shortNameOf("Muon is Scalable for LLM Training")).toBe("muon");
+    expect(shortNameOf("Attention Is All You Need")).toBe("attention");
   });
 
   it("joins short name and symbol into a valid id, without repeating the short name", () => {
@@ -76,6 +78,7 @@ describe("suggested ids", () => {
     expect(id).toBe("dpo-preference-loss");
     expect(suggestTaskId("DPO: x", "dpo_loss")).toBe("dpo-loss");
     expect(suggestTaskId("ROUGE: y", "Scorer.rouge_l")).toBe("rouge-scorer-rouge-l");
+    expect(suggestTaskId("Muon is Scalable for LLM Training", "Muon.step")).toBe("muon-step");
     for (const t of ["", "   ", "Ω", "A: B"]) expect(suggestTaskId(t, "f")).toMatch(TASK_ID_PATTERN);
   });
 });

@@ -114,16 +114,25 @@ export function slugify(text: string): string {
 
 const STOP_WORDS = new Set(["a", "an", "the", "of", "for", "and", "or", "to", "in", "on", "with", "via", "by", "from", "is", "are", "your", "its", "as", "at", "how", "what", "when", "towards", "toward"]);
 
+/** Acronyms of the field, not of a method: "LLM" in "Muon is Scalable for LLM Training" names no method. */
+const FIELD_ACRONYMS = new Set(["ai", "ml", "nlp", "cv", "rl", "llm", "llms", "lm", "lms", "vlm", "vlms", "mllm", "mllms", "gpu", "gpus", "tpu", "cnn", "cnns", "rnn", "rnns", "gnn", "gnns", "qa", "sota", "ood", "iid"]);
+
 /**
- * A short name for the paper: the acronym or single word before a colon
- * ("ROUGE: ...", "DoLa: ..."), a word written in capitals in the title, or
+ * A short name for the paper, meant to be its method's name: the acronym or
+ * single word before a colon ("ROUGE: ...", "DoLa: ..."), the single word a
+ * sentence-like title is about ("Muon is Scalable for LLM Training"), a word
+ * written in capitals that is not just the field's ("GRPO", never "LLM"), or
  * the initials of the leading words ("Direct Preference Optimization: ..." → "dpo").
  */
 export function shortNameOf(title: string): string {
   const head = title.includes(":") ? title.slice(0, title.indexOf(":")) : title;
   const words = head.split(/[\s/]+/).filter((w) => w !== "");
   if (words.length === 1) return slugify(words[0]!.toLowerCase()).slice(0, 20);
-  const acronym = title.split(/[\s:,;()/]+/).find((w) => /^[A-Za-z][A-Za-z0-9-]*$/.test(w) && (w.match(/[A-Z]/g) ?? []).length >= 2 && !/^[A-Z][a-z]+-[A-Z]/.test(w));
+  const subject = /^([A-Za-z][A-Za-z0-9-]*)\s+(?:is|are|as)\s/i.exec(title.trim());
+  if (subject && !STOP_WORDS.has(subject[1]!.toLowerCase()) && !FIELD_ACRONYMS.has(subject[1]!.toLowerCase())) return slugify(subject[1]!.toLowerCase()).slice(0, 20);
+  const acronym = title
+    .split(/[\s:,;()/]+/)
+    .find((w) => /^[A-Za-z][A-Za-z0-9-]*$/.test(w) && (w.match(/[A-Z]/g) ?? []).length >= 2 && !/^[A-Z][a-z]+-[A-Z]/.test(w) && !FIELD_ACRONYMS.has(w.toLowerCase()));
   if (acronym) return slugify(acronym.toLowerCase()).replace(/-/g, "").slice(0, 12);
   const initials = words
     .flatMap((w) => w.split("-"))

@@ -21,6 +21,8 @@ export const INSTRUCTION_FILE = "instruction.md";
 export const FIXTURES_DIR = "fixtures";
 export const PAPER_FILE = "paper.json";
 export const DRIVER_FILE = "driver.py";
+/** The candidate set-up `lmr new` writes: where stand-ins and patched attributes go. */
+export const CANDIDATE_SETUP_FILE = "tests/candidate_setup.py";
 
 /** tests/test_<symbol>.py, e.g. tests/test_trainer_train_step.py for Trainer.train_step. */
 export function placeholderTestPath(symbol: string): string {
@@ -58,7 +60,8 @@ export function buildManifest(plan: NewTaskPlan, taskDir: string): TaskManifest 
     targets: [plan.target],
     instruction: INSTRUCTION_FILE,
     tests: {
-      files: [placeholderTestPath(plan.target.symbol)],
+      files: [CANDIDATE_SETUP_FILE, placeholderTestPath(plan.target.symbol)],
+      candidate: { setup: CANDIDATE_SETUP_FILE },
       fixtures: [FIXTURES_DIR],
       timeout_per_test_s: 30,
       timeout_total_s: 120,
@@ -156,4 +159,49 @@ export function guessContextFiles(targetFile: string, source: string, sourceFile
     if (found.length === before) for (const name of names(m[3] ?? "")) add(moduleFiles(stem === "" || stem === "." ? name : `${stem}/${name}`, dots.length > 0));
   }
   return found;
+}
+
+/**
+ * The candidate set-up `lmr new` writes: it runs in the candidate process (the only one that
+ * imports the upstream) before the code under test is imported. As written it changes
+ * nothing; it shows the two patterns a task may need, each declared in task.json.
+ */
+export function candidateSetupTemplate(): string {
+  return `"""Candidate set-up: runs before the code under test is imported (tests.candidate.setup).
+
+As \`lmr new\` wrote it, it changes nothing. Use it only when the upstream imports something
+that cannot be installed for real on the task's base, or an installed module lacks what the
+upstream calls; install for real whenever you can (environment.system_packages for Debian's
+python3-* packages, environment.requirements for pinned pip packages).
+
+1. A stand-in module (declare it in environment.stand_ins with the reason). The reason says
+   whether the base's Debian has the module, as \`apt-cache policy python3-NAME\` shows it
+   ("Debian bookworm has python3-NAME 1.2, but ..." or "not a Debian package; pip install NAME
+   ... measured ..."); \`lmr validate\` checks that against apt where it can.
+
+    import importlib.machinery, sys, types
+
+    def _unavailable(what):
+        def call(*args, **kwargs):
+            raise RuntimeError(f"{what} is a stand-in in the grader: the tests never use it")
+        return call
+
+    if "wandb" not in sys.modules:
+        wandb = types.ModuleType("wandb")
+        wandb.__spec__ = importlib.machinery.ModuleSpec("wandb", None)  # find_spec needs one
+        wandb.init = _unavailable("wandb.init")
+        sys.modules["wandb"] = wandb
+
+2. A patched attribute of an installed module (declare it in environment.patches, e.g.
+   {"attribute": "torch.compile", "reason": "Debian's torch 1.13 has no torch.compile; the
+   upstream decorates the step with it; the identity keeps the eager code"}):
+
+    import torch
+
+    if not hasattr(torch, "compile"):
+        torch.compile = lambda fn=None, **kwargs: fn if fn is not None else (lambda f: f)
+
+Delete this file, and tests.candidate with its entry in tests.files, if the task needs neither.
+"""
+`;
 }

@@ -4,8 +4,10 @@ import type { TaskManifest } from "../manifest/types.js";
 export interface NewFlags {
   paperTitle?: string;
   paperUrl?: string;
-  /** A PDF (or a paper.json) whose text goes to the task's paper.json. */
+  /** The paper's PDF (its sha256 is pinned and the file cached), or a paper.json of text by page (local example upstreams only). */
   paperPdf?: string;
+  /** Where the PDF is downloaded from (paper.pdf_url), e.g. a PDF in the upstream repository at the pinned commit. */
+  pdfUrl?: string;
   year?: string;
   venue?: string;
   repo?: string;

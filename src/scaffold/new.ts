@@ -9,7 +9,7 @@ import { readPaperPages } from "../paper/extract.js";
 import { resolveHeadCommit } from "../source/materialize.js";
 import { answer, checkFlagsOnly, detectPythonVersion, messageOf, readGitUserName, validatorOf } from "./new-answers.js";
 import { parseCategory, parseTaskId, parseText, parseUrl, parseYear, suggestTaskId, usageError } from "./new-choices.js";
-import { buildManifest, DRIVER_FILE, driverSkeleton, FIXTURES_DIR, guessContextFiles, INSTRUCTION_FILE, PAPER_FILE, placeholderTest } from "./new-manifest.js";
+import { buildManifest, CANDIDATE_SETUP_FILE, candidateSetupTemplate, DRIVER_FILE, driverSkeleton, FIXTURES_DIR, guessContextFiles, INSTRUCTION_FILE, PAPER_FILE, placeholderTest } from "./new-manifest.js";
 import { chooseFile, chooseTarget } from "./new-target.js";
 import { nextSteps } from "./new-next.js";
 import { pinNewPaper } from "./new-paper.js";
@@ -33,12 +33,21 @@ export async function createTask(flags: NewFlags, env: NewEnv): Promise<NewResul
   const tasksDir = resolve(env.cwd, flags.tasksDir ?? DEFAULT_TASKS_DIR);
 
   const title = await answer({ flag: "--paper-title", value: flags.paperTitle, parse: (r) => parseText("--paper-title", r), prompt: (a) => a.text({ message: "Paper title", validate: validatorOf((r) => parseText("--paper-title", r)) }) }, env);
-  const { url, pages, pdf } = await answerPaper(flags, env);
+  const { url, pages, pdf, textOnly } = await answerPaper(flags, env);
+  const pdfUrl = flags.pdfUrl !== undefined ? parseUrl("--pdf-url", flags.pdfUrl) : undefined;
   const year = await answer({ flag: "--year", value: flags.year, parse: parseYear, prompt: (a) => a.text({ message: "Year of publication", validate: validatorOf(parseYear) }) }, env);
   const venue = flags.venue ?? (env.ask ? await env.ask.text({ message: "Venue (e.g. NeurIPS 2023; empty to skip)" }) : "");
 
   const repo = await answer({ flag: "--repo", value: flags.repo, parse: (r) => classifyRepo(parseText("--repo", r), env.cwd), prompt: (a) => a.text({ message: "Upstream repository (URL, or path of a local checkout)", validate: validatorOf((r) => parseText("--repo", r)) }) }, env);
   await checkRepoFolder(repo);
+  if (textOnly && repo.kind === "url") {
+    throw usageError(
+      "--paper-pdf",
+      `${flags.paperPdf ?? pdf} is paper text, not a PDF, and the upstream ${repo.url} is a real repository: a task never ships a paper's text (it is the authors', not ours)`,
+      "give the paper's PDF instead (its sha256 is pinned and the PDF cached), or --pdf-url; paper text is only for local example upstreams whose paper we wrote",
+      "new/paper-text",
+    );
+  }
   await checkInsideProject(repo, tasksDir);
   const view = await checkOut(repo, flags, env);
   try {
@@ -51,20 +60,27 @@ export async function createTask(flags: NewFlags, env: NewEnv): Promise<NewResul
     const author = await answer({ flag: "--author", value: flags.author, parse: (r) => parseText("--author", r), prompt: async (a) => a.text({ message: "Author (name or handle)", ...withDefault(await readGitUserName(env.cwd)), validate: validatorOf((r) => parseText("--author", r)) }), fallback: () => readGitUserName(env.cwd) }, env);
 
     const taskDir = join(tasksDir, id);
-    const pin = await pinNewPaper(url, pdf, { id, manifestPath: join(taskDir, "task.json"), title, year }, note);
-    // a pinned PDF reaches the workspace through the cache, so its text is not stored in the task
-    const storeText = pages !== undefined && pin.sha256 === undefined;
+    const upstreamAt = { treeDir: view.treeDir, ...(repo.kind === "url" ? { repo: repo.url } : {}), ...(view.commit !== undefined ? { commit: view.commit } : {}) };
+    const pinned = await pinNewPaper({ url, ...(pdf !== undefined && !textOnly ? { pdfFile: pdf } : {}), ...(pdfUrl !== undefined ? { pdfUrl } : {}) }, { id, manifestPath: join(taskDir, "task.json"), title, year }, note, { upstream: upstreamAt });
+    const pin = pinned.pin;
+    // the instruction cites the pages of the pinned PDF when lmr new has it at hand (never stored)
+    const citePages = pages ?? (pinned.pdfPath !== undefined ? await readPaperPages(pinned.pdfPath).then((r) => r.pages, () => undefined) : undefined);
+    // A PDF reaches the workspace through the paper cache, by its pinned hash: its text is never
+    // stored. Only paper text given as such (a paper.json) for a local upstream is, for example
+    // tasks whose paper we wrote; validate refuses paper text beside a URL upstream.
+    const storeText = textOnly && pages !== undefined && repo.kind === "path" && pin.sha256 === undefined;
     const paper: Paper = { title, url, year, ...(venue.trim() !== "" ? { venue: venue.trim() } : {}), ...(storeText ? { text: PAPER_FILE } : {}), ...pin };
     const manifest = buildManifest(
       { id, paper, category, upstream: upstreamSpec(repo, view, license, taskDir), target, contextFiles: guessContextFiles(file, source, view.sourceFiles), author, python: await detectPythonVersion(), created: env.today ?? new Date().toISOString().slice(0, 10) },
       taskDir,
     );
-    const testFile = manifest.tests.files[0]!;
-    const instruction = await renderInstruction({ manifest, facts: [factsOf(target, info, symbols)], ...(pages ? { pages } : {}) });
+    const testFile = manifest.tests.files.find((f) => f !== CANDIDATE_SETUP_FILE)!;
+    const instruction = await renderInstruction({ manifest, facts: [factsOf(target, info, symbols)], ...(citePages ? { pages: citePages } : {}) });
     const files: Record<string, string> = {
       "task.json": JSON.stringify(manifest, null, 2) + "\n",
       [INSTRUCTION_FILE]: instruction,
       [testFile]: placeholderTest(target, testFile),
+      [CANDIDATE_SETUP_FILE]: candidateSetupTemplate(),
       [DRIVER_FILE]: driverSkeleton(target),
       [`${FIXTURES_DIR}/.gitkeep`]: "",
       ...(storeText ? { [PAPER_FILE]: JSON.stringify(pages, null, 2) + "\n" } : {}),
@@ -90,7 +106,7 @@ function withDefault(value: string | undefined): { default?: string } {
   return value !== undefined ? { default: value } : {};
 }
 
-async function answerPaper(flags: NewFlags, env: NewEnv): Promise<{ url: string; pages?: Record<string, string>; pdf?: string }> {
+async function answerPaper(flags: NewFlags, env: NewEnv): Promise<{ url: string; pages?: Record<string, string>; pdf?: string; textOnly: boolean }> {
   let pdf = flags.paperPdf;
   let url = flags.paperUrl !== undefined ? parseUrl("--paper-url", flags.paperUrl) : undefined;
   if (url === undefined && pdf === undefined && env.ask) {
@@ -100,7 +116,9 @@ async function answerPaper(flags: NewFlags, env: NewEnv): Promise<{ url: string;
   }
   const pages = pdf !== undefined ? await readPages(env.cwd, pdf) : undefined;
   url ??= await answer({ flag: "--paper-url", value: undefined, parse: (r) => parseUrl("--paper-url", r), prompt: (a) => a.text({ message: "Paper URL (a stable link, e.g. https://arxiv.org/abs/…)", validate: validatorOf((r) => parseUrl("--paper-url", r)) }) }, env);
-  return { url, ...(pages ? { pages } : {}), ...(pdf !== undefined ? { pdf: resolve(env.cwd, pdf) } : {}) };
+  // --paper-pdf may be a paper.json (text by page) rather than a PDF
+  const textOnly = pdf !== undefined && !(await readFile(resolve(env.cwd, pdf))).subarray(0, 1024).toString("latin1").includes("%PDF-");
+  return { url, ...(pages ? { pages } : {}), ...(pdf !== undefined ? { pdf: resolve(env.cwd, pdf) } : {}), textOnly };
 }
 
 function looksLikeUrl(raw: string): boolean {

@@ -5,6 +5,7 @@ import { BUNDLE_FILES, type BundleInfo } from "../bundle/types.js";
 import { displayPath } from "../manifest/read.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import type { PythonEnv } from "../runner/types.js";
+import { findInRecording, findInTargets, type LowPrecisionFinding } from "./low-precision.js";
 import { ARRAYS_FILE, CALLS_FILE, type CallsFile } from "./record-calls.js";
 import { findConftests, runGenerator, type ProducedFile } from "./record-generators.js";
 import { failIfUnsuccessful, runRecordHarness } from "./record-python.js";
@@ -39,6 +40,8 @@ export interface GeneratorRun {
 export interface ProducedFixtures {
   /** calls.json as the driver wrote it, when a driver ran. */
   calls?: CallsFile;
+  /** bfloat16/float16 on the reference's path: in the recorded values or the targets' source. */
+  lowPrecision: LowPrecisionFinding[];
   /** calls.json (+ calls.npz) first, then each generator's outputs in manifest order. */
   files: ProducedFile[];
   generators: GeneratorRun[];
@@ -63,11 +66,12 @@ export async function produceFixtures(task: ResolvedTask, plan: FixturePlan, scr
     return { tree, dir };
   };
   const conftests = await findConftests(task);
-  const out: ProducedFixtures = { files: [], generators: [] };
+  const out: ProducedFixtures = { files: [], generators: [], lowPrecision: await findInTargets(task.manifest.targets, join(bundle.dir, BUNDLE_FILES.reference)) };
   if (plan.driver) {
     const { tree, dir } = await freshTree();
     const recorded = await runDriver(task, plan, plan.driver, tree, dir, conftests);
     out.calls = recorded.calls;
+    out.lowPrecision.push(...findInRecording(recorded.calls));
     out.files.push(...recorded.files);
   }
   for (const [index, gen] of (task.manifest.record?.generators ?? []).entries()) {

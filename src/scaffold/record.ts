@@ -10,6 +10,8 @@ import { nodeRuntime } from "../runner/node-env.js";
 import { resolveRunPython } from "../runner/run-python.js";
 import type { SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
+import { listStrayPlaceholders } from "../manifest/fixture-claims.js";
+import type { LowPrecisionFinding } from "./low-precision.js";
 import { ARRAYS_FILE, CALLS_FILE, type RecordedKind } from "./record-calls.js";
 import { needsNoPython } from "./record-generators.js";
 import { DEFAULT_MAX_CALLS, DEFAULT_RECORD_TIMEOUT_S, produceFixtures, type GeneratorRun, type ProducedFixtures, type ResolvedDriver } from "./record-run.js";
@@ -52,6 +54,8 @@ export interface RecordResult {
   /** The driver's targets; empty when the task has only generators. */
   targets: RecordedTargetSummary[];
   generators: GeneratorRun[];
+  /** bfloat16/float16 on the reference's path (recorded values, the targets' source): replays cannot judge it at float32 tolerances. */
+  low_precision: LowPrecisionFinding[];
   python: { path: string; version: string };
   duration_s: number;
 }
@@ -147,6 +151,8 @@ async function saveOutputs(task: ResolvedTask, produced: ProducedFixtures): Prom
     }
   }
   for (const f of ordered) await writeFileAtomic(join(task.dir, f.file), f.data);
+  // the folder holds real fixtures now: the .gitkeep `lmr new` left would be a stray grader file
+  for (const placeholder of await listStrayPlaceholders(task.dir)) await rm(join(task.dir, placeholder), { force: true });
   return {
     task_id: task.manifest.id,
     files: produced.files.map((f) => f.file),
@@ -154,6 +160,7 @@ async function saveOutputs(task: ResolvedTask, produced: ProducedFixtures): Prom
     ...(stale ? { stale } : {}),
     targets: (produced.calls?.targets ?? []).map((t) => ({ file: t.file, symbol: t.symbol, kind: t.kind, calls_seen: t.calls_seen, calls_recorded: t.calls_recorded })),
     generators: produced.generators,
+    low_precision: produced.lowPrecision,
   };
 }
 

@@ -172,10 +172,12 @@ describe("lmr build on the example tasks (local upstreams)", () => {
 describe("lmr build without the paper", () => {
   it("opens the instruction with a note when it names paper.md but the workspace has none, after hashing", async () => {
     const root = await makeTempDir("no-paper");
-    await copyTask(root, "pref-loss", (m) => {
+    const taskDir = await copyTask(root, "pref-loss", (m) => {
       delete m.paper.text;
       m.paper.arxiv = "2305.18290v3";
     });
+    // without paper.text the example's paper.json would be a stray paper text, which validate refuses
+    await rm(join(taskDir, "paper.json"));
     const out = join(root, "out");
     const r = await runCli(["build", "--tasks-dir", join(root, "tasks"), "--out", out]);
     expect(r.exitCode, r.stderr).toBe(0);

@@ -103,13 +103,15 @@ describe("lmr new writes a task that validates and builds", () => {
     expect(m.category).toBe("Training Objectives & Optimization Techniques");
     expect(m.targets).toEqual([{ file: "trainers.py", symbol: "preference_loss", mode: "body" }]);
     expect(m.context_files).toEqual(["models.py", "utils.py"]);
-    expect(m.tests.files).toEqual(["tests/test_preference_loss.py"]);
+    // the candidate set-up template (a no-op until stand-ins or patches go in) comes with it
+    expect(m.tests.files).toEqual(["tests/candidate_setup.py", "tests/test_preference_loss.py"]);
+    expect(m.tests.candidate).toEqual({ setup: "tests/candidate_setup.py" });
     expect(m.provenance.author).toBe("Test Author");
     expect(m.provenance.created).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     const schema = JSON.parse(await readFile(join(taskDir, m.$schema!), "utf8")) as { title: string };
     expect(schema.title).toBe("lmr task manifest");
     expect(m.record).toEqual({ driver: "driver.py" });
-    expect(await listFiles(taskDir)).toEqual(["driver.py", "fixtures/.gitkeep", "instruction.md", "task.json", "tests/test_preference_loss.py"]);
+    expect(await listFiles(taskDir)).toEqual(["driver.py", "fixtures/.gitkeep", "instruction.md", "task.json", "tests/candidate_setup.py", "tests/test_preference_loss.py"]);
     // built in a temp folder, but with mkdir's mode: a 0700 task folder is unreadable to a docker run's user
     expect((await stat(taskDir)).mode & 0o777).toBe(0o777 & ~process.umask());
     // valid but unfinished: the only problem lmr validate reports is the instruction's TODO(author) markers
@@ -184,14 +186,26 @@ describe("lmr new: other upstreams, modes and paper text", () => {
     expect(region.exitCode).toBe(0);
     const m = await readManifest(join(p.root, "tasks", "grad-region"));
     expect(m.targets[0]).toEqual({ file: "trainers.py", symbol: "Trainer.train_step", mode: "region", region: { start: { anchor: "if cfg.ipo:" }, end: { anchor: "dloss_dlogits = cfg.beta * (pull - push)" } } });
-    expect(m.tests.files).toEqual(["tests/test_trainer_train_step.py"]);
+    expect(m.tests.files).toEqual(["tests/candidate_setup.py", "tests/test_trainer_train_step.py"]);
   });
 
-  it("extracts a PDF into paper.json and cites its pages in the instruction", async () => {
+  it("pins a PDF's hash (its text never goes into the task) and cites its pages; stores paper text of our own for a local upstream", async () => {
     const pdf = join(p.root, "paper.pdf");
-    await writeFile(pdf, buildPdf([["1 Introduction", "We learn from preference pairs."], ["4 Method", "The preference loss is the", "logistic loss of the margin.        (7)"]]));
-    const r = await runCli(completeFlags(p, { "--paper-pdf": "paper.pdf", "--id": "with-paper" }), { cwd: p.root });
-    expect(r.exitCode).toBe(0);
+    const bytes = buildPdf([["1 Introduction", "We learn from preference pairs."], ["4 Method", "The preference loss is the", "logistic loss of the margin.        (7)"]]);
+    await writeFile(pdf, bytes);
+    const fromPdf = await runCli(completeFlags(p, { "--paper-pdf": "paper.pdf", "--id": "with-pdf" }), { cwd: p.root, env: { LMR_CACHE: join(p.root, "cache") } });
+    expect(fromPdf.exitCode, fromPdf.stderr).toBe(0);
+    const pinned = await readManifest(join(p.root, "tasks", "with-pdf"));
+    expect(pinned.paper.text).toBeUndefined();
+    expect(pinned.paper.bytes).toBe(bytes.length);
+    expect(await listFiles(join(p.root, "tasks", "with-pdf"))).not.toContain("paper.json");
+    expect(await readFile(join(p.root, "tasks", "with-pdf", "instruction.md"), "utf8")).toMatch(/- page 2, section "4 Method", near equation \(7\): "The preference loss/);
+
+    // text by page that we wrote (an example's paper.json), for a local upstream: stored as paper.text
+    const extract = await runCli(["paper", "extract", "paper.pdf", "--out", "ours.json"], { cwd: p.root });
+    expect(extract.exitCode, extract.stderr).toBe(0);
+    const r = await runCli(completeFlags(p, { "--paper-pdf": "ours.json", "--id": "with-paper" }), { cwd: p.root });
+    expect(r.exitCode, r.stderr).toBe(0);
     const dir = join(p.root, "tasks", "with-paper");
     const m = await readManifest(dir);
     expect(m.paper.text).toBe("paper.json");

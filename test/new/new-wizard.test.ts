@@ -13,6 +13,12 @@ import { buildPdf } from "../paper/pdf-writer.js";
 import { DPO_TITLE, makeProject } from "./project.js";
 
 afterAll(removeTempDirs);
+// a test that sets LMR_CACHE (createTask runs in this process) gets it back afterwards
+const cacheBefore = process.env.LMR_CACHE;
+afterAll(() => {
+  if (cacheBefore === undefined) delete process.env.LMR_CACHE;
+  else process.env.LMR_CACHE = cacheBefore;
+});
 
 /**
  * Waits until the prompt on screen shows `text`. Polling the screen (rather
@@ -111,6 +117,8 @@ describe("lmr new at a terminal (the wizard)", () => {
     await writeFile(join(p.root, "paper.pdf"), buildPdf([["2 Method", "A preference loss on margins."]]));
     const notes: string[] = [];
     const flags = { category: "evaluation", author: "Flag Author", id: "from-flags" };
+    // the PDF goes into the paper cache: this test's own, not the user's
+    process.env.LMR_CACHE = join(p.root, "cache");
     const done = createTask(flags, { cwd: p.root, ask: await makeTerminalAsker(), note: (l) => notes.push(l) });
 
     await answerText("Paper title", "ROUGE: A Package for Automatic Evaluation of Summaries");
@@ -145,13 +153,15 @@ describe("lmr new at a terminal (the wizard)", () => {
     const result = await done;
     expect(result.manifest).toMatchObject({
       id: "from-flags",
-      paper: { title: "ROUGE: A Package for Automatic Evaluation of Summaries", url: "https://aclanthology.org/W04-1013", year: 2004, text: "paper.json" },
+      paper: { title: "ROUGE: A Package for Automatic Evaluation of Summaries", url: "https://aclanthology.org/W04-1013", year: 2004, bytes: expect.any(Number) as number, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) as string },
       category: "Evaluation Metrics & Benchmarking",
       targets: [{ file: "trainers.py", symbol: "Trainer", mode: "class" }],
       provenance: { author: "Flag Author" },
     });
     expect(result.manifest.paper.venue).toBeUndefined();
-    expect(result.files).toContain("paper.json");
+    // the PDF's hash is pinned (whatever the URL); its text never goes into the task
+    expect(result.manifest.paper.text).toBeUndefined();
+    expect(result.files).not.toContain("paper.json");
     expect(await readManifest(result.taskDir)).toEqual(result.manifest);
   });
 

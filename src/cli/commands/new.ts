@@ -17,7 +17,8 @@ export function registerNew(program: Command): void {
     .description("create a task folder: task.json, a draft instruction, a failing placeholder test")
     .option("--paper-title <TEXT>", "the paper's title")
     .option("--paper-url <URL>", "a stable link to the paper; an arXiv link with a version (https://arxiv.org/abs/2305.18290v3) pins the PDF")
-    .option("--paper-pdf <FILE>", "the paper as a PDF (or a paper.json): its text goes to the task's paper.json, its sha256 pins the PDF")
+    .option("--paper-pdf <FILE>", "the paper's PDF: its sha256 is pinned (whatever the URL looks like) and the PDF cached; its text never enters the task")
+    .option("--pdf-url <URL>", "where the PDF is downloaded from (paper.pdf_url), e.g. https://github.com/OWNER/NAME/raw/COMMIT/paper.pdf: a PDF in the upstream at the pinned commit is hashed from the checkout")
     .option("--year <YYYY>", "year of publication")
     .option("--venue <TEXT>", "where it was published, e.g. \"NeurIPS 2023\"")
     .option("--repo <URL|PATH>", "the paper's code: a git URL, or a local folder inside this project")
@@ -29,7 +30,7 @@ export function registerNew(program: Command): void {
     .option("--region-start <LINE|TEXT>", "mode region: first line to mask (number, or text the line contains)")
     .option("--region-end <LINE|TEXT>", "mode region: last line to mask")
     .option("--category <NAME>", "one of the nine categories (a unique word of it is enough)")
-    .option("--id <SLUG>", "task id (default: paper short name + symbol, e.g. dpo-preference-loss)")
+    .option("--id <SLUG>", "task id (default: the method's short name + symbol, e.g. dpo-preference-loss; rename here, before the folder exists)")
     .option("--license <SPDX>", "upstream licence (default: detected from its LICENSE file, else NOASSERTION)")
     .option("--author <NAME>", "who writes the task (default: git config user.name)")
     .option("--tasks-dir <DIR>", "folder that holds the tasks", DEFAULT_TASKS_DIR)
@@ -49,10 +50,16 @@ Every answer is checked against the upstream at the commit; a wrong one exits 2
 naming the flag, with near matches. The task folder is written whole in one
 rename, and never over an existing one.
 The paper is pinned from --paper-url: an arXiv link with a version sets
-paper.arxiv, a direct .pdf link paper.pdf_url. paper.sha256/bytes come from
---paper-pdf (the PDF then goes into the paper cache), else from downloading the
-pinned PDF (from $LMR_ARXIV_BASE for arXiv); when that fails the task is written
-without them (\`lmr paper fetch --update-manifest\` adds them later).
+paper.arxiv, a direct .pdf link (or --pdf-url) paper.pdf_url. paper.sha256/bytes
+come from --paper-pdf whatever the URL looks like (an arXiv link without a
+version included), or from the file --pdf-url names inside the upstream at the
+pinned commit; the PDF then goes into the paper cache. Else they come from
+downloading the pinned PDF (from $LMR_ARXIV_BASE for arXiv); when that fails the
+task is written without them (\`lmr paper fetch --update-manifest\` adds them
+later). The paper's text never goes into a task whose upstream is a URL: only a
+paper.json given to --paper-pdf for a local example upstream is stored.
+The id is suggested from the method's short name (the word before the title's
+colon, an acronym, else initials) and the symbol; --id sets it.
 Exit codes: 0 written, 1 written but it does not validate (please report it),
 2 bad usage or a wrong answer (nothing written), 3 infrastructure (git, network).
 

@@ -4,6 +4,7 @@ import { EXIT, LmrError } from "../../core/errors.js";
 import { displayPath } from "../../manifest/read.js";
 import { DEFAULT_MAX_CALLS, DEFAULT_RECORD_TIMEOUT_S, recordCalls, type DriverSpec } from "../../scaffold/record.js";
 import { loadTaskForRecording } from "../../scaffold/record-load.js";
+import { formatLowPrecisionWarning } from "../../scaffold/low-precision.js";
 import { action } from "../action.js";
 import { paint, printJson, progress, progressDone } from "../output.js";
 import { runRecordCheck } from "./record-check.js";
@@ -142,6 +143,8 @@ async function runRecord(taskDirs: string[], flags: RecordFlags): Promise<number
   if (result.stale) process.stderr.write(`lmr: ${where}/${result.stale} is from an earlier recording; \`lmr scaffold tests\` drops it from the manifest\n`);
   const files = result.files.map((f, i) => `${where}/${f} (${formatBytes(result.bytes[i]!)})`).join(", ");
   process.stdout.write(`recorded ${result.task_id} → ${files} with python ${result.python.version} in ${result.duration_s.toFixed(1)} s\n`);
+  const low = formatLowPrecisionWarning(result.low_precision);
+  if (low !== undefined) process.stderr.write(paint("yellow", `warning: ${low}`, process.stderr) + "\n");
   const total = result.bytes.reduce((a, b) => a + b, 0);
   if (total > LARGE_FIXTURES) {
     process.stderr.write(paint("yellow", `warning: the recording is ${formatBytes(total)}; fixtures should stay small: lower --max-calls or use smaller inputs in the driver`, process.stderr) + "\n");
