@@ -161,6 +161,13 @@ export async function checkFixtureClaims(data: unknown, taskDir: string): Promis
     if (first.has(file)) continue;
     findings.push({ pointer: record ? "/record" : "/tests/fixtures", message: `'${file}' is not made by record.driver or any record.generators entry`, hint: await unclaimedHint(taskDir, file) });
   }
+  for (const file of await listStrayPlaceholders(taskDir)) {
+    findings.push({
+      pointer: record ? "/record" : "/tests/fixtures",
+      message: `'${file}' is a placeholder left beside the recorded fixtures: no driver or generator makes it, yet graders get it`,
+      hint: `delete ${file} (\`lmr record\` removes it when it writes the fixtures)`,
+    });
+  }
   for (const f of findings) CLAIM_FINDINGS.add(f);
   return findings;
 }

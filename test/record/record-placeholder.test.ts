@@ -7,7 +7,7 @@ import { completeFlags, makeProject, type Project } from "../new/project.js";
 
 /*
  * Issue 27, trap 7: a stray fixtures/.gitkeep (written by `lmr new`) was left beside the
- * recorded fixtures and shipped to graders: `lmr record` now removes it.
+ * recorded fixtures, shipped to graders, and `lmr validate` did not flag it.
  */
 
 afterAll(removeTempDirs);
@@ -33,7 +33,7 @@ describe("the fixtures placeholder lmr new leaves", () => {
     return (JSON.parse(v.stdout) as { problems: { pointer: string; message: string; hint: string }[] }).problems.filter((x) => x.pointer !== "/instruction");
   }
 
-  it("is fine while the folder is empty, and removed by lmr record once real fixtures are written", async () => {
+  it("is fine while the folder is empty, removed by lmr record, and flagged by validate when left beside fixtures", async () => {
     expect(await readdir(join(taskDir, "fixtures"))).toEqual([".gitkeep"]);
     expect(await validateProblems()).toEqual([]);
 
@@ -42,5 +42,17 @@ describe("the fixtures placeholder lmr new leaves", () => {
     expect(rec.exitCode, rec.stderr).toBe(0);
     expect(await readdir(join(taskDir, "fixtures"))).toEqual(["calls.json"]);
     expect(await validateProblems()).toEqual([]);
+
+    // a placeholder planted again (as a hand-made task keeps it): no driver or generator makes it
+    await writeFile(join(taskDir, "fixtures", ".gitkeep"), "");
+    const problems = await validateProblems();
+    expect(problems).toEqual([
+      {
+        file: "tasks/placeholder/task.json",
+        pointer: "/record",
+        message: "'fixtures/.gitkeep' is a placeholder left beside the recorded fixtures: no driver or generator makes it, yet graders get it",
+        hint: "delete fixtures/.gitkeep (`lmr record` removes it when it writes the fixtures)",
+      },
+    ]);
   });
 });
