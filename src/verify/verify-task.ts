@@ -1,3 +1,4 @@
+import { findInTargets, formatLowPrecisionWarning } from "../scaffold/low-precision.js";
 import { claimDifferences, isReproducedHere, readRecordText, stampReproduced } from "./reproduced.js";
 import { TOOLKIT_VERSION, toolkitHash } from "../core/toolkit-identity.js";
 import { execFile } from "node:child_process";
@@ -89,6 +90,8 @@ export interface VerifyResult {
   reproduced?: boolean;
   /** When the reused record was made or reproduced on this machine (with `unchanged`). */
   reproducedAt?: string;
+  /** What the author should look at though nothing failed (low-precision code on the reference's path). */
+  warnings?: string[];
   /** With `keep`: the bundle, a tree with the reference and the grader in place, and the command that runs the tests there. */
   kept?: KeptBundle;
 }
@@ -151,6 +154,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
 
   let rerunReason: string | undefined;
   let committed: Committed | undefined;
+  const warnings: string[] = [];
   const cacheRoot = opts.cacheDir ?? defaultCacheDir();
   if (!opts.force) {
     const text = await readRecordText(join(task.dir, VERIFICATION_FILE));
@@ -180,7 +184,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
   try {
     emit("manifest", "checking the manifest");
     record.steps.manifest = await checkManifestStep(task, { finished: !opts.draft });
-    if (!record.steps.manifest.ok) return await finish(record, task, opts, t0, { rerunReason, committed, cacheDir: cacheRoot });
+    if (!record.steps.manifest.ok) return await finish(record, task, opts, t0, { rerunReason, committed, cacheDir: cacheRoot, warnings });
 
     emit("build", "building the bundle (upstream, prepare steps, masking)");
     const tb = performance.now();
@@ -191,10 +195,12 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       // a task that cannot be built is unsound; a mirror or network that is not there is ours
       const infra = !(err instanceof LmrError) || err.kind === "infra";
       record.steps.build = { ok: false, ...(infra ? { infra: true } : {}), reason: errorText(err), duration_s: since(tb) };
-      return await finish(record, task, opts, t0, { rerunReason, committed, cacheDir: cacheRoot });
+      return await finish(record, task, opts, t0, { rerunReason, committed, cacheDir: cacheRoot, warnings });
     }
     record.steps.build = { ok: true, duration_s: since(tb) };
     record.giveaway = await scoreTaskGiveaway(task, bundle);
+    const low = formatLowPrecisionWarning(await findInTargets(m.targets, join(bundle.dir, BUNDLE_FILES.reference)));
+    if (low) warnings.push(low);
     record.inputs.upstream = { ...record.inputs.upstream, location: bundle.upstream.location, commit: bundle.upstream.commit };
     record.inputs.workspace = bundle.hashes.workspace;
     record.inputs.reference = bundle.hashes.reference;
@@ -208,7 +214,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       : Promise.resolve({ ok: true, skipped: true, reason: "not checked (no fixture check configured)", duration_s: 0 });
     const withFixtures = async (): Promise<VerifyResult> => {
       record.steps.fixtures = await fixtures;
-      return finish(record, task, opts, t0, { rerunReason, committed, cacheDir: cacheRoot });
+      return finish(record, task, opts, t0, { rerunReason, committed, cacheDir: cacheRoot, warnings });
     };
 
     // a node:test task runs with the Node that runs lmr: there is no interpreter to resolve
@@ -514,10 +520,10 @@ interface Committed {
   text: string;
 }
 
-async function finish(record: VerificationRecord, task: ResolvedTask, opts: VerifyOptions, t0: number, ctx: { rerunReason?: string; committed?: Committed; cacheDir: string }): Promise<VerifyResult> {
+async function finish(record: VerificationRecord, task: ResolvedTask, opts: VerifyOptions, t0: number, ctx: { rerunReason?: string; committed?: Committed; cacheDir: string; warnings: string[] }): Promise<VerifyResult> {
   settleRecord(record);
   record.timings.total_s = since(t0);
-  const why = ctx.rerunReason ? { rerunReason: ctx.rerunReason } : {};
+  const why = { ...(ctx.rerunReason ? { rerunReason: ctx.rerunReason } : {}), ...(ctx.warnings.length > 0 ? { warnings: ctx.warnings } : {}) };
   if (opts.draft) return { record, unchanged: false, ...why };
   // a run that reproduces every claim of the committed record leaves its file as it is (no churn
   // in a fresh clone) and stamps it as reproduced here

@@ -223,7 +223,7 @@ async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions
     const dir = resolve(p.file ? dirname(p.file) : ".");
     problemsByDir.set(dir, [...(problemsByDir.get(dir) ?? []), p]);
   }
-  type Verified = { record: VerificationRecord; unchanged: boolean; rerunReason?: string; reproduced?: boolean; reproducedAt?: string; kept?: KeptBundle };
+  type Verified = { record: VerificationRecord; unchanged: boolean; rerunReason?: string; reproduced?: boolean; reproducedAt?: string; warnings?: string[]; kept?: KeptBundle };
   const board = new ProgressBoard(dirs.length);
   const verifyOne = async (dir: string): Promise<Verified> => {
     const problems = problemsByDir.get(resolveTaskDir(dir));
@@ -246,6 +246,7 @@ async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions
     if (result.rerunReason) text += `  verified again: ${result.rerunReason}\n`;
     if (result.reproduced) text += "  reproduced: this run matches every claim of the committed record, left as it is\n";
     if (result.reproducedAt) text += `  reproduced on this machine at ${result.reproducedAt}\n`;
+    for (const w of result.warnings ?? []) text += `  ${paint("yellow", "warning")}: ${w}\n`;
     for (const note of draftNotes.get(resolveTaskDir(dir)) ?? []) text += `${note}\n`;
     if (opts.listMutants) text += mutantTable(result.record);
     if (result.kept) text += `  kept: ${result.kept.bundle}\n  rerun the reference's tests by hand:\n    ${result.kept.command}\n`;
