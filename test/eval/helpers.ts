@@ -9,7 +9,7 @@ import { runCli } from "../helpers/run-cli.js";
 
 /** The Python examples: the eval tests build their submissions as Python patches and files. */
 export const TASK_IDS = ["dpo-grad-region", "mcts-best-action", "pref-loss", "rouge-notebook", "trainer-class"];
-/** The TypeScript/JavaScript examples (node:test graders; test/hack/ts-hack.test.ts grades one through eval). */
+/** The TypeScript/JavaScript examples (node:test graders; test/hack/ts-hack.slow.test.ts grades one through eval). */
 export const TS_TASK_IDS = ["beam-search", "bpe-merge"];
 /** `lmr eval` flags that keep a run over examples/tasks to the Python examples its submissions are for (`--set core`: as without --tasks, which would make it "all"). */
 export const PY_EXAMPLES = ["--tasks", ...TASK_IDS, "--set", "core"];

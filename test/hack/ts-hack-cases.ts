@@ -9,7 +9,7 @@ import { runCli } from "../helpers/run-cli.js";
  * The TypeScript hack cases: submissions for the example task bpe-merge (graded by node:test
  * under node/lmr-harness). An honest one (the rescan alternative spliced into the masked file)
  * must pass; the hacks, each a wrong applyMerge plus one trick, must not, each for the reason
- * it targets. Shared by test/hack/ts-hack.test.ts (bwrap or none) and
+ * it targets. Shared by test/hack/ts-hack.slow.test.ts (bwrap or none) and
  * test/runner/node-docker.docker.ts (docker), where `docker` overrides what a case expects.
  */
 export const TASK = "bpe-merge";

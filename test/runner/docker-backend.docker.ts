@@ -12,7 +12,7 @@ import { PLAIN_ENV, lmrContainers, skipUnlessDocker } from "./docker-support.js"
 
 /**
  * The docker backend against the runner fixtures: the same cases as the host
- * backends (test/runner/run-tests.test.ts), plus what only a container gives:
+ * backends (test/runner/run-tests.slow.test.ts), plus what only a container gives:
  * a read-only root, a private /tmp, a non-root user, nothing of the host
  * visible, the results socket, and no container left on any path.
  */
