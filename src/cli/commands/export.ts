@@ -34,7 +34,7 @@ interface ExportOptions {
 export function registerExport(program: Command): void {
   program
     .command("export")
-    .description("export built tasks in LMR-Bench's folder layout or as JSONL rows")
+    .description("export built tasks for other harnesses: LMR-Bench folders, JSONL rows, a Hugging Face dataset, Harbor tasks or an Inspect AI task")
     .argument("[TASK_DIR...]", "task folders to export; default: every task under --tasks-dir")
     .addOption(new Option("--format <FORMAT>", "lmr-bench (a folder per task), jsonl (one row per task), hf (a Hugging Face dataset folder), harbor (a Harbor task folder per task) or inspect (an Inspect AI task)").choices(FORMATS).makeOptionMandatory())
     .requiredOption("--out <DIR|FILE>", "lmr-bench: the folder that receives <n>-<id>/ folders; jsonl: the file to write; hf, harbor, inspect: the dataset folder")
