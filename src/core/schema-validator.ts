@@ -64,3 +64,19 @@ export function loadValidator(spec: ValidatorSpec, text: string = readSchemaText
   if (existsSync(ahead)) return require(ahead) as ValidateFunction;
   return makeAjv(spec).compile(JSON.parse(text) as object);
 }
+
+/** A check against one schema, loaded on first use; `firstError` describes why its last call failed. */
+export interface SchemaCheck {
+  (value: unknown): boolean;
+  firstError(): string;
+}
+
+export function schemaCheck(spec: ValidatorSpec): SchemaCheck {
+  let validate: ValidateFunction | undefined;
+  const check = ((value: unknown) => (validate ??= loadValidator(spec))(value)) as SchemaCheck;
+  check.firstError = () => {
+    const e = validate?.errors?.[0];
+    return e ? `${e.instancePath || "/"} ${e.message ?? "is invalid"}` : "invalid";
+  };
+  return check;
+}

@@ -1,7 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { StringDecoder } from "node:string_decoder";
-import type { ValidateFunction } from "ajv/dist/2020.js";
-import { VALIDATORS, loadValidator } from "../core/schema-validator.js";
+import { VALIDATORS, schemaCheck } from "../core/schema-validator.js";
 import type { ImportedModule, LoadedModules, TestStatus } from "./types.js";
 
 /** One test as the harness reported it. `raw_failed`: pytest itself counted it as failed. */
@@ -43,16 +42,9 @@ export interface ChannelState {
 
 const MAX_BYTES = 64 * 1024 * 1024;
 
-let protocol: ValidateFunction | undefined;
 /** Every authenticated record is checked against the one protocol both harnesses write. */
-function followsProtocol(rec: unknown): boolean {
-  protocol ??= loadValidator(VALIDATORS.harnessRecord);
-  return protocol(rec);
-}
-function protocolError(): string {
-  const e = protocol?.errors?.[0];
-  return e ? `${e.instancePath || "/"} ${e.message ?? "is invalid"}` : "invalid";
-}
+const followsProtocol = schemaCheck(VALIDATORS.harnessRecord);
+
 const STATUSES: readonly string[] = ["passed", "failed", "error", "skipped"];
 
 /**
@@ -120,7 +112,7 @@ export class RecordReader {
     }
     if (!followsProtocol(rec)) {
       // signed, so the harness wrote it: a harness fault, and nothing of it is believed
-      this.problem(`record does not follow the harness protocol (schema/harness-record.schema.json): ${protocolError()} in ${JSON.stringify(body.slice(0, 160))}`);
+      this.problem(`record does not follow the harness protocol (schema/harness-record.schema.json): ${followsProtocol.firstError()} in ${JSON.stringify(body.slice(0, 160))}`);
       if (typeof rec.seq === "number") this.seq = rec.seq + 1;
       return;
     }

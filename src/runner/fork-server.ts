@@ -5,9 +5,8 @@ import { chmod, chown, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "n
 import { cpus, tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { createInterface } from "node:readline";
-import type { ValidateFunction } from "ajv/dist/2020.js";
 import { LmrError } from "../core/errors.js";
-import { VALIDATORS, loadValidator } from "../core/schema-validator.js";
+import { VALIDATORS, schemaCheck } from "../core/schema-validator.js";
 import { hashTree } from "../core/hash.js";
 import { toolkitPath } from "../core/paths.js";
 import { dockerBin, removeContainers } from "../env/docker-cli.js";
@@ -124,7 +123,7 @@ class Speaker {
     lines.on("line", (l) => {
       const m = parse(l);
       if (m === undefined || followsControlProtocol(m)) speaker.dispatch(m);
-      else speaker.fail(`the server broke the control protocol (schema/fork-server-message.schema.json): ${controlError()} in ${JSON.stringify(l.slice(0, 160))}`);
+      else speaker.fail(`the server broke the control protocol (schema/fork-server-message.schema.json): ${followsControlProtocol.firstError()} in ${JSON.stringify(l.slice(0, 160))}`);
     });
     proc.once("exit", () => {
       for (const done of speaker.waiting.values()) done({ t: "gone", error: `the server ended: ${stderr.trim().split("\n").slice(-3).join(" | ")}` });
@@ -153,7 +152,7 @@ class Speaker {
   /** Sends `msg` and resolves with the reply of type `t` for `id` (or a `gone` message). */
   ask(msg: Record<string, unknown>, t: string, id: string): Promise<Message> {
     if (!followsControlProtocol(msg)) {
-      throw new LmrError({ code: "RUN_FORK_PROTOCOL", kind: "infra", message: `lmr built a fork-server request the protocol does not allow: ${controlError()}`, hint: "a bug in lmr: report it with the command that ran" });
+      throw new LmrError({ code: "RUN_FORK_PROTOCOL", kind: "infra", message: `lmr built a fork-server request the protocol does not allow: ${followsControlProtocol.firstError()}`, hint: "a bug in lmr: report it with the command that ran" });
     }
     const reply = new Promise<Message>((r) => this.waiting.set(`${t}:${id}`, r));
     if (this.proc.exitCode !== null || this.proc.signalCode !== null) {
@@ -404,15 +403,8 @@ export class ForkServer {
   }
 }
 
-let control: ValidateFunction | undefined;
-function followsControlProtocol(m: unknown): boolean {
-  control ??= loadValidator(VALIDATORS.forkServerMessage);
-  return control(m);
-}
-function controlError(): string {
-  const e = control?.errors?.[0];
-  return e ? `${e.instancePath || "/"} ${e.message ?? "is invalid"}` : "invalid";
-}
+/** Every control message, both ways, against schema/fork-server-message.schema.json. */
+const followsControlProtocol = schemaCheck(VALIDATORS.forkServerMessage);
 
 function parse(line: string): Message | undefined {
   try {

@@ -1,3 +1,4 @@
+import { sweepPrefix } from "./trusted-scratch.js";
 import { copyFile, lstat, mkdir, mkdtemp, readdir, readlink, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -182,25 +183,10 @@ export async function makeSocketDir(): Promise<string> {
 
 /** Removes the socket folders of dead lmr processes (a kill -9 skips every cleanup). */
 export async function sweepSocketFolders(): Promise<void> {
-  for (const base of new Set([tmpdir(), "/tmp"])) {
-    for (const name of await readdir(base).catch(() => [] as string[])) {
-      const pid = SOCKET_DIR_PATTERN.exec(name)?.[1];
-      if (pid && !processAlive(Number(pid))) await rm(join(base, name), { recursive: true, force: true });
-    }
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
+  for (const base of new Set([tmpdir(), "/tmp"])) await sweepPrefix(SOCKET_DIR_PREFIX, base);
 }
 
 const SOCKET_DIR_PREFIX = "lmr-chan-";
-const SOCKET_DIR_PATTERN = /^lmr-chan-(\d+)-/;
 /** A base longer than this would leave too little of sun_path for the socket's own name. */
 const SHORT_BASE_MAX = 48;
 

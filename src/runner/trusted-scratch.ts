@@ -77,7 +77,8 @@ export async function sweepTrustedScratch(parent = trustedScratchRoot()): Promis
   for (const prefix of TRUSTED_SCRATCH_PREFIXES) await sweepPrefix(prefix, parent);
 }
 
-async function sweepPrefix(prefix: string, parent: string): Promise<void> {
+/** Removes `parent/<prefix><pid>-*` folders whose lmr process (pid) is gone. */
+export async function sweepPrefix(prefix: string, parent: string): Promise<void> {
   const names = await readdir(parent).catch(() => [] as string[]);
   for (const name of names) {
     const m = name.startsWith(prefix) ? /^(\d+)-/.exec(name.slice(prefix.length)) : null;
