@@ -131,13 +131,18 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
 
   const scratch = await prepareScratch(req.tree, req.grader, mount, req.overlay, req.scratchParent, scratchLayout(req));
   try {
-    const before = await hashTree(scratch.mountDir);
+    // bwrap and docker mount the grader read-only (and the candidate never sees it): only a
+    // local run can change it, so only a local run pays for hashing it before and after
+    const watchGrader = !docker && sel.backend.name === "local";
+    const before = watchGrader ? await hashTree(scratch.mountDir) : undefined;
     const run = docker
       ? await executeInDocker(req, docker, scratch, mount, memoryMb, network)
       : await execute(req, sel.backend, scratch, mount, memoryMb, network);
     const { facts, reader, log, isolation } = run;
-    const after = await hashTree(scratch.mountDir).catch(() => ({ files: {} as Record<string, string> }));
-    facts.graderModified = changedFiles(before.files, after.files);
+    if (before) {
+      const after = await hashTree(scratch.mountDir).catch(() => ({ files: {} as Record<string, string> }));
+      facts.graderModified = changedFiles(before.files, after.files);
+    }
     let verdict = decideVerdict(reader.state, { ...facts, ...(req.stopAtFirstFailure ? { stopAtFirstFailure: true } : {}) });
     if (docker) {
       // The version the image really has, as the harness saw it.
@@ -258,8 +263,8 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
       log,
     }));
   } finally {
-    await candidate.stop();
-    await Promise.all([oLimits.release(), cLimits.release()]);
+    // the tests have ended: their cgroups go while the candidate is brought down
+    await Promise.all([oLimits.release(), candidate.stop().then(() => cLimits.release())]);
   }
   const startError = candidate.startError();
   if (startError) facts.candidateStartError = startError;
