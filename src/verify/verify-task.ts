@@ -21,13 +21,13 @@ import type { SourceOptions } from "../source/types.js";
 import { candidateRequest } from "../runner/candidate.js";
 import { resolveRunTarget, targetIdentity, type RunTarget } from "../runner/run-target.js";
 import { ForkServer } from "../runner/fork-server.js";
-import { planInServer, planOf, readServerPlan, samePlan, serverPlanKey, writeServerPlan, type ServerPlan } from "./server-plan.js";
+import { parseServerPlan, planInServer, planOf, readServerPlan, samePlan, serverPlanKey, writeServerPlan, type ServerPlan } from "./server-plan.js";
 import { defaultCacheDir } from "../source/cache.js";
 import { alternativesStep } from "./alternatives-step.js";
 import { createRunSlots, type RunSlots } from "./run-slots.js";
 import { readKillers, writeKillers, type MutantPlan } from "./mutant-runs.js";
 import { environmentStep, findMissingModule, missingModuleReason } from "./environment-step.js";
-import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSION, type FixturesStep, type GiveawayRecord, type StepName, type VerificationRecord } from "./record.js";
+import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSION, type FixturesStep, type GiveawayRecord, type RunsStep, type StepName, type VerificationRecord } from "./record.js";
 import type { SiblingReferences } from "./siblings.js";
 import { checkManifestStep, errorText, leaksStep, mutantsStep, repeatRuns, since, type SiblingScan, type Tick } from "./steps.js";
 
@@ -254,13 +254,20 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
     const traced = fast ? { traceLines: Object.keys(references) } : {};
     const startServer = (plan: ServerPlan): Promise<ForkServer | undefined> =>
       ForkServer.start({ scratchParent: work, python, sandbox: opts.sandbox ?? "auto", target, ...plan, network: m.environment.network, environment: m.environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}) });
+    // a cold cache (a fresh clone, a CI machine) starts from the plan the committed record carries
+    const committedPlan = async (): Promise<ServerPlan | undefined> => parseServerPlan((await readVerification(task))?.environment?.server_plan);
+    let planSource: RunsStep["plan_source"];
     const firstInRememberedServer = async (): Promise<RunOutcome | undefined> => {
-      const remembered = useServer ? await readServerPlan(cacheDir, planKey) : undefined;
+      const cached = useServer ? await readServerPlan(cacheDir, planKey) : undefined;
+      const remembered = cached ?? (useServer ? await committedPlan() : undefined);
       const early = remembered && (await startServer(remembered));
       if (!remembered || !early) return undefined;
       const first = await early.run({ ...base, overlay: references, reportImports: true, ...traced });
       if (first.status === "passed" && samePlan(planInServer(first, remembered), remembered)) {
         server = early;
+        record.environment.server_plan = remembered;
+        planSource = cached ? "cache" : "record";
+        if (!cached) await writeServerPlan(cacheDir, planKey, remembered).catch(() => undefined);
         return first;
       }
       await early.close();
@@ -275,7 +282,11 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
           if (useServer) {
             const plan = planOf(first);
             server = await startServer(plan);
-            if (first.status === "passed") await writeServerPlan(cacheDir, planKey, plan).catch(() => undefined);
+            if (server) planSource = "first-run";
+            if (first.status === "passed") {
+              record.environment.server_plan = plan;
+              await writeServerPlan(cacheDir, planKey, plan).catch(() => undefined);
+            }
           }
           return first;
         } finally {
@@ -285,7 +296,7 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
       return server ? server.run({ ...base, overlay: references }) : runWith(references, { reportImports: true });
     };
     const ref = await repeatRuns("reference", settings.runs, slots, refRun, tick("reference"), (i) => (i === 0 ? Promise.resolve() : serverReady));
-    record.steps.reference = ref.step;
+    record.steps.reference = { ...ref.step, ...(planSource ? { plan_source: planSource } : {}) };
     record.environment.backend = ref.backend ?? null;
     if (ref.backend === "docker") record.environment.image = await dockerImageOf(m.environment, m.tests.runner);
     // the image's Node says its exact version in each run's hello
