@@ -20,7 +20,7 @@ import type { BenchContext, BenchResult } from "./types.js";
  *  (b) `runEval` with one job into a fresh run folder (bundles copied in
  *      beforehand, so (b) times grading, not building);
  *  (c) the same with two jobs.
- * Goals: (b)/(a) <= 1.10 and (b)/(c) >= 1.8 on 2 cores. Two groups: the
+ * Goals: (b)/(a) <= 1.15 (issue 25) and (b)/(c) >= 1.8 on 2 cores. Two groups: the
  * example tasks (short tests: fixed costs dominate) and a bench-only task
  * whose tests keep a core busy (test/fixtures/bench), where -j2 has work to
  * share. (b') is (b) without bwrap, to tell the sandbox's cost from ours.
@@ -162,7 +162,7 @@ export async function runEvalBench(ctx: BenchContext): Promise<BenchResult & { e
       ...Object.entries(f.median_s).map(
         ([k, v]) => `  ${k.padEnd(34)} ${v.toFixed(2).padStart(7)} s  ${((v / n) * 1000).toFixed(0).padStart(5)} ms  ${f.min_s[k]!.toFixed(2).padStart(6)}  ${f.median_cpu_s[k]!.toFixed(2).padStart(6)}`,
       ),
-      `  overhead (b)/(a) = ${f.overhead_ratio.toFixed(3)} wall, ${(f.min_s["(b) lmr eval -j1"]! / f.min_s["(a) bare pytest loop"]!).toFixed(3)} best-of, ${f.overhead_ratio_cpu.toFixed(3)} CPU (goal <= 1.10)`,
+      `  overhead (b)/(a) = ${f.overhead_ratio.toFixed(3)} wall, ${(f.min_s["(b) lmr eval -j1"]! / f.min_s["(a) bare pytest loop"]!).toFixed(3)} best-of, ${f.overhead_ratio_cpu.toFixed(3)} CPU (goal <= 1.15)`,
       `  speed-up (b)/(c) = ${f.speedup_j2.toFixed(3)} (goal >= 1.8 on 2 cores)`,
     );
   }
