@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { readInfo } from "./lmr-bench-info.js";
-import { deriveTaskId, slugify, testFileFor } from "./naming.js";
+import { deriveTaskId, slugify, testFileFor } from "../manifest/task-id.js";
 import { parseRequirements } from "./requirements.js";
 
 describe("task ids", () => {

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { EXIT, LmrError } from "../../core/errors.js";
-import { changedTasksSince } from "../../manifest/changed-tasks.js";
+import { changedTasksSince } from "../../source/changed-tasks.js";
 import { displayPath, findTaskDirs } from "../../manifest/read.js";
 import {
   describeSpec, ensureBase, ensureEnv, groupByEnvironment, importRootfs, listLmrImages, loadTasksFor, parseBase, planBase, planEnv,

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { maskerFor } from "../mask/registry.js";
 import type { Target } from "../manifest/types.js";
-import type { CallsFile } from "./record-calls.js";
+import type { CallsFile } from "./calls.js";
 
 /*
  * Low-precision code on the reference's path: a target that computes in bfloat16 or

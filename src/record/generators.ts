@@ -7,7 +7,7 @@ import { execa } from "execa";
 import { displayPath } from "../manifest/read.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import type { PythonEnv } from "../runner/types.js";
-import { failIfUnsuccessful, runRecordHarness } from "./record-python.js";
+import { failIfUnsuccessful, runRecordHarness } from "./python.js";
 
 /** A fixture file made in memory, before anything is written to the task. */
 export interface ProducedFile {

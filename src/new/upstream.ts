@@ -8,7 +8,7 @@ import { listSupportedExtensions } from "../mask/registry.js";
 import { runGit } from "../source/git.js";
 import { materializeUpstream } from "../source/materialize.js";
 import type { SourceOptions } from "../source/types.js";
-import { usageError } from "./new-choices.js";
+import { usageError } from "./choices.js";
 
 /** What `--repo` names: a git URL, or a local folder. */
 export type RepoInput = { kind: "url"; url: string } | { kind: "path"; abs: string; raw: string };

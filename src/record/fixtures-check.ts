@@ -10,9 +10,9 @@ import { resolveRunPython } from "../runner/run-python.js";
 import type { SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { describeDifference } from "./fixtures-diff.js";
-import { needsNoPython } from "./record-generators.js";
+import { needsNoPython } from "./generators.js";
 import { resolveDriver } from "./record.js";
-import { DEFAULT_RECORD_TIMEOUT_S, produceFixtures, type ProducedFixtures } from "./record-run.js";
+import { DEFAULT_RECORD_TIMEOUT_S, produceFixtures, type ProducedFixtures } from "./run.js";
 
 export interface FixtureCheckOptions extends SourceOptions {
   /** Interpreter; default LMR_PYTHON, else a cached env for the task's requirements, else python3. */

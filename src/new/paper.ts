@@ -7,7 +7,7 @@ import { fetchTaskPaper } from "../paper/fetch.js";
 import { copyIntoCache, hashFileStream, papersCacheDir, writePinRecord } from "../paper/paper-cache.js";
 import { arxivBaseFrom, paperSourceOf } from "../paper/pin.js";
 import { parseRepoUrl } from "../source/repo-url.js";
-import { usageError } from "./new-choices.js";
+import { usageError } from "./choices.js";
 
 /** The paper pin `lmr new` writes: where the PDF is, and its hash when the PDF was at hand. */
 export type PaperPin = Pick<Paper, "arxiv" | "pdf_url" | "sha256" | "bytes">;

@@ -2,10 +2,10 @@ import { isLmrError } from "../core/errors.js";
 import type { LineRef, MaskMode, Target } from "../manifest/types.js";
 import { maskerFor } from "../mask/registry.js";
 import type { SymbolInfo } from "../mask/types.js";
-import { answer, messageOf, validatorOf } from "./new-answers.js";
-import { MODES, parseLine, parseLineRef, parseMode, rankNearMatches, usageError } from "./new-choices.js";
-import type { Choice, NewEnv, NewFlags } from "./new-types.js";
-import type { UpstreamView } from "./new-upstream.js";
+import { answer, messageOf, validatorOf } from "./answers.js";
+import { MODES, parseLine, parseLineRef, parseMode, rankNearMatches, usageError } from "./choices.js";
+import type { Choice, NewEnv, NewFlags } from "./types.js";
+import type { UpstreamView } from "./upstream.js";
 
 /** The target file: one of the upstream's source files. */
 export async function chooseFile(view: UpstreamView, flag: string | undefined, env: NewEnv): Promise<string> {

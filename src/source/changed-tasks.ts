@@ -1,9 +1,9 @@
 import { realpath } from "node:fs/promises";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { LmrError } from "../core/errors.js";
-import { gitReason, runGit } from "../source/git.js";
-import { readManifest } from "./read.js";
-import { asObject } from "./semantic.js";
+import { gitReason, runGit } from "./git.js";
+import { readManifest } from "../manifest/read.js";
+import { asObject } from "../manifest/semantic.js";
 
 /*
  * Which tasks' inputs changed between a git revision and the working tree, for

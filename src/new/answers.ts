@@ -1,8 +1,8 @@
 import { execa } from "execa";
 import { isLmrError, LmrError } from "../core/errors.js";
-import type { Asker, NewEnv, NewFlags } from "./new-types.js";
-import { parseCategory, parseMode, parseTaskId, parseText, parseUrl, parseYear } from "./new-choices.js";
-import { classifyRepo } from "./new-upstream.js";
+import type { Asker, NewEnv, NewFlags } from "./types.js";
+import { parseCategory, parseMode, parseTaskId, parseText, parseUrl, parseYear } from "./choices.js";
+import { classifyRepo } from "./upstream.js";
 
 /*
  * How one answer is obtained: from its flag (checked, an error names the

@@ -7,17 +7,17 @@ import { CATEGORIES, type Paper, type Upstream } from "../manifest/types.js";
 import { validateTasks } from "../manifest/validate.js";
 import { readPaperPages } from "../paper/extract.js";
 import { resolveHeadCommit } from "../source/materialize.js";
-import { answer, checkFlagsOnly, detectPythonVersion, messageOf, readGitUserName, validatorOf } from "./new-answers.js";
-import { parseCategory, parseTaskId, parseText, parseUrl, parseYear, suggestTaskId, usageError } from "./new-choices.js";
-import { buildManifest, CANDIDATE_SETUP_FILE, candidateSetupTemplate, DRIVER_FILE, driverSkeleton, FIXTURES_DIR, guessContextFiles, INSTRUCTION_FILE, PAPER_FILE, placeholderTest } from "./new-manifest.js";
-import { chooseFile, chooseTarget } from "./new-target.js";
-import { nextSteps } from "./new-next.js";
-import { pinNewPaper } from "./new-paper.js";
-import type { NewEnv, NewFlags, NewResult } from "./new-types.js";
-import { checkRepoFolder, classifyRepo, isInGitRepo, openUpstream, type RepoInput, type UpstreamView } from "./new-upstream.js";
-import { createDirExclusive, pathExists } from "./new-write.js";
-import { factsOf } from "./instruction-context.js";
-import { renderInstruction } from "./instruction.js";
+import { answer, checkFlagsOnly, detectPythonVersion, messageOf, readGitUserName, validatorOf } from "./answers.js";
+import { parseCategory, parseTaskId, parseText, parseUrl, parseYear, suggestTaskId, usageError } from "./choices.js";
+import { buildManifest, CANDIDATE_SETUP_FILE, candidateSetupTemplate, DRIVER_FILE, driverSkeleton, FIXTURES_DIR, guessContextFiles, INSTRUCTION_FILE, PAPER_FILE, placeholderTest } from "../scaffold/task-skeleton.js";
+import { chooseFile, chooseTarget } from "./target.js";
+import { nextSteps } from "./next.js";
+import { pinNewPaper } from "./paper.js";
+import type { NewEnv, NewFlags, NewResult } from "./types.js";
+import { checkRepoFolder, classifyRepo, isInGitRepo, openUpstream, type RepoInput, type UpstreamView } from "./upstream.js";
+import { createDirExclusive, pathExists } from "./write.js";
+import { factsOf } from "../scaffold/instruction-context.js";
+import { renderInstruction } from "../scaffold/instruction.js";
 
 export const DEFAULT_TASKS_DIR = "tasks";
 

@@ -1,5 +1,5 @@
-import { DRIVER_FILE, INSTRUCTION_FILE } from "./new-manifest.js";
-import type { Asker, NextStep } from "./new-types.js";
+import { DRIVER_FILE, INSTRUCTION_FILE } from "../scaffold/task-skeleton.js";
+import type { Asker, NextStep } from "./types.js";
 
 /** The steps that take a new task to a verified one. */
 export function nextSteps(taskDir: string, testFile: string): NextStep[] {

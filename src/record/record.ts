@@ -12,12 +12,12 @@ import type { SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { listStrayPlaceholders } from "../manifest/fixture-claims.js";
 import type { LowPrecisionFinding } from "./low-precision.js";
-import { ARRAYS_FILE, CALLS_FILE, type RecordedKind } from "./record-calls.js";
-import { needsNoPython } from "./record-generators.js";
-import { DEFAULT_MAX_CALLS, DEFAULT_RECORD_TIMEOUT_S, produceFixtures, type GeneratorRun, type ProducedFixtures, type ResolvedDriver } from "./record-run.js";
+import { ARRAYS_FILE, CALLS_FILE, type RecordedKind } from "./calls.js";
+import { needsNoPython } from "./generators.js";
+import { DEFAULT_MAX_CALLS, DEFAULT_RECORD_TIMEOUT_S, produceFixtures, type GeneratorRun, type ProducedFixtures, type ResolvedDriver } from "./run.js";
 
 export { DEFAULT_MAX_CALLS, DEFAULT_RECORD_TIMEOUT_S };
-export { findConftests } from "./record-generators.js";
+export { findConftests } from "./generators.js";
 
 /** The driver: Python source given inline, or a file (absolute, or relative to cwd or the task folder). */
 export type DriverSpec = { code: string } | { file: string };

@@ -1,4 +1,4 @@
-import type { Asker, Choice } from "./new-types.js";
+import type { Asker, Choice } from "./types.js";
 
 /**
  * The terminal implementation of Asker, on @inquirer/prompts. The prompts are

@@ -6,9 +6,9 @@ import { displayPath } from "../manifest/read.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import type { PythonEnv } from "../runner/types.js";
 import { findInRecording, findInTargets, type LowPrecisionFinding } from "./low-precision.js";
-import { ARRAYS_FILE, CALLS_FILE, type CallsFile } from "./record-calls.js";
-import { findConftests, runGenerator, type ProducedFile } from "./record-generators.js";
-import { failIfUnsuccessful, runRecordHarness } from "./record-python.js";
+import { ARRAYS_FILE, CALLS_FILE, type CallsFile } from "./calls.js";
+import { findConftests, runGenerator, type ProducedFile } from "./generators.js";
+import { failIfUnsuccessful, runRecordHarness } from "./python.js";
 
 export const DEFAULT_MAX_CALLS = 50;
 export const DEFAULT_RECORD_TIMEOUT_S = 600;
