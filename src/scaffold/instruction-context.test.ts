@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PythonMasker } from "../mask/python-masker.js";
+import { PythonMasker } from "../mask/python/masker.js";
 import { factsOf, parseParams, pickSearchTerms, selectPassages, summarizeDocstring, symbolWords } from "./instruction-context.js";
 import { buildInstructionData, renderInstruction } from "./instruction.js";
 import { guessContextFiles, placeholderTestPath } from "./task-skeleton.js";

@@ -1,8 +1,8 @@
 import { LmrError } from "../core/errors.js";
 import { findSyntaxError, parsePython, type Node } from "../lang/python-parser.js";
 import { locateSymbol } from "../mask/locate-symbol.js";
-import { collectMethods } from "../mask/python-body.js";
-import { indexDefinitions, type PyIndex } from "../mask/python-index.js";
+import { collectMethods } from "../mask/python/body.js";
+import { indexDefinitions, type PyIndex } from "../mask/python/symbols.js";
 import { collectMutationPoints, type Edit, type MutantOperator, type MutationPoint } from "./mutant-points.js";
 import { enumerateTsCandidates, tsParsesCleanly } from "./ts-mutants.js";
 import { isTsJsFile } from "../lang/ts-source.js";

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { LmrError } from "../core/errors.js";
-import { getPythonParser } from "../lang/python-parser.js";
-import { applyEdits, type TextEdit } from "./apply-edits.js";
-import { indexDefinitions } from "./python-index.js";
-import { verifyMasked, type VerifyMode } from "./python-verify.js";
+import { LmrError } from "../../core/errors.js";
+import { getPythonParser } from "../../lang/python-parser.js";
+import { applyEdits, type TextEdit } from "../apply-edits.js";
+import { indexDefinitions } from "./symbols.js";
+import { verifyMasked, type VerifyMode } from "./verify.js";
 
 const source = [
   "import os",

@@ -1,7 +1,7 @@
-import type { Node } from "../lang/python-parser.js";
-import type { Point, TextEdit } from "./apply-edits.js";
-import { describeBody, findHeaderColon, type PyDef, type PyIndex } from "./python-index.js";
-import { detectEol, findLineStart, readLineIndent } from "./text-layout.js";
+import type { Node } from "../../lang/python-parser.js";
+import type { Point, TextEdit } from "../apply-edits.js";
+import { describeBody, findHeaderColon, type PyDef, type PyIndex } from "./symbols.js";
+import { detectEol, findLineStart, readLineIndent } from "../text-layout.js";
 
 export const RAISE_LINE = "raise NotImplementedError";
 

@@ -1,13 +1,13 @@
 import { readFile } from "node:fs/promises";
-import { TOOLKIT_ROOT } from "../core/paths.js";
-import { loadTsMorph } from "../lang/ts-source.js";
-import { listApiDefinitions, maskWithCompilerApi } from "../mask/ts-api-index.js";
-import { TsMasker } from "../mask/ts-masker.js";
-import { listPackageSources, SWEEP_PACKAGES } from "../mask/ts-sweep.js";
+import { TOOLKIT_ROOT } from "../../dist/core/paths.js";
+import { loadTsMorph } from "../../dist/lang/ts-source.js";
+import { listApiDefinitions, maskWithCompilerApi } from "../sweep/ts-api-index.js";
+import { TsMasker } from "../../dist/mask/ts/masker.js";
+import { listPackageSources, SWEEP_PACKAGES } from "../sweep/ts-packages.js";
 import type { BenchContext, BenchResult } from "./types.js";
 
 /**
- * TS/JS masking throughput: the ts-morph masker (src/mask/ts-masker.ts) against a baseline
+ * TS/JS masking throughput: the ts-morph masker (src/mask/ts/masker.ts) against a baseline
  * written with the TypeScript compiler API alone (maskWithCompilerApi in ts-api-index.ts), on
  * the same definitions: the functions and methods of the sweep's packages (scripts/ts-sweep.mjs)
  * that both find on the same line. Same work per definition on both sides, from the source

@@ -2,9 +2,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TsMasker } from "./ts-masker.js";
-import { finishTypeCheck, formatTypeProblem, openTypeCheck } from "./ts-typecheck.js";
-import { createTsTypeOracle } from "./ts-types.js";
+import { TsMasker } from "./masker.js";
+import { finishTypeCheck, formatTypeProblem, openTypeCheck } from "./typecheck.js";
+import { createTsTypeOracle } from "./types.js";
 
 const ts = new TsMasker("ts");
 const js = new TsMasker("js");

@@ -1,6 +1,6 @@
-import { toolkitPath } from "../core/paths.js";
-import { findTaskDirs, loadTask } from "../manifest/load.js";
-import type { ResolvedTask } from "../manifest/types.js";
+import { toolkitPath } from "../../dist/core/paths.js";
+import { findTaskDirs, loadTask } from "../../dist/manifest/load.js";
+import type { ResolvedTask } from "../../dist/manifest/types.js";
 
 /**
  * The pytest tasks of a folder (default: examples/tasks). The benches compare

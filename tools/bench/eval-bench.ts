@@ -2,13 +2,13 @@ import { spawn } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from "node:fs/promises";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildBundle, BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
-import { toolkitPath } from "../core/paths.js";
-import { runEval } from "../evaluate/run-eval.js";
+import { buildBundle, BUNDLE_FILES, type BundleInfo } from "../../dist/bundle/index.js";
+import { toolkitPath } from "../../dist/core/paths.js";
+import { runEval } from "../../dist/evaluate/run-eval.js";
 import { loadPytestTasks } from "./example-tasks.js";
-import type { ResolvedTask } from "../manifest/types.js";
-import { resolvePython } from "../runner/index.js";
-import type { PythonEnv, SandboxChoice } from "../runner/types.js";
+import type { ResolvedTask } from "../../dist/manifest/types.js";
+import { resolvePython } from "../../dist/runner/index.js";
+import type { PythonEnv, SandboxChoice } from "../../dist/runner/types.js";
 import type { BenchContext, BenchResult } from "./types.js";
 
 /**

@@ -1,13 +1,13 @@
 import { existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { toolkitPath } from "../core/paths.js";
-import { loadTask } from "../manifest/load.js";
+import { toolkitPath } from "../../dist/core/paths.js";
+import { loadTask } from "../../dist/manifest/load.js";
 import { loadPytestTasks } from "./example-tasks.js";
-import type { ResolvedTask } from "../manifest/types.js";
-import { defaultCacheDir } from "../source/cache.js";
-import type { VerificationRecord } from "../verify/record.js";
-import { verifyTask, type VerifyOptions } from "../verify/verify-task.js";
+import type { ResolvedTask } from "../../dist/manifest/types.js";
+import { defaultCacheDir } from "../../dist/source/cache.js";
+import type { VerificationRecord } from "../../dist/verify/record.js";
+import { verifyTask, type VerifyOptions } from "../../dist/verify/verify-task.js";
 import type { BenchContext, BenchResult } from "./types.js";
 
 /** The pilot tasks when their upstreams are mirrored; else the offline examples. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { LmrError } from "../core/errors.js";
-import { PythonMasker } from "./python-masker.js";
-import type { MaskSpec } from "./types.js";
+import { LmrError } from "../../core/errors.js";
+import { PythonMasker } from "./masker.js";
+import type { MaskSpec } from "../types.js";
 
 const masker = new PythonMasker();
 const lines = (...ls: string[]): string => ls.join("\n") + "\n";

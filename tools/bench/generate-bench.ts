@@ -2,9 +2,9 @@ import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { runGenerate, type GenerateOptions } from "../generate/run-generate.js";
-import { createHttpFetch } from "../llm/http-fetch.js";
-import { DEFAULT_RETRY } from "../llm/retry.js";
+import { runGenerate, type GenerateOptions } from "../../dist/generate/run-generate.js";
+import { createHttpFetch } from "../../dist/llm/http-fetch.js";
+import { DEFAULT_RETRY } from "../../dist/llm/retry.js";
 import { loadPytestTasks } from "./example-tasks.js";
 import type { BenchContext, BenchResult } from "./types.js";
 

@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { toolkitPath } from "../core/paths.js";
-import { PythonMasker } from "../mask/python-masker.js";
-import type { VerifyMode } from "../mask/python-verify.js";
-import { resolvePython } from "../mask/python-worker.js";
-import { listStdlibFiles } from "../mask/sweep.js";
+import { toolkitPath } from "../../dist/core/paths.js";
+import { PythonMasker } from "../../dist/mask/python/masker.js";
+import type { VerifyMode } from "../../dist/mask/python/verify.js";
+import { resolvePython } from "../../dist/mask/python/worker.js";
+import { listStdlibFiles } from "../sweep/stdlib.js";
 import type { BenchContext, BenchResult } from "./types.js";
 
 /**

@@ -1,11 +1,11 @@
 import type { Node, Statement } from "ts-morph";
-import { LmrError } from "../core/errors.js";
-import type { TsMorph } from "../lang/ts-source.js";
-import type { LineRef } from "../manifest/types.js";
-import type { TextEdit } from "./apply-edits.js";
-import { formatTsThrow, formatTsTodo, makeEdit } from "./ts-body.js";
-import { nestedStatementLists, type TsDef } from "./ts-index.js";
-import { detectEol, findLineStart, readLineIndent, startsItsLine } from "./text-layout.js";
+import { LmrError } from "../../core/errors.js";
+import type { TsMorph } from "../../lang/ts-source.js";
+import type { LineRef } from "../../manifest/types.js";
+import type { TextEdit } from "../apply-edits.js";
+import { formatTsThrow, formatTsTodo, makeEdit } from "./body.js";
+import { nestedStatementLists, type TsDef } from "./symbols.js";
+import { detectEol, findLineStart, readLineIndent, startsItsLine } from "../text-layout.js";
 
 /**
  * The edit for mode "region": whole statements from line `start` to line

@@ -1,14 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { relative } from "node:path";
 import type { Project } from "ts-morph";
-import { isLmrError } from "../core/errors.js";
-import { loadTsMorph, type TsMorph } from "../lang/ts-source.js";
+import { isLmrError } from "../../dist/core/errors.js";
+import { loadTsMorph, type TsMorph } from "../../dist/lang/ts-source.js";
 import { listApiDefinitions } from "./ts-api-index.js";
-import { formatTsThrow, formatTsTodo } from "./ts-body.js";
-import { TsMasker } from "./ts-masker.js";
-import { collectErrors, formatTypeProblem, subtract, type TypeProblem } from "./ts-typecheck.js";
-import { createTsTypeOracle, type TsTypeOracle } from "./ts-types.js";
-import type { SymbolInfo } from "./types.js";
+import { formatTsThrow, formatTsTodo } from "../../dist/mask/ts/body.js";
+import { TsMasker } from "../../dist/mask/ts/masker.js";
+import { collectErrors, formatTypeProblem, subtract, type TypeProblem } from "../../dist/mask/ts/typecheck.js";
+import { createTsTypeOracle, type TsTypeOracle } from "../../dist/mask/ts/types.js";
+import type { SymbolInfo } from "../../dist/mask/types.js";
 
 /**
  * The TS/JS masking sweep: every function and method of many files (as the

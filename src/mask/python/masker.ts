@@ -1,14 +1,14 @@
 import type { Parser } from "web-tree-sitter";
-import { LmrError } from "../core/errors.js";
-import { findSyntaxError, getPythonParser, type Tree } from "../lang/python-parser.js";
-import { applyEdits, checkOverlaps, type TextEdit } from "./apply-edits.js";
-import { locateSymbol } from "./locate-symbol.js";
-import { collectMethods, detectIndentUnit, planBodyEdit } from "./python-body.js";
-import { describeBody, findHeaderColon, indexDefinitions, type PyDef, type PyIndex } from "./python-index.js";
-import { planRegionEdit } from "./python-region.js";
-import { verifyMasked, type VerifyMode } from "./python-verify.js";
-import { ByteOffsets } from "./text-layout.js";
-import type { MaskResult, MaskSpec, MaskedTarget, Masker, SymbolInfo } from "./types.js";
+import { LmrError } from "../../core/errors.js";
+import { findSyntaxError, getPythonParser, type Tree } from "../../lang/python-parser.js";
+import { applyEdits, checkOverlaps, type TextEdit } from "../apply-edits.js";
+import { locateSymbol } from "../locate-symbol.js";
+import { collectMethods, detectIndentUnit, planBodyEdit } from "./body.js";
+import { describeBody, findHeaderColon, indexDefinitions, type PyDef, type PyIndex } from "./symbols.js";
+import { planRegionEdit } from "./region.js";
+import { verifyMasked, type VerifyMode } from "./verify.js";
+import { ByteOffsets } from "../text-layout.js";
+import type { MaskResult, MaskSpec, MaskedTarget, Masker, SymbolInfo } from "../types.js";
 
 export interface PythonMaskerOptions {
   /** How to re-parse the masked source and reject error nodes (default "changed": only the changed definitions; see python-verify.ts). */

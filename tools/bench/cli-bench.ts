@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { toolkitPath } from "../core/paths.js";
-import { VALIDATORS, loadValidator, makeAjv, readSchemaText } from "../core/schema-validator.js";
+import { toolkitPath } from "../../dist/core/paths.js";
+import { VALIDATORS, loadValidator, makeAjv, readSchemaText } from "../../dist/core/schema-validator.js";
 import type { BenchContext, BenchResult, BenchRow } from "./types.js";
 
 const CLI = toolkitPath("dist", "cli", "main.js");

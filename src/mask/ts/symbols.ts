@@ -1,5 +1,5 @@
 import type { ClassLikeDeclarationBase, Node, SourceFile, Statement } from "ts-morph";
-import type { TsMorph } from "../lang/ts-source.js";
+import type { TsMorph } from "../../lang/ts-source.js";
 
 /**
  * The definitions of a TypeScript/JavaScript file that can be masked, by

@@ -1,9 +1,9 @@
 import type { Node } from "ts-morph";
-import type { TsMorph } from "../lang/ts-source.js";
-import type { TextEdit } from "./apply-edits.js";
-import type { TsDef, TsIndex } from "./ts-index.js";
-import type { TsStubFacts } from "./ts-types.js";
-import { detectEol, readLineIndent, startsItsLine } from "./text-layout.js";
+import type { TsMorph } from "../../lang/ts-source.js";
+import type { TextEdit } from "../apply-edits.js";
+import type { TsDef, TsIndex } from "./symbols.js";
+import type { TsStubFacts } from "./types.js";
+import { detectEol, readLineIndent, startsItsLine } from "../text-layout.js";
 
 export function formatTsTodo(symbol: string): string {
   return `// TODO: implement ${symbol}`;

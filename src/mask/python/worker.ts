@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { once } from "node:events";
-import { LmrError } from "../core/errors.js";
+import { LmrError } from "../../core/errors.js";
 
 /** The interpreter to use: the argument, else $LMR_PYTHON, else `python3`. */
 export function resolvePython(python?: string): string {

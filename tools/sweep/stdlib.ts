@@ -2,11 +2,11 @@ import { execFile } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { isLmrError } from "../core/errors.js";
-import { formatTodo } from "./python-body.js";
-import { PythonMasker } from "./python-masker.js";
-import { PythonWorker, resolvePython } from "./python-worker.js";
-import type { SymbolInfo } from "./types.js";
+import { isLmrError } from "../../dist/core/errors.js";
+import { formatTodo } from "../../dist/mask/python/body.js";
+import { PythonMasker } from "../../dist/mask/python/masker.js";
+import { PythonWorker, resolvePython } from "../../dist/mask/python/worker.js";
+import type { SymbolInfo } from "../../dist/mask/types.js";
 
 /**
  * The masking sweep: mask every function and method of many files, one at a

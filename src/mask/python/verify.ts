@@ -1,8 +1,8 @@
 import { Edit, type Parser } from "web-tree-sitter";
-import { LmrError } from "../core/errors.js";
-import { findSyntaxError, type Tree } from "../lang/python-parser.js";
-import { pointAfter, type TextEdit } from "./apply-edits.js";
-import { findLineStart } from "./text-layout.js";
+import { LmrError } from "../../core/errors.js";
+import { findSyntaxError, type Tree } from "../../lang/python-parser.js";
+import { pointAfter, type TextEdit } from "../apply-edits.js";
+import { findLineStart } from "../text-layout.js";
 
 /**
  * How the masked source is re-parsed:

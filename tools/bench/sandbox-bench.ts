@@ -1,12 +1,12 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildBundle, BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
-import { ensureEnv, normaliseEnvironment } from "../env/index.js";
+import { buildBundle, BUNDLE_FILES, type BundleInfo } from "../../dist/bundle/index.js";
+import { ensureEnv, normaliseEnvironment } from "../../dist/env/index.js";
 import { loadPytestTasks } from "./example-tasks.js";
-import type { ResolvedTask } from "../manifest/types.js";
-import { findDockerTarget, probeBwrap, resolvePython, runTests } from "../runner/index.js";
-import type { PythonEnv, RunRequest, SandboxChoice } from "../runner/types.js";
+import type { ResolvedTask } from "../../dist/manifest/types.js";
+import { findDockerTarget, probeBwrap, resolvePython, runTests } from "../../dist/runner/index.js";
+import type { PythonEnv, RunRequest, SandboxChoice } from "../../dist/runner/types.js";
 import type { BenchContext, BenchResult } from "./types.js";
 
 /**

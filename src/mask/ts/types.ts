@@ -1,6 +1,6 @@
 import type { Project, SourceFile, ts as TsNamespace } from "ts-morph";
-import { LmrError } from "../core/errors.js";
-import type { TsMorph } from "../lang/ts-source.js";
+import { LmrError } from "../../core/errors.js";
+import type { TsMorph } from "../../lang/ts-source.js";
 
 type Ts = typeof TsNamespace;
 

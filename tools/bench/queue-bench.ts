@@ -3,13 +3,13 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { buildBundle, BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
-import { toolkitPath } from "../core/paths.js";
-import { TOOLKIT_VERSION, runEval } from "../evaluate/run-eval.js";
+import { buildBundle, BUNDLE_FILES, type BundleInfo } from "../../dist/bundle/index.js";
+import { toolkitPath } from "../../dist/core/paths.js";
+import { TOOLKIT_VERSION, runEval } from "../../dist/evaluate/run-eval.js";
 import { loadPytestTasks } from "./example-tasks.js";
-import type { ResolvedTask } from "../manifest/types.js";
-import { parseQueueUrl, withTimeout } from "../queue/connection.js";
-import { createQueueDispatcher } from "../queue/dispatch-queue.js";
+import type { ResolvedTask } from "../../dist/manifest/types.js";
+import { parseQueueUrl, withTimeout } from "../../dist/queue/connection.js";
+import { createQueueDispatcher } from "../../dist/queue/dispatch-queue.js";
 import type { BenchContext, BenchResult } from "./types.js";
 
 /**
@@ -139,7 +139,7 @@ async function findFreePort(): Promise<number> {
 }
 
 async function waitForRedis(url: string): Promise<void> {
-  const { connectRedis } = await import("../queue/connection.js");
+  const { connectRedis } = await import("../../dist/queue/connection.js");
   for (let i = 0; ; i++) {
     try {
       const r = await withTimeout(connectRedis(parseQueueUrl(url)), 2_000);

@@ -38,7 +38,7 @@ async function main(argv: string[]): Promise<number> {
   const flags = new Set(argv.filter((a) => a.startsWith("--")));
   const names = argv.filter((a) => !a.startsWith("--"));
   if (flags.has("--help")) {
-    process.stdout.write(`usage: node dist/bench/main.js [NAME...] [--quick] [--json]\n${BENCHES.map((b) => `  ${b.name}: ${b.description}`).join("\n")}\n`);
+    process.stdout.write(`usage: npm run bench -- [NAME...] [--quick] [--json]\n${BENCHES.map((b) => `  ${b.name}: ${b.description}`).join("\n")}\n`);
     return 0;
   }
   const unknown = names.filter((n) => !BENCHES.some((b) => b.name === n));

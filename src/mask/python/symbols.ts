@@ -1,4 +1,4 @@
-import type { Node } from "../lang/python-parser.js";
+import type { Node } from "../../lang/python-parser.js";
 
 /** One function or class definition found in a Python tree. */
 export interface PyDef {

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import type { Diagnostic, Project, SourceFile } from "ts-morph";
-import { LmrError } from "../core/errors.js";
-import { loadTsMorph, type TsMorph } from "../lang/ts-source.js";
+import { LmrError } from "../../core/errors.js";
+import { loadTsMorph, type TsMorph } from "../../lang/ts-source.js";
 
 /** A type error the masked file brought into the project. */
 export interface TypeProblem {

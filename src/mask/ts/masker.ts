@@ -1,14 +1,14 @@
 import type { SourceFile } from "ts-morph";
-import { LmrError } from "../core/errors.js";
-import { describeDiagnostic, FLAVOR_EXTENSIONS, flavorOf, isTypedFlavor, parseTsSource, parseTsSourceWith, readSyntaxDiagnostics, type ScriptFlavor, type TsMorph } from "../lang/ts-source.js";
-import { applyEdits, checkOverlaps, type TextEdit } from "./apply-edits.js";
-import { locateSymbol } from "./locate-symbol.js";
-import { collectTsMethods, detectTsIndentUnit, keepInferredTypes, planTsBodyEdit, type BodyContext } from "./ts-body.js";
-import { indexTsDefinitions, type TsDef, type TsIndex } from "./ts-index.js";
-import { planTsRegionEdit } from "./ts-region.js";
-import type { TsStubFacts, TsTypeOracle } from "./ts-types.js";
-import { ByteOffsets } from "./text-layout.js";
-import type { MaskResult, MaskSpec, MaskedTarget, Masker, SymbolInfo } from "./types.js";
+import { LmrError } from "../../core/errors.js";
+import { describeDiagnostic, FLAVOR_EXTENSIONS, flavorOf, isTypedFlavor, parseTsSource, parseTsSourceWith, readSyntaxDiagnostics, type ScriptFlavor, type TsMorph } from "../../lang/ts-source.js";
+import { applyEdits, checkOverlaps, type TextEdit } from "../apply-edits.js";
+import { locateSymbol } from "../locate-symbol.js";
+import { collectTsMethods, detectTsIndentUnit, keepInferredTypes, planTsBodyEdit, type BodyContext } from "./body.js";
+import { indexTsDefinitions, type TsDef, type TsIndex } from "./symbols.js";
+import { planTsRegionEdit } from "./region.js";
+import type { TsStubFacts, TsTypeOracle } from "./types.js";
+import { ByteOffsets } from "../text-layout.js";
+import type { MaskResult, MaskSpec, MaskedTarget, Masker, SymbolInfo } from "../types.js";
 
 const MODES = new Set(["body", "region", "class"]);
 

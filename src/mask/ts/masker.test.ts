@@ -2,9 +2,9 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { LmrError } from "../core/errors.js";
-import { TsMasker } from "./ts-masker.js";
-import { checkTsTypes } from "./ts-typecheck.js";
+import { LmrError } from "../../core/errors.js";
+import { TsMasker } from "./masker.js";
+import { checkTsTypes } from "./typecheck.js";
 
 const ts = new TsMasker("ts");
 const js = new TsMasker("js");

@@ -1,10 +1,10 @@
-import { LmrError } from "../core/errors.js";
-import type { LineRef } from "../manifest/types.js";
-import type { Node } from "../lang/python-parser.js";
-import type { TextEdit } from "./apply-edits.js";
-import { RAISE_LINE, formatTodo } from "./python-body.js";
-import { listBodyItems, trimDedentedComments, type PyDef } from "./python-index.js";
-import { detectEol, findLineStart, readLineIndent, startsItsLine } from "./text-layout.js";
+import { LmrError } from "../../core/errors.js";
+import type { LineRef } from "../../manifest/types.js";
+import type { Node } from "../../lang/python-parser.js";
+import type { TextEdit } from "../apply-edits.js";
+import { RAISE_LINE, formatTodo } from "./body.js";
+import { listBodyItems, trimDedentedComments, type PyDef } from "./symbols.js";
+import { detectEol, findLineStart, readLineIndent, startsItsLine } from "../text-layout.js";
 
 /**
  * The edit for mode "region": whole statements from line `start` to line
