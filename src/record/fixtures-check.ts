@@ -5,7 +5,7 @@ import type { BundleInfo } from "../bundle/index.js";
 import { isLmrError } from "../core/errors.js";
 import { ARRAYS_FILE, CALLS_FILE, listFixtureClaims, listFixtureFiles } from "../manifest/fixture-claims.js";
 import type { ResolvedTask } from "../manifest/types.js";
-import { nodeRuntime } from "../runner/node-env.js";
+import { nodeRuntime } from "../env/node-env.js";
 import { resolveRunPython } from "../runner/run-python.js";
 import type { SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";

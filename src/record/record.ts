@@ -6,7 +6,7 @@ import { writeFileAtomic } from "../core/fs-atomic.js";
 import { isInside, toPosix } from "../core/paths.js";
 import { displayPath } from "../manifest/read.js";
 import type { ResolvedTask } from "../manifest/types.js";
-import { nodeRuntime } from "../runner/node-env.js";
+import { nodeRuntime } from "../env/node-env.js";
 import { resolveRunPython } from "../runner/run-python.js";
 import type { SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";

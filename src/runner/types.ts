@@ -1,17 +1,12 @@
+import type { ImageRecord, PythonEnv } from "../env/types.js";
 import type { Environment } from "../manifest/types.js";
+
+export type { ImageRecord, PythonEnv };
 
 /** `auto` takes docker (daemon answers, the task's image exists), else bwrap (it works here), else local. */
 export type SandboxChoice = "auto" | "docker" | "bwrap" | "none";
 export const SANDBOX_CHOICES: readonly SandboxChoice[] = ["auto", "docker", "bwrap", "none"];
 export type BackendName = "docker" | "bwrap" | "local";
-
-/** The image a docker run used: its tag, its id (sha256 of its config) and a registry digest where it has one. */
-export interface ImageRecord {
-  tag: string;
-  id: string;
-  /** repo@sha256:… from a registry; null for images built or imported on this machine. */
-  digest: string | null;
-}
 
 /** What runs the grader's tests: pytest (python/lmr_harness) or Node's built-in runner (node/lmr-harness). */
 export type TestRunner = "pytest" | "node-test";
@@ -114,16 +109,6 @@ export interface Isolation {
   uid?: number;
   /** How the process count was capped: a pids cgroup, RLIMIT_NPROC (not enforced for root), or not at all. */
   pids: "cgroup" | "rlimit" | "none";
-}
-
-/** An interpreter a run uses: `path` is the real executable (sys.executable), not a shim. */
-export interface PythonEnv {
-  path: string;
-  version: string;
-  /** sys.prefix / sys.base_prefix: folders the sandbox must keep visible. */
-  prefixes?: string[];
-  /** The interpreter lives in this task image (docker): anything run with it runs there. */
-  image?: ImageRecord & { gpu: boolean };
 }
 
 export interface RunRequest {

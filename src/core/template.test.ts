@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { renderTemplate } from "./instruction-template.js";
+import { renderTemplate } from "./template.js";
 
 describe("renderTemplate", () => {
   it("inserts values, including dotted names, and prints nothing for missing ones", () => {

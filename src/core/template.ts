@@ -1,4 +1,4 @@
-import { LmrError } from "../core/errors.js";
+import { LmrError } from "./errors.js";
 
 /*
  * A small logic-less template language for the files `lmr` scaffolds:
