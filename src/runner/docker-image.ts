@@ -3,21 +3,9 @@ import { envImageTag } from "../env/images.js";
 import { IMAGE_NODE, IMAGE_PYTHON, describeSpec, normaliseEnvironment, type EnvSpec, type TestRunnerName } from "../env/spec.js";
 import type { Environment } from "../manifest/types.js";
 import { sweepStaleContainers } from "./docker-sweep.js";
-import type { ImageRecord } from "./types.js";
+import type { DockerTarget, ImageRecord } from "./types.js";
 
-/** The image a docker run uses, resolved from the task's environment. */
-export interface DockerTarget {
-  tag: string;
-  /** The image id (sha256:…): what `docker run` is given, so the record names exactly what ran. */
-  id: string;
-  digest: string | null;
-  /** The interpreter tests run with: the venv's python, or for a node-test image its node. */
-  python: string;
-  /** What is known before the harness says hello: the spec's Python, or "node" (the image's Debian nodejs). */
-  pythonVersion: string;
-  spec: EnvSpec;
-  gpu: boolean;
-}
+export type { DockerTarget };
 
 const DEFAULT_ENV: Environment = { python: "3.11", requirements: [], gpu: false, network: false };
 /** A missing image is asked again after this long: `lmr env build` may have run meanwhile. */

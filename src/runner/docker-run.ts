@@ -13,7 +13,7 @@ import { CANDIDATE_SHM_MB, CANDIDATE_SOCKET, CANDIDATE_TMP_MB, candidateArgs, sp
 import { harnessArgs, nodeCandidateArgs, nodeHarnessArgs } from "./harness-args.js";
 import { buildChildEnv } from "./limits.js";
 import { openResultsSocket } from "./results-socket.js";
-import type { Execution } from "./run-tests.js";
+import type { Execution } from "./execution.js";
 import { makeSocketDir, type Scratch } from "./scratch.js";
 import { LogBuffer, killGroup, superviseRun } from "./supervise.js";
 import type { RunRequest } from "./types.js";
