@@ -1,4 +1,4 @@
-import { CATEGORIES, type Category, type PrepareStep, type Environment, type Target } from "../manifest/types.js";
+import { CATEGORIES, type Category, type PrepareStep, type Environment, type Target } from "../../manifest/types.js";
 
 /*
  * Reads one LMR-Bench info.json (already parsed) into a normalised shape,

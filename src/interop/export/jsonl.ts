@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { BUNDLE_FILES, type BundleManifest } from "../bundle/types.js";
-import { isRedistributable } from "../manifest/license.js";
-import { isUrlUpstream, type Category, type Environment, type Target } from "../manifest/types.js";
-import type { BuiltTask } from "./export-tasks.js";
+import { BUNDLE_FILES, type BundleManifest } from "../../bundle/types.js";
+import { isRedistributable } from "../../manifest/license.js";
+import { isUrlUpstream, type Category, type Environment, type Target } from "../../manifest/types.js";
+import type { BuiltTask } from "./tasks.js";
 
 /** One line of the JSONL export (Hugging Face datasets style: flat, self-describing). */
 export interface JsonlRow {

@@ -1,13 +1,13 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { toolkitPath } from "../core/paths.js";
-import { writeDirAtomic, writeFileAtomic } from "../core/fs-atomic.js";
-import type { InstructionLevel } from "../manifest/level.js";
-import { isRedistributable } from "../manifest/license.js";
-import { isUrlUpstream } from "../manifest/types.js";
-import { readTaskSet } from "../run-folder/index.js";
-import { HARNESS_WORKDIR, writeHarnessTask, type HarnessTaskInfo } from "./export-harness-task.js";
-import type { BuiltTask } from "./export-tasks.js";
+import { toolkitPath } from "../../core/paths.js";
+import { writeDirAtomic, writeFileAtomic } from "../../core/fs-atomic.js";
+import type { InstructionLevel } from "../../manifest/level.js";
+import { isRedistributable } from "../../manifest/license.js";
+import { isUrlUpstream } from "../../manifest/types.js";
+import { readTaskSet } from "../../run-folder/index.js";
+import { HARNESS_WORKDIR, writeHarnessTask, type HarnessTaskInfo } from "./harness-task.js";
+import type { BuiltTask } from "./tasks.js";
 
 /*
  * `lmr export --format inspect`: an Inspect AI task over lmr's tasks.

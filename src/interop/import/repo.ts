@@ -1,11 +1,11 @@
 import { readFile, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { isLmrError } from "../core/errors.js";
-import { checkRelativePath } from "../core/paths.js";
-import { LICENSE_FILES, detectLicense } from "../manifest/license.js";
-import { maskerFor } from "../mask/registry.js";
-import type { SymbolInfo } from "../mask/types.js";
-import type { Report } from "./lmr-bench-info.js";
+import { isLmrError } from "../../core/errors.js";
+import { checkRelativePath } from "../../core/paths.js";
+import { LICENSE_FILES, detectLicense } from "../../manifest/license.js";
+import { maskerFor } from "../../mask/registry.js";
+import type { SymbolInfo } from "../../mask/types.js";
+import type { Report } from "./info.js";
 import { parseRequirements } from "./requirements.js";
 
 /*
@@ -47,7 +47,7 @@ export async function locateRepoFolder(folderDir: string, declared: string | und
   return undefined;
 }
 
-/** A path from info.json as a path inside the repository folder: "./" and a leading "<repo>/" removed. */
+/** A path from info.json as a path inside the repository folder: "../" and a leading "<repo>/" removed. */
 export function normalizeRepoPath(path: string, repoFolder: string): { path: string; strippedPrefix: boolean } {
   let p = path.replace(/\\/g, "/").replace(/^(\.\/)+/, "");
   let strippedPrefix = false;

@@ -1,16 +1,16 @@
 import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { BUNDLE_FILES } from "../bundle/types.js";
-import { toolkitPath } from "../core/paths.js";
-import { planBase, planEnv, readToolkitNode, readToolkitPython } from "../env/images.js";
-import { IMAGE_NODE, IMAGE_PYTHON, baseImageVariable, normaliseEnvironment } from "../env/spec.js";
-import { candidateArgs, candidateRequest } from "../runner/candidate.js";
-import { harnessArgs, nodeCandidateArgs, nodeHarnessArgs } from "../runner/harness-args.js";
-import type { RunRequest } from "../runner/types.js";
-import { containerEnv } from "../runner/docker-run.js";
-import { kernelPinsFor } from "../runner/limits.js";
-import { readVerification } from "../verify/verify-task.js";
-import type { BuiltTask } from "./export-tasks.js";
+import { BUNDLE_FILES } from "../../bundle/types.js";
+import { toolkitPath } from "../../core/paths.js";
+import { planBase, planEnv, readToolkitNode, readToolkitPython } from "../../env/images.js";
+import { IMAGE_NODE, IMAGE_PYTHON, baseImageVariable, normaliseEnvironment } from "../../env/spec.js";
+import { candidateArgs, candidateRequest } from "../../runner/candidate.js";
+import { harnessArgs, nodeCandidateArgs, nodeHarnessArgs } from "../../runner/harness-args.js";
+import type { RunRequest } from "../../runner/types.js";
+import { containerEnv } from "../../runner/docker-run.js";
+import { kernelPinsFor } from "../../runner/limits.js";
+import { readVerification } from "../../verify/verify-task.js";
+import type { BuiltTask } from "./tasks.js";
 
 /*
  * What a Harbor task folder and an Inspect sample share, written per task:

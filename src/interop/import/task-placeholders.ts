@@ -1,4 +1,4 @@
-import type { Target } from "../manifest/types.js";
+import type { Target } from "../../manifest/types.js";
 
 export interface TargetSignature {
   target: Target;

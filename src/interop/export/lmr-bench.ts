@@ -1,14 +1,14 @@
 import { cp, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { BUNDLE_FILES } from "../bundle/types.js";
-import { LmrError } from "../core/errors.js";
-import { readToolkitPython } from "../env/images.js";
-import { candidateRequest } from "../runner/candidate.js";
-import { writeDirAtomic, writeJsonAtomic, writeFileAtomic } from "../core/fs-atomic.js";
-import { isRedistributable } from "../manifest/license.js";
-import { isUrlUpstream, type ResolvedTask, type Target } from "../manifest/types.js";
-import type { BuiltTask } from "./export-tasks.js";
+import { BUNDLE_FILES } from "../../bundle/types.js";
+import { LmrError } from "../../core/errors.js";
+import { readToolkitPython } from "../../env/images.js";
+import { candidateRequest } from "../../runner/candidate.js";
+import { writeDirAtomic, writeJsonAtomic, writeFileAtomic } from "../../core/fs-atomic.js";
+import { isRedistributable } from "../../manifest/license.js";
+import { isUrlUpstream, type ResolvedTask, type Target } from "../../manifest/types.js";
+import type { BuiltTask } from "./tasks.js";
 
 export interface LmrBenchExport {
   /** Absolute folder written: OUT/<n>-<id>. */

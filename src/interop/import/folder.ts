@@ -1,12 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { checkRelativePath } from "../core/paths.js";
-import { SCHEMA_VERSION, type Category, type Environment, type TaskManifest, type Target } from "../manifest/types.js";
-import { readInfo, type InfoImplementation, type InfoPaper, type Report } from "./lmr-bench-info.js";
-import { checkSymbol, isFile, locateRepoFolder, normalizeRepoPath, readLicense, readRequirements, readSignature } from "./lmr-bench-repo.js";
-import { deriveTaskId, isTaskId, testFileFor } from "../manifest/task-id.js";
+import { checkRelativePath } from "../../core/paths.js";
+import { SCHEMA_VERSION, type Category, type Environment, type TaskManifest, type Target } from "../../manifest/types.js";
+import { readInfo, type InfoImplementation, type InfoPaper, type Report } from "./info.js";
+import { checkSymbol, isFile, locateRepoFolder, normalizeRepoPath, readLicense, readRequirements, readSignature } from "./repo.js";
+import { deriveTaskId, isTaskId, testFileFor } from "../../manifest/task-id.js";
 import { renderPlaceholderInstruction, renderPlaceholderTest, type TargetSignature } from "./task-placeholders.js";
-import type { ImportOptions, RepoFacts, SkippedTask } from "./types.js";
+import type { ImportOptions, RepoFacts, SkippedTask } from "../types.js";
 
 /** One task to write: its manifest and the files of its folder. */
 export interface TaskPlan {

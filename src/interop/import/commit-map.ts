@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
-import { LmrError } from "../core/errors.js";
-import type { RepoFacts } from "./types.js";
+import { LmrError } from "../../core/errors.js";
+import type { RepoFacts } from "../types.js";
 
 const SHA = /^[0-9a-f]{40}$/;
 

@@ -1,13 +1,13 @@
 import { mkdir, mkdtemp, readdir, rename, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { LmrError } from "../core/errors.js";
-import { writeFileAtomic, writeJsonAtomic } from "../core/fs-atomic.js";
-import { MANIFEST_FILE } from "../manifest/read.js";
-import { validateTasks } from "../manifest/validate.js";
-import { planFolder, type TaskPlan } from "./lmr-bench-folder.js";
-import { isDir, isFile } from "./lmr-bench-repo.js";
-import type { Defect, ImportOptions, ImportResult } from "./types.js";
+import { LmrError } from "../../core/errors.js";
+import { writeFileAtomic, writeJsonAtomic } from "../../core/fs-atomic.js";
+import { MANIFEST_FILE } from "../../manifest/read.js";
+import { validateTasks } from "../../manifest/validate.js";
+import { planFolder, type TaskPlan } from "./folder.js";
+import { isDir, isFile } from "./repo.js";
+import type { Defect, ImportOptions, ImportResult } from "../types.js";
 
 const INFO = "info.json";
 

@@ -1,13 +1,13 @@
 import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { writeDirAtomic, writeFileAtomic } from "../core/fs-atomic.js";
-import type { InstructionLevel } from "../manifest/level.js";
-import { isRedistributable } from "../manifest/license.js";
-import { isUrlUpstream } from "../manifest/types.js";
-import { readTaskSet } from "../run-folder/index.js";
-import { TOOLKIT_VERSION } from "../evaluate/run-eval.js";
-import { writeHarnessTask, type HarnessTaskInfo } from "./export-harness-task.js";
-import type { BuiltTask } from "./export-tasks.js";
+import { writeDirAtomic, writeFileAtomic } from "../../core/fs-atomic.js";
+import type { InstructionLevel } from "../../manifest/level.js";
+import { isRedistributable } from "../../manifest/license.js";
+import { isUrlUpstream } from "../../manifest/types.js";
+import { readTaskSet } from "../../run-folder/index.js";
+import { TOOLKIT_VERSION } from "../../evaluate/run-eval.js";
+import { writeHarnessTask, type HarnessTaskInfo } from "./harness-task.js";
+import type { BuiltTask } from "./tasks.js";
 
 /*
  * `lmr export --format harbor`: one Harbor task folder per task (OUT/<id>/: task.toml,

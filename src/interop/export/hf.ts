@@ -1,12 +1,12 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "../core/fs-atomic.js";
-import { isRedistributable } from "../manifest/license.js";
-import { instructionPath } from "../manifest/level.js";
-import { isUrlUpstream, type Category, type TaskManifest } from "../manifest/types.js";
-import { readTaskSet } from "../run-folder/index.js";
-import { readVerification } from "../verify/verify-task.js";
-import type { BuiltTask } from "./export-tasks.js";
+import { writeFileAtomic } from "../../core/fs-atomic.js";
+import { isRedistributable } from "../../manifest/license.js";
+import { instructionPath } from "../../manifest/level.js";
+import { isUrlUpstream, type Category, type TaskManifest } from "../../manifest/types.js";
+import { readTaskSet } from "../../run-folder/index.js";
+import { readVerification } from "../../verify/verify-task.js";
+import type { BuiltTask } from "./tasks.js";
 
 /*
  * `lmr export --format hf`: a Hugging Face dataset folder. One row per task in

@@ -1,12 +1,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildBundle } from "../bundle/index.js";
-import type { BundleInfo, BundleOptions } from "../bundle/types.js";
-import { LmrError } from "../core/errors.js";
-import { findTaskDirs, loadTask } from "../manifest/load.js";
-import type { ResolvedTask } from "../manifest/types.js";
-import { validateTasks, type ValidationReport } from "../manifest/validate.js";
+import { buildBundle } from "../../bundle/index.js";
+import type { BundleInfo, BundleOptions } from "../../bundle/types.js";
+import { LmrError } from "../../core/errors.js";
+import { findTaskDirs, loadTask } from "../../manifest/load.js";
+import type { ResolvedTask } from "../../manifest/types.js";
+import { validateTasks, type ValidationReport } from "../../manifest/validate.js";
 
 export interface BuiltTask {
   task: ResolvedTask;
