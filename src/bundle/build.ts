@@ -147,7 +147,7 @@ async function maskTargets(task: ResolvedTask, workspace: string, referenceDir: 
       const masker = maskerFor(file);
       const specs = group.map((g) => g.spec);
       // as `lmr mask` does: a .ts/.tsx file under a tsconfig.json of the workspace is masked with the
-      // type checker, so its stub keeps the type callers inferred from the body (src/mask/ts-types.ts)
+      // type checker, so its stub keeps the type callers inferred from the body (src/mask/ts/types.ts)
       const abs = join(workspace, file);
       const tsconfig = masker instanceof TsMasker && isTypedFlavor(flavorOf(file, "js")) ? findTsconfig(abs, workspace) : undefined;
       const project = tsconfig === undefined ? undefined : await openTypeCheck(abs, tsconfig);

@@ -8,7 +8,7 @@ import type { BenchContext, BenchResult } from "./types.js";
 
 /**
  * TS/JS masking throughput: the ts-morph masker (src/mask/ts/masker.ts) against a baseline
- * written with the TypeScript compiler API alone (maskWithCompilerApi in ts-api-index.ts), on
+ * written with the TypeScript compiler API alone (maskWithCompilerApi in tools/sweep/ts-api-index.ts), on
  * the same definitions: the functions and methods of the sweep's packages (scripts/ts-sweep.mjs)
  * that both find on the same line. Same work per definition on both sides, from the source
  * text to a checked result: parse, index the file's definitions, locate the one, splice the

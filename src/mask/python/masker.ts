@@ -11,7 +11,7 @@ import { ByteOffsets } from "../text-layout.js";
 import type { MaskResult, MaskSpec, MaskedTarget, Masker, SymbolInfo } from "../types.js";
 
 export interface PythonMaskerOptions {
-  /** How to re-parse the masked source and reject error nodes (default "changed": only the changed definitions; see python-verify.ts). */
+  /** How to re-parse the masked source and reject error nodes (default "changed": only the changed definitions; see verify.ts). */
   verify?: VerifyMode;
   /** How many parsed sources to keep (tree + symbol index), so several calls on one file parse it once. Default 4; 0 = none. */
   cacheSize?: number;

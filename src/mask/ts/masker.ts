@@ -32,13 +32,13 @@ interface Parsed {
 
 /**
  * The TypeScript/JavaScript masker (ts-morph): targets by qualified name
- * (see ts-index.ts), bodies replaced by a TODO comment and
+ * (see symbols.ts), bodies replaced by a TODO comment and
  * `throw new Error("not implemented: NAME")`, everything outside the
  * replaced spans kept byte for byte. The result is parsed again and must
  * have no syntax diagnostic (the input must have none either). Whether it
  * type-checks against a project is `checkTsTypes`' job (it needs the files
  * around it); in .ts/.tsx the masker keeps callers' inferred types: exactly
- * with a type oracle (ts-types.ts), as `any` without (ts-body.ts).
+ * with a type oracle (types.ts), as `any` without (body.ts).
  *
  * One instance per flavor (how TypeScript parses the file: .ts, .tsx, .js,
  * .jsx); a `file` argument with another extension takes that one's flavor.
