@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { toolkitPath } from "../core/paths.js";
 import { buildChildEnv } from "../runner/limits.js";
-import { runRecordInImage } from "../runner/docker-exec.js";
+import { runRecordInImage } from "../runner/docker/exec.js";
 import type { PythonEnv } from "../runner/types.js";
 
 /** What one run of python/lmr_record did. */

@@ -6,7 +6,7 @@ import {
   describeSpec, ensureBase, ensureEnv, groupByEnvironment, importRootfs, listLmrImages, loadTasksFor, parseBase, planBase, planEnv,
   pruneImages, resolveBaseSource, DEFAULT_BASE, baseMajorMinor, type BaseName, type BuildEvent, type EnvGroup, type LmrImage,
 } from "../../env/index.js";
-import { sweepStaleContainers } from "../../runner/docker-sweep.js";
+import { sweepStaleContainers } from "../../runner/docker/sweep.js";
 import { action } from "../action.js";
 import { paint, printJson, progress, progressDone } from "../output.js";
 

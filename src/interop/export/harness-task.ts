@@ -7,7 +7,7 @@ import { IMAGE_NODE, IMAGE_PYTHON, baseImageVariable, normaliseEnvironment } fro
 import { candidateArgs, candidateRequest } from "../../runner/candidate.js";
 import { harnessArgs, nodeCandidateArgs, nodeHarnessArgs } from "../../runner/harness-args.js";
 import type { RunRequest } from "../../runner/types.js";
-import { containerEnv } from "../../runner/docker-run.js";
+import { containerEnv } from "../../runner/docker/run.js";
 import { kernelPinsFor } from "../../runner/limits.js";
 import { readVerification } from "../../verify/verify-task.js";
 import type { BuiltTask } from "./tasks.js";

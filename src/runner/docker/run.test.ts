@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ChannelState } from "./channel.js";
-import { dockerRunArgs, findMissingModules } from "./docker-run.js";
+import type { ChannelState } from "../channel.js";
+import { dockerRunArgs, findMissingModules } from "./run.js";
 
 describe("dockerRunArgs", () => {
   const args = dockerRunArgs({

@@ -2,12 +2,12 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { isInside, toolkitPath } from "../core/paths.js";
-import { dockerBin, removeContainers } from "../env/docker-cli.js";
-import { LmrError } from "../core/errors.js";
-import type { PythonEnv } from "./types.js";
-import { chownTree, containerEnv, containerUser, dockerRunArgs, isRoot } from "./docker-run.js";
-import { trackContainer } from "./docker-sweep.js";
+import { isInside, toolkitPath } from "../../core/paths.js";
+import { dockerBin, removeContainers } from "../../env/docker-cli.js";
+import { LmrError } from "../../core/errors.js";
+import type { PythonEnv } from "../types.js";
+import { chownTree, containerEnv, containerUser, dockerRunArgs, isRoot } from "./run.js";
+import { trackContainer } from "./sweep.js";
 
 /** What one command in a task image did (the shape of lmr record's HarnessRun). */
 export interface ContainerRun {

@@ -1,11 +1,11 @@
-import { sweepSocketFolders } from "./scratch.js";
+import { sweepSocketFolders } from "../scratch.js";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { dockerBin, listContainers, removeContainers } from "../env/docker-cli.js";
-import { onStopSignal } from "../core/stop-signals.js";
+import { dockerBin, listContainers, removeContainers } from "../../env/docker-cli.js";
+import { onStopSignal } from "../../core/stop-signals.js";
 
 /** Label on every test container: who started it (`host/pid/start`), so a later run can tell a leftover. */
 export const OWNER_LABEL = "lmr.owner";

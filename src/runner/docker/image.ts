@@ -1,9 +1,9 @@
-import { inspectImage, probeDocker } from "../env/docker-cli.js";
-import { envImageTag } from "../env/images.js";
-import { IMAGE_NODE, IMAGE_PYTHON, describeSpec, normaliseEnvironment, type EnvSpec, type TestRunnerName } from "../env/spec.js";
-import type { Environment } from "../manifest/types.js";
-import { sweepStaleContainers } from "./docker-sweep.js";
-import type { DockerTarget, ImageRecord } from "./types.js";
+import { inspectImage, probeDocker } from "../../env/docker-cli.js";
+import { envImageTag } from "../../env/images.js";
+import { IMAGE_NODE, IMAGE_PYTHON, describeSpec, normaliseEnvironment, type EnvSpec, type TestRunnerName } from "../../env/spec.js";
+import type { Environment } from "../../manifest/types.js";
+import { sweepStaleContainers } from "./sweep.js";
+import type { DockerTarget, ImageRecord } from "../types.js";
 
 export type { DockerTarget };
 
