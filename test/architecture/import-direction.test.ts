@@ -113,6 +113,23 @@ describe("the checks themselves", () => {
     });
     expect(prefixMixes(root, readImportGraph(root).files)).toEqual([
       "src/scaffold/ has 3 files named new-*.ts (new-a.ts, new-b.ts, new-c.ts), and new is an area of its own: move them into a new/ folder",
+      "src/scaffold/ tells 2 areas apart by file-name prefix (new-*.ts: 3, tests-*.ts: 3): give each its own folder",
     ]);
+  });
+
+  it("fails on two areas told apart by prefix in one folder, as mask/ had python-* and ts-*", async () => {
+    const root = await tree({
+      "mask/registry.ts": "export {};\n",
+      "mask/python-body.ts": "export {};\n",
+      "mask/python-masker.ts": "export {};\n",
+      "mask/python-region.ts": "export {};\n",
+      "mask/ts-body.ts": "export {};\n",
+      "mask/ts-masker.ts": "export {};\n",
+      "mask/ts-region.ts": "export {};\n",
+      "report/render-html.ts": "export {};\n",
+      "report/render-json.ts": "export {};\n",
+      "report/render-svg.ts": "export {};\n",
+    });
+    expect(prefixMixes(root, readImportGraph(root).files)).toEqual(["src/mask/ tells 2 areas apart by file-name prefix (python-*.ts: 3, ts-*.ts: 3): give each its own folder"]);
   });
 });

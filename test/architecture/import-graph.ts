@@ -177,9 +177,12 @@ function describeCircle(comp: string[], next: Map<string, string[]>): string {
 }
 
 /**
- * Folders that mix areas by file-name prefix: 3 or more files of one folder named `xxx-*.ts`
- * where xxx is the name of a folder of src/ (at any depth) other than that folder itself:
- * those files belong in that area's folder, as scaffold/new-*.ts went to new/.
+ * Folders that mix areas by file-name prefix, in two shapes: 3 or more files of one folder
+ * named `xxx-*.ts` where xxx is the name of a folder of src/ (at any depth) other than that
+ * folder itself (they belong in that area's folder, as scaffold/new-*.ts went to new/); and a
+ * folder with two or more such groups of 3+ files (`python-*` and `ts-*` in mask/, `new-*` and
+ * `record-*` in scaffold/, `export-*` and `lmr-bench-*` in interop/ before issue 26): areas
+ * told apart by prefix instead of by folder.
  */
 export function prefixMixes(srcDir: string, files: readonly string[]): string[] {
   const folderNames = new Set<string>();
@@ -208,10 +211,14 @@ export function prefixMixes(srcDir: string, files: readonly string[]): string[] 
       const prefix = n.slice(0, dash);
       groups.set(prefix, [...(groups.get(prefix) ?? []), n]);
     }
-    for (const [prefix, group] of groups) {
-      if (group.length >= 3 && folderNames.has(prefix) && prefix !== own) {
+    const big = [...groups].filter(([, group]) => group.length >= 3).sort(([a], [b]) => (a < b ? -1 : 1));
+    for (const [prefix, group] of big) {
+      if (folderNames.has(prefix) && prefix !== own) {
         problems.push(`src/${dir ? `${dir}/` : ""} has ${group.length} files named ${prefix}-*.ts (${group.sort().join(", ")}), and ${prefix} is an area of its own: move them into a ${prefix}/ folder`);
       }
+    }
+    if (big.length >= 2) {
+      problems.push(`src/${dir ? `${dir}/` : ""} tells ${big.length} areas apart by file-name prefix (${big.map(([p, g]) => `${p}-*.ts: ${g.length}`).join(", ")}): give each its own folder`);
     }
   }
   return problems;
