@@ -7,7 +7,7 @@ import { hashTree } from "../core/hash.js";
 import { checkRelativePath, toolkitPath } from "../core/paths.js";
 import { selectBackend } from "./backends.js";
 import { backendOf } from "./run-target.js";
-import { executeInDocker, missingModuleVerdict } from "./docker-run.js";
+import { executeInDocker, missingModuleVerdict } from "./docker/run.js";
 import { harnessArgs, nodeCandidateArgs, nodeHarnessArgs } from "./harness-args.js";
 import { CANDIDATE_SCRIPT, CANDIDATE_SHM_MB, CANDIDATE_SOCKET, CANDIDATE_TMP_MB, candidateArgs, spawnCandidate } from "./candidate.js";
 import { buildChildEnv, createRunLimits, findPrlimit } from "./limits.js";
@@ -17,6 +17,7 @@ import { LogBuffer, killGroup, superviseRun } from "./supervise.js";
 import type { Backend, Isolation, RunOutcome, RunRequest, WrapOptions } from "./types.js";
 import { decideVerdict, type ProcessFacts } from "./verdict.js";
 import type { RecordReader } from "./channel.js";
+import type { Execution } from "./execution.js";
 
 const HARNESS = toolkitPath("python", "lmr_harness", "run_pytest.py");
 const HARNESS_INI = toolkitPath("python", "lmr_harness", "pytest.ini");
@@ -75,14 +76,6 @@ export function interpreterFolders(python: { path: string; prefixes?: string[] }
 function changedFiles(before: Record<string, string>, after: Record<string, string>): string[] {
   const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
   return [...keys].filter((k) => before[k] !== after[k]).sort();
-}
-
-/** What one backend's execution hands back to the verdict. */
-export interface Execution {
-  facts: ProcessFacts;
-  reader: RecordReader;
-  log: string;
-  isolation: Isolation;
 }
 
 /**

@@ -4,8 +4,8 @@ import { LmrError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs-atomic.js";
 import { checkRelativePath, toolkitPath } from "../core/paths.js";
 import type { ResolvedTask, Target } from "../manifest/types.js";
-import { PLACEHOLDER_MARK } from "./new-manifest.js";
-import { ARRAYS_FILE, CALLS_FILE, readCallsFile, type RecordedTarget } from "./record-calls.js";
+import { PLACEHOLDER_MARK } from "./task-skeleton.js";
+import { ARRAYS_FILE, CALLS_FILE, readCallsFile, type RecordedTarget } from "../record/calls.js";
 import { editManifestLists, type ListEdit } from "./tests-manifest.js";
 import { renderReplayTests, snakeName } from "./tests-render.js";
 

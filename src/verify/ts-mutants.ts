@@ -1,8 +1,7 @@
 import { flavorOf, parseTsSource, readSyntaxDiagnostics } from "../lang/ts-source.js";
 import { locateSymbol } from "../mask/locate-symbol.js";
-import { indexTsDefinitions, type TsDef } from "../mask/ts-index.js";
-import type { MutantCandidate, MutantTarget } from "./mutants.js";
-import type { MutationPoint } from "./mutant-points.js";
+import { indexTsDefinitions, type TsDef } from "../mask/ts/symbols.js";
+import type { MutantCandidate, MutantTarget, MutationPoint } from "./mutant-points.js";
 import { collectTsMutationPoints } from "./ts-mutant-points.js";
 
 /**

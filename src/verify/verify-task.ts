@@ -1,4 +1,4 @@
-import { findInTargets, formatLowPrecisionWarning } from "../scaffold/low-precision.js";
+import { findInTargets, formatLowPrecisionWarning } from "../record/low-precision.js";
 import { claimDifferences, isReproducedHere, readRecordText, stampReproduced } from "./reproduced.js";
 import { TOOLKIT_VERSION, toolkitHash } from "../core/toolkit-identity.js";
 import { execFile } from "node:child_process";
