@@ -12,7 +12,7 @@ export function action<A extends unknown[]>(body: (...args: A) => Promise<number
       process.exitCode = await body(...args);
     } catch (err) {
       if (wantsJson) {
-        printJson({ ok: false, error: isLmrError(err) ? err.toJSON() : { code: "internal", message: String(err) } });
+        printJson({ ok: false, error: isLmrError(err) ? err.toJSON() : { code: "internal/unexpected", kind: "infra", message: String(err) } });
       }
       if (isLmrError(err)) {
         if (!wantsJson) process.stderr.write(`lmr: ${err.format()}\n`);

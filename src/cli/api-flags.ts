@@ -5,7 +5,7 @@ import { INSTRUCTION_LEVELS } from "../manifest/level.js";
 /** Flags lmr generate and lmr judge share: reading them, with errors that name the flag and the fix. */
 
 export function usage(flag: string, message: string, hint?: string): LmrError {
-  return new LmrError({ code: "usage/bad-flag", kind: "usage", pointer: flag, message, ...(hint ? { hint } : {}) });
+  return new LmrError({ code: "usage/bad-flag", pointer: flag, message, ...(hint ? { hint } : {}) });
 }
 
 export function int(value: string, flag: string, min: number): number {

@@ -21,8 +21,7 @@ export function chooseTasks(
     if (missing.length > 0) {
       const near = missing.map((m) => ({ m, near: findNearIds(m, [...byId.keys()]) }));
       throw new LmrError({
-        code: `${command}/unknown-task`,
-        kind: "usage",
+        code: "usage/unknown-task",
         file: flags.tasksDir,
         pointer: "--tasks",
         message: `no task with id ${near.map(({ m, near: n }) => `'${m}'${n.length > 0 ? ` (did you mean ${n.map((x) => `'${x}'`).join(" or ")}?)` : ""}`).join(", ")}`,
@@ -34,13 +33,13 @@ export function chooseTasks(
   const wanted = flags.tasks ? flags.tasks.map((id) => byId.get(id)!) : [...byId.values()];
   const outside = wanted.filter((w) => !isInSet(readTaskSet(w.task.manifest), set));
   if (flags.tasks && outside.length > 0) {
-    throw new LmrError({ code: `${command}/task-not-in-set`, kind: "usage", pointer: "--tasks", message: `${outside.map((w) => `'${w.task.manifest.id}' (${readTaskSet(w.task.manifest)})`).join(", ")} not in set ${set}`, hint: "drop --set, or pick tasks of that set" });
+    throw new LmrError({ code: "usage/task-not-in-set", pointer: "--tasks", message: `${outside.map((w) => `'${w.task.manifest.id}' (${readTaskSet(w.task.manifest)})`).join(", ")} not in set ${set}`, hint: "drop --set, or pick tasks of that set" });
   }
   const chosen = wanted.filter((w) => isInSet(readTaskSet(w.task.manifest), set)).map((w) => w.dir);
   if (!flags.tasks) chosen.push(...dirs.filter((_, i) => tasks[i] === undefined));
   if (chosen.length === 0) {
     const hint = dirs.length === 0 ? "point --tasks-dir at a folder of tasks" : set === "all" ? "check that the task manifests load (lmr validate)" : `no task of ${flags.tasksDir} is in set ${set}; try --set all`;
-    throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: dirs.length === 0 ? "no task folders found" : `no task to ${command === "eval" ? "grade" : command === "agent" ? "run an agent on" : command === "export" ? "export" : "prompt"} in set ${set}`, hint });
+    throw new LmrError({ code: "usage/no-tasks", file: flags.tasksDir, message: dirs.length === 0 ? "no task folders found" : `no task to ${command === "eval" ? "grade" : command === "agent" ? "run an agent on" : command === "export" ? "export" : "prompt"} in set ${set}`, hint });
   }
   return dirs.filter((d) => chosen.includes(d));
 }

@@ -51,7 +51,7 @@ describe("scaffold instruction (library) on copies of the example tasks", () => 
     const dir = await copyTask(root, "trainer-class");
     const before = await readFile(join(dir, "instruction.md"), "utf8");
     const e = await errorOf(scaffoldInstruction(dir));
-    expect(e.code).toBe("instruction-exists");
+    expect(e.code).toBe("instruction/exists");
     expect(await readFile(join(dir, "instruction.md"), "utf8")).toBe(before);
     await scaffoldInstruction(dir, { force: true });
     const text = await readFile(join(dir, "instruction.md"), "utf8");
@@ -99,7 +99,7 @@ describe("scaffold instruction (library) on copies of the example tasks", () => 
     // the alternatives' blocks name the real symbol, which validation would report first
     await rm(join(dir, "alternatives"), { recursive: true });
     const e = await errorOf(scaffoldInstruction(dir, { force: true }));
-    expect(e.code).toBe("target-not-found");
+    expect(e.code).toBe("task/target-not-found");
     expect(e.pointer).toBe("/targets/0/symbol");
     const bad = await copyTask(await makeTempDir("instr"), "pref-loss", (m) => {
       m.category = "Robotics";

@@ -68,7 +68,7 @@ describe("lmr prepare extract", () => {
     expect(noName.stderr).toContain("--name is required");
     const json = await lmr(["prepare", "extract", join(fixtures, "mcts.py"), "--within", "Nope.search", "--start", "1", "--end", "2", "--name", "x", "--json"], dir);
     expect(json.exitCode).toBe(2);
-    expect(JSON.parse(String(json.stdout)).error).toMatchObject({ code: "prepare-within-not-found", message: "no function or method 'Nope.search'; near matches: MCTS.search" });
+    expect(JSON.parse(String(json.stdout)).error).toMatchObject({ code: "prepare/within-not-found", message: "no function or method 'Nope.search'; near matches: MCTS.search" });
   });
 });
 

@@ -101,7 +101,7 @@ describe("lmr record runs the candidate's set-up and the grader's conftest.py fi
     const r = await runCli(["record", taskDir, "--driver", "from scoring import weighted_mean", "--json"]);
     expect(r.exitCode).toBe(2);
     const out = JSON.parse(r.stdout);
-    expect(out.error.code).toBe("record-conftest-failed");
+    expect(out.error.code).toBe("record/conftest-failed");
     expect(out.error.message).toContain("tests/candidate_setup.py failed while lmr record loaded it before importing the targets: RuntimeError: needs a GPU");
     expect(out.error.pointer).toBe("/tests/candidate/setup");
     expect(await stat(join(taskDir, "fixtures/calls.json")).then(() => true, () => false)).toBe(false);

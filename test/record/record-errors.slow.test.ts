@@ -35,7 +35,7 @@ describe("lmr record: what stops a recording", () => {
     expect(r.exitCode).toBe(2);
     const out = JSON.parse(r.stdout);
     expect(out.ok).toBe(false);
-    expect(out.error.code).toBe("record-unserialisable");
+    expect(out.error.code).toBe("record/unserialisable");
     expect(out.error.message).toContain("argument 'policy_chosen_logps' [0] has type _io.TextIOWrapper");
   });
 

@@ -89,7 +89,7 @@ describe("lmr report (built CLI)", () => {
     expect(r.stderr).toContain(`lmr: ${join(dir, "run.json")}: not a run folder: run.json is missing`);
     const j = await runCli(["report", join(dir, "nope"), "--json"]);
     expect(j.code, j.stderr).toBe(2);
-    expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, error: { code: "report.not-a-run" } });
+    expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, error: { code: "report/not-a-run" } });
   });
 
   it("reports a run folder an older lmr wrote (results/<task>/<sample>/)", async () => {

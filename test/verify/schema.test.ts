@@ -43,7 +43,7 @@ describe("schema/verification.schema.json and verify-output.schema.json", () => 
   it("--json output: records carry `unchanged`; an error replaces the tasks", () => {
     expect(schemaErrors(validateOutput, { ok: true, tasks: [{ ...passing(), unchanged: true }] })).toEqual([]);
     expect(schemaErrors(validateOutput, { ok: true, tasks: [passing()] })).not.toEqual([]);
-    expect(schemaErrors(validateOutput, { ok: false, error: { code: "manifest-bad-json", kind: "input", message: "invalid JSON" } })).toEqual([]);
+    expect(schemaErrors(validateOutput, { ok: false, error: { code: "manifest/bad-json", kind: "input", message: "invalid JSON" } })).toEqual([]);
     expect(schemaErrors(validateOutput, { ok: false })).not.toEqual([]);
   });
 });

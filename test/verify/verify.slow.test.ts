@@ -144,7 +144,7 @@ describe.concurrent("lmr verify on deliberately broken tasks", () => {
     expect(r.exitCode).toBe(2);
     const out = JSON.parse(r.stdout) as Output;
     expect(schemaErrors(schemas.output, out)).toEqual([]);
-    expect(out.error?.code).toBe("manifest-bad-json");
+    expect(out.error?.code).toBe("manifest/bad-json");
   });
 
   it("a missing interpreter is an infrastructure failure (exit 3), not a verdict on the task", async () => {

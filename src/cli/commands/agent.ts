@@ -130,7 +130,7 @@ Examples:
 }
 
 function usage(flag: string, message: string, hint?: string): LmrError {
-  return new LmrError({ code: "usage/bad-flag", kind: "usage", pointer: flag, message, ...(hint ? { hint } : {}) });
+  return new LmrError({ code: "usage/bad-flag", pointer: flag, message, ...(hint ? { hint } : {}) });
 }
 
 function int(value: string, flag: string, min: number): number {

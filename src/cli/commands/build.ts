@@ -71,7 +71,7 @@ Examples:
 async function runBuild(taskDirs: string[], opts: BuildOptions): Promise<number> {
   const dirs = taskDirs.length > 0 ? taskDirs : await findTaskDirs(opts.tasksDir);
   if (dirs.length === 0) {
-    throw new LmrError({ code: "no-tasks", kind: "usage", file: opts.tasksDir, message: "no task folders found", hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks" });
+    throw new LmrError({ code: "usage/no-tasks", file: opts.tasksDir, message: "no task folders found", hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks" });
   }
   // a task still being written (TODO(author) left in its instruction) builds; lmr validate and verify refuse it
   const report = await validateTasks(dirs, { finished: false });

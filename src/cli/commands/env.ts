@@ -108,11 +108,11 @@ async function runBuild(dirs: string[], flags: BuildFlags): Promise<number> {
     }
   }
   const tasks = await loadTasksFor(dirs, flags.tasksDir);
-  if (tasks.length === 0) throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders or --tasks-dir" });
+  if (tasks.length === 0) throw new LmrError({ code: "usage/no-tasks", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders or --tasks-dir" });
   const groups = await groupByEnvironment(tasks);
   if (flags.print !== undefined) {
     const layer = flags.print === true ? "env" : flags.print;
-    if (layer !== "env" && layer !== "base") throw new LmrError({ code: "usage/bad-layer", kind: "usage", message: `--print takes env or base, got '${layer}'` });
+    if (layer !== "env" && layer !== "base") throw new LmrError({ code: "usage/bad-layer", message: `--print takes env or base, got '${layer}'` });
     const g = groups[0]!;
     const plan = layer === "env" ? await planEnv(g.spec) : await planBase(g.spec, (await resolveBaseSource(g.spec.base, flags.baseImage)).ref);
     process.stdout.write(String(plan.files.Dockerfile));
@@ -124,7 +124,7 @@ async function runBuild(dirs: string[], flags: BuildFlags): Promise<number> {
     const r = await ensureEnv(g.spec, { ...(flags.baseImage ? { baseImage: flags.baseImage } : {}), force: flags.force ?? false, onEvent })
       .catch((err: unknown) => {
         // A package that does not install is the manifest's: name the first task that asks for it.
-        if (err instanceof LmrError && !err.file && err.pointer) throw new LmrError({ code: err.code, kind: err.kind, file: displayPath(g.tasks[0]!.manifestPath), pointer: err.pointer, message: err.message, ...(err.hint ? { hint: err.hint } : {}) });
+        if (err instanceof LmrError && !err.file && err.pointer) throw new LmrError({ code: err.code, file: displayPath(g.tasks[0]!.manifestPath), pointer: err.pointer, message: err.message, ...(err.hint ? { hint: err.hint } : {}) });
         throw err;
       })
       .finally(progressDone);
@@ -182,10 +182,10 @@ async function runPrune(flags: PruneFlags): Promise<number> {
 async function runBase(base: string, flags: BaseFlags): Promise<number> {
   const b = parseBase(base);
   const python = baseMajorMinor(base);
-  if (!b || !python) throw new LmrError({ code: "usage/bad-base", kind: "usage", message: `unknown base '${base}'`, hint: "debian:bookworm, debian:trixie or python:3.X-slim" });
+  if (!b || !python) throw new LmrError({ code: "usage/bad-base", message: `unknown base '${base}'`, hint: "debian:bookworm, debian:trixie or python:3.X-slim" });
   let rootfs;
   if (flags.fromRootfs) {
-    if (b.kind !== "debian") throw new LmrError({ code: "usage/rootfs-not-debian", kind: "usage", message: `--from-rootfs makes Debian bases only, not ${base}`, hint: "pull the official image where a registry is reachable, or pass --base-image" });
+    if (b.kind !== "debian") throw new LmrError({ code: "usage/rootfs-not-debian", message: `--from-rootfs makes Debian bases only, not ${base}`, hint: "pull the official image where a registry is reachable, or pass --base-image" });
     const tty = process.stderr.isTTY && !flags.json;
     rootfs = await importRootfs(b.suite, { ...(flags.mirror ? { mirror: flags.mirror } : {}), onLine: (l) => (tty ? progress(l.slice(0, 100)) : undefined) }).finally(progressDone);
     if (!flags.json) process.stdout.write(`imported ${rootfs.tag} (${mb(rootfs.size)}) from ${rootfs.mirror} in ${rootfs.seconds.toFixed(0)} s\n`);

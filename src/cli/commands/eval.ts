@@ -116,7 +116,7 @@ Examples:
 function count(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new LmrError({ code: "usage/bad-number", kind: "usage", message: `${flag} must be a whole number >= 1, got '${value}'` });
+  if (!Number.isInteger(n) || n < 1) throw new LmrError({ code: "usage/bad-number", message: `${flag} must be a whole number >= 1, got '${value}'` });
   return n;
 }
 

@@ -129,14 +129,14 @@ async function runExport(taskDirs: string[], opts: ExportOptions): Promise<numbe
   if (opts.format === "jsonl") {
     const file = resolve(opts.out);
     await writeFileAtomic(file, renderJsonl(rows)).catch((err: unknown) => {
-      throw new LmrError({ code: "export-write-failed", kind: "infra", file, message: `cannot write it (${(err as Error).message})`, hint: "choose a writable --out file", cause: err });
+      throw new LmrError({ code: "export/write-failed", file, message: `cannot write it (${(err as Error).message})`, hint: "choose a writable --out file", cause: err });
     });
     written.push(file);
   }
   if (opts.format === "hf") {
     const dir = resolve(opts.out);
     written.push(...(await writeHfDataset(dir, hfRows).catch((err: unknown) => {
-      throw new LmrError({ code: "export-write-failed", kind: "infra", file: dir, message: `cannot write the dataset there (${(err as Error).message})`, hint: "choose a writable --out folder", cause: err });
+      throw new LmrError({ code: "export/write-failed", file: dir, message: `cannot write the dataset there (${(err as Error).message})`, hint: "choose a writable --out folder", cause: err });
     })));
   }
   if (opts.format === "harbor") written.push(...(await writeHarborDatasetFiles(opts.out, harnessTasks, level)));

@@ -88,8 +88,7 @@ function checkCategory(c: string): Category {
   if (found) return found;
   const close = suggestClosest(c, CATEGORIES);
   throw new LmrError({
-    code: "unknown-category",
-    kind: "usage",
+    code: "import/unknown-category",
     message: `--default-category ${JSON.stringify(c)} is not one of the nine categories`,
     hint: close ? `did you mean ${JSON.stringify(close)}?` : `use one of: ${CATEGORIES.join("; ")}`,
   });

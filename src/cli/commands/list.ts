@@ -49,7 +49,7 @@ Examples:
 async function runList(flags: ListFlags): Promise<number> {
   const format = flags.json ? "json" : flags.format;
   if (!["text", "md", "json"].includes(format)) {
-    throw new LmrError({ code: "usage/bad-format", kind: "usage", message: `--format must be text, md or json, got '${format}'` });
+    throw new LmrError({ code: "usage/bad-format", message: `--format must be text, md or json, got '${format}'` });
   }
   const rows: TaskRow[] = [];
   for (const dir of await findTaskDirs(flags.tasksDir)) {

@@ -112,12 +112,12 @@ async function readSource(file: string): Promise<string> {
     bytes = await readFile(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new LmrError({ code: "mask/read-failed", kind: "input", file, message: code === "ENOENT" ? "no such file" : `cannot read: ${String(err)}`, hint: "check the path" });
+    throw new LmrError({ code: "mask/read-failed", file, message: code === "ENOENT" ? "no such file" : `cannot read: ${String(err)}`, hint: "check the path" });
   }
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
-    throw new LmrError({ code: "mask/not-utf8", kind: "input", file, message: "the file is not valid UTF-8", hint: "convert it to UTF-8 first" });
+    throw new LmrError({ code: "mask/not-utf8", file, message: "the file is not valid UTF-8", hint: "convert it to UTF-8 first" });
   }
 }
 
@@ -152,7 +152,7 @@ function parsePositive(text: string, flag: string): number {
 }
 
 function usage(message: string): LmrError {
-  return new LmrError({ code: "mask/usage", kind: "usage", message, hint: "run `lmr mask --help`" });
+  return new LmrError({ code: "mask/usage", message, hint: "run `lmr mask --help`" });
 }
 
 function printSymbols(file: string, symbols: SymbolInfo[], json: boolean): number {

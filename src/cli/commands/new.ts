@@ -79,7 +79,7 @@ async function runNew(flags: NewCliFlags): Promise<number> {
   const note = (line: string): void => void process.stderr.write(`lmr: ${line}\n`);
   const result = await createTask(flags, { cwd: process.cwd(), ...(ask ? { ask } : {}), ...(flags.json ? {} : { note }) }).catch((err: unknown) => {
     // Ctrl+C at a prompt: nothing was written (the task folder appears only at the end)
-    if (err instanceof Error && err.name === "ExitPromptError") throw new LmrError({ code: "new/cancelled", kind: "usage", message: "cancelled; nothing was written" });
+    if (err instanceof Error && err.name === "ExitPromptError") throw new LmrError({ code: "new/cancelled", message: "cancelled; nothing was written" });
     throw err;
   });
   if (flags.json) {

@@ -54,12 +54,12 @@ Examples:
 async function runFetch(taskDirs: string[], flags: FetchFlags): Promise<number> {
   const dirs = taskDirs.length > 0 ? taskDirs : await findTaskDirs(flags.tasksDir);
   if (dirs.length === 0) {
-    throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks" });
+    throw new LmrError({ code: "usage/no-tasks", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks" });
   }
   const papersDir = papersDirFrom(flags.papers);
   const arxivBase = arxivBaseFrom(flags.arxivBase);
   if (!/^https?:\/\//.test(arxivBase)) {
-    throw new LmrError({ code: "paper-bad-arxiv-base", kind: "usage", message: `--arxiv-base must be an http(s) URL, got '${arxivBase}'`, hint: "e.g. --arxiv-base https://export.arxiv.org/pdf/" });
+    throw new LmrError({ code: "paper/bad-arxiv-base", message: `--arxiv-base must be an http(s) URL, got '${arxivBase}'`, hint: "e.g. --arxiv-base https://export.arxiv.org/pdf/" });
   }
   const results: FetchResult[] = [];
   const failures: LmrError[] = [];

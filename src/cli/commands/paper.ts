@@ -88,7 +88,7 @@ async function runExtract(pdf: string, opts: ExtractOptions): Promise<number> {
 
 async function runFind(paperPath: string, terms: string[], opts: FindOptions): Promise<number> {
   const blank = terms.findIndex((t) => t.trim() === "");
-  if (blank >= 0) throw new LmrError({ code: "paper-term-blank", kind: "usage", message: `term ${blank + 1} is blank`, hint: "give words to search for" });
+  if (blank >= 0) throw new LmrError({ code: "paper/term-blank", message: `term ${blank + 1} is blank`, hint: "give words to search for" });
   const { pages } = await readPaperPages(paperPath);
   const findings = findInPaper(pages, terms);
   const missing = terms.filter((t) => !findings.some((f) => f.term === t));
@@ -102,6 +102,6 @@ async function write(file: string, run: () => Promise<void>): Promise<void> {
   try {
     await run();
   } catch (err) {
-    throw new LmrError({ code: "paper-write-failed", kind: "infra", file, message: `cannot write it (${(err as Error).message})`, hint: "choose a writable path", cause: err });
+    throw new LmrError({ code: "paper/write-failed", file, message: `cannot write it (${(err as Error).message})`, hint: "choose a writable path", cause: err });
   }
 }

@@ -171,7 +171,7 @@ async function readInput(path: string): Promise<string> {
   try {
     return await readFile(path, "utf8");
   } catch (err) {
-    throw new LmrError({ code: "file-unreadable", message: `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, file: path, hint: "check the path" });
+    throw new LmrError({ code: "prepare/file-unreadable", message: `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, file: path, hint: "check the path" });
   }
 }
 
@@ -180,11 +180,11 @@ async function located<T>(file: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
-    if (err instanceof LmrError) throw new LmrError({ code: err.code, kind: err.kind, message: err.message, file, hint: err.hint, cause: err });
+    if (err instanceof LmrError) throw new LmrError({ code: err.code, message: err.message, file, hint: err.hint, cause: err });
     throw err;
   }
 }
 
 function usage(message: string): LmrError {
-  return new LmrError({ code: "usage", kind: "usage", message, hint: "see lmr prepare --help" });
+  return new LmrError({ code: "usage/bad-args", message, hint: "see lmr prepare --help" });
 }

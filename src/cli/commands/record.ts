@@ -89,7 +89,7 @@ function wholeNumber(value: string | undefined, flag: string, min: number): numb
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < min) {
-    throw new LmrError({ code: "usage/bad-number", kind: "usage", message: `${flag} must be a whole number >= ${min}, got '${value}'`, hint: `e.g. ${flag} 10` });
+    throw new LmrError({ code: "usage/bad-number", message: `${flag} must be a whole number >= ${min}, got '${value}'`, hint: `e.g. ${flag} 10` });
   }
   return n;
 }
@@ -101,17 +101,17 @@ async function runRecord(taskDirs: string[], flags: RecordFlags): Promise<number
   if (flags.check) {
     for (const [flag, given] of [["--driver", flags.driver], ["--driver-file", flags.driverFile], ["--max-calls", flags.maxCalls], ["--seed", flags.seed]] as const) {
       if (given !== undefined) {
-        throw new LmrError({ code: "usage/check-flag", kind: "usage", message: `--check regenerates fixtures as task.json says; ${flag} does not apply`, hint: "set record.driver (and record.max_calls) in task.json; the seed comes from the committed calls.json" });
+        throw new LmrError({ code: "usage/check-flag", message: `--check regenerates fixtures as task.json says; ${flag} does not apply`, hint: "set record.driver (and record.max_calls) in task.json; the seed comes from the committed calls.json" });
       }
     }
     return runRecordCheck(taskDirs, { sandbox, ...(timeoutS !== undefined ? { timeoutS } : {}), ...(flags.python ? { python: flags.python } : {}), ...(flags.mirror ? { mirror: flags.mirror } : {}), json: flags.json === true });
   }
   if (taskDirs.length !== 1) {
-    throw new LmrError({ code: "usage/one-task", kind: "usage", message: `lmr record records one task at a time, got ${taskDirs.length}`, hint: "pass one TASK_DIR, or --check to compare several" });
+    throw new LmrError({ code: "usage/one-task", message: `lmr record records one task at a time, got ${taskDirs.length}`, hint: "pass one TASK_DIR, or --check to compare several" });
   }
   const taskDir = taskDirs[0]!;
   if (flags.driver !== undefined && flags.driverFile !== undefined) {
-    throw new LmrError({ code: "usage/driver-twice", kind: "usage", message: "pass --driver or --driver-file, not both", hint: "use --driver-file for anything longer than a line" });
+    throw new LmrError({ code: "usage/driver-twice", message: "pass --driver or --driver-file, not both", hint: "use --driver-file for anything longer than a line" });
   }
   const driver: DriverSpec | undefined = flags.driver !== undefined ? { code: flags.driver } : flags.driverFile !== undefined ? { file: flags.driverFile } : undefined;
   const maxCalls = wholeNumber(flags.maxCalls, "--max-calls", 1);

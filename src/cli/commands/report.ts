@@ -82,7 +82,7 @@ Examples:
           summary = buildSummary(merged, opts.set === "all" ? {} : { set: opts.set });
           // a merged summary is written nowhere, but what --format json prints is the schema's all the same
           const check = await validateSummary(summary);
-          if (!check.ok) throw new LmrError({ code: "report.summary-invalid", kind: "infra", message: `the merged summary does not match schema/summary.schema.json: ${check.problems.map((p) => `${p.pointer || "/"} ${p.message}`).join("; ")}`, hint: "this is a bug in lmr; please report it with the run folders" });
+          if (!check.ok) throw new LmrError({ code: "report/summary-invalid", message: `the merged summary does not match schema/summary.schema.json: ${check.problems.map((p) => `${p.pointer || "/"} ${p.message}`).join("; ")}`, hint: "this is a bug in lmr; please report it with the run folders" });
           dir = ""; // problems name their folder themselves
         } else {
           const whole = await writeSummary(dir);
@@ -97,7 +97,7 @@ Examples:
         } else {
           const out = resolve(opts.out);
           await writeFileAtomic(out, text).catch((err: unknown) => {
-            throw new LmrError({ code: "report.write-failed", kind: "infra", message: `cannot write the report: ${(err as Error).message}`, file: out, hint: "choose a writable --out path", cause: err });
+            throw new LmrError({ code: "report/write-failed", message: `cannot write the report: ${(err as Error).message}`, file: out, hint: "choose a writable --out path", cause: err });
           });
           process.stderr.write(`lmr: wrote ${format} report to ${out}${dir ? ` (summary: ${join(dir, SUMMARY_FILE)})` : ""}\n`);
         }

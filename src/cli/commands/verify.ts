@@ -112,7 +112,7 @@ function count(value: string | undefined, flag: string, min: number): number | u
   if (value === undefined) return undefined;
   const n = Number(value);
   if (value.trim() === "" || !Number.isInteger(n) || n < min) {
-    throw new LmrError({ code: "usage/bad-number", kind: "usage", message: `${flag} must be a whole number >= ${min}, got '${value}'`, hint: `e.g. ${flag} 3` });
+    throw new LmrError({ code: "usage/bad-number", message: `${flag} must be a whole number >= ${min}, got '${value}'`, hint: `e.g. ${flag} 3` });
   }
   return n;
 }
@@ -121,7 +121,7 @@ function count(value: string | undefined, flag: string, min: number): number | u
 function mutantCount(value: string | undefined): number | "all" | undefined {
   if (value?.trim().toLowerCase() === "all") return "all";
   if (value !== undefined && !/^\s*\d+\s*$/.test(value)) {
-    throw new LmrError({ code: "usage/bad-number", kind: "usage", message: `--mutants must be a whole number >= 0 or 'all', got '${value}'`, hint: "e.g. --mutants 20, or --mutants all to list every mutant" });
+    throw new LmrError({ code: "usage/bad-number", message: `--mutants must be a whole number >= 0 or 'all', got '${value}'`, hint: "e.g. --mutants 20, or --mutants all to list every mutant" });
   }
   return count(value, "--mutants", 0);
 }
@@ -129,7 +129,7 @@ function mutantCount(value: string | undefined): number | "all" | undefined {
 function ratio(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const r = Number(value);
-  if (value.trim() === "" || !(r >= 0 && r <= 1)) throw new LmrError({ code: "usage/bad-ratio", kind: "usage", message: `--min-kill-ratio must be between 0 and 1, got '${value}'`, hint: "e.g. --min-kill-ratio 0.8" });
+  if (value.trim() === "" || !(r >= 0 && r <= 1)) throw new LmrError({ code: "usage/bad-ratio", message: `--min-kill-ratio must be between 0 and 1, got '${value}'`, hint: "e.g. --min-kill-ratio 0.8" });
   return r;
 }
 
@@ -142,7 +142,7 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
   await sweepTrustedScratch();
   const given = taskDirs.length > 0 ? taskDirs : await findTaskDirs(flags.tasksDir);
   if (given.length === 0) {
-    throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders or --tasks-dir" });
+    throw new LmrError({ code: "usage/no-tasks", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders or --tasks-dir" });
   }
   const runs = count(flags.runs, "--runs", 1);
   const mutants = mutantCount(flags.mutants);

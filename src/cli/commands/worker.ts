@@ -68,7 +68,7 @@ Examples:
 
 function count(value: string, flag: string, min: number): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new LmrError({ code: "usage/bad-number", kind: "usage", pointer: flag, message: `${flag} must be a whole number >= ${min}, got '${value}'` });
+  if (!Number.isInteger(n) || n < min) throw new LmrError({ code: "usage/bad-number", pointer: flag, message: `${flag} must be a whole number >= ${min}, got '${value}'` });
   return n;
 }
 
