@@ -1,15 +1,12 @@
 import { Option, type Command } from "commander";
 import { availableParallelism } from "node:os";
-import { basename, resolve } from "node:path";
+import { resolve } from "node:path";
 import { AGENT_DIR, AGENT_RUN_FILES, runAgents, type AgentRunSummary } from "../../agent/run-agents.js";
 import { AGENT_SANDBOX_CHOICES, type AgentSandboxChoice } from "../../agent/run-agent.js";
 import { AGENT_PATHS, AGENT_PRESETS, TEMPLATE_VARIABLES, presetTemplate, templateVariables } from "../../agent/template.js";
 import { EXIT, LmrError } from "../../core/errors.js";
 import { sha256 } from "../../core/hash.js";
 import { TOOLKIT_VERSION } from "../../evaluate/run-eval.js";
-import { findTaskDirs, loadTask } from "../../manifest/load.js";
-import type { ResolvedTask } from "../../manifest/types.js";
-import { validateTasks } from "../../manifest/validate.js";
 import { openAgentQueue } from "../../queue/agent-queue.js";
 import { parseQueueUrl } from "../../queue/connection.js";
 import { createQueueDispatcher } from "../../queue/dispatch-queue.js";
@@ -20,9 +17,9 @@ import { TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js"
 import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
 import type { InstructionLevel } from "../../manifest/level.js";
 import { action } from "../action.js";
-import { levelOption } from "../api-flags.js";
-import { chooseTasks } from "../choose-tasks.js";
-import { printJson, printProblems, progress, progressDone } from "../output.js";
+import { int, levelOption, usage } from "../api-flags.js";
+import { loadChosenTasks } from "../choose-tasks.js";
+import { printJsonFailed, printJsonOk, printProblems, progress, progressDone } from "../output.js";
 
 interface AgentRunFlags {
   cmd?: string;
@@ -129,15 +126,6 @@ Examples:
     .action(action(runAgentCommand));
 }
 
-function usage(flag: string, message: string, hint?: string): LmrError {
-  return new LmrError({ code: "usage/bad-flag", pointer: flag, message, ...(hint ? { hint } : {}) });
-}
-
-function int(value: string, flag: string, min: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw usage(flag, `${flag} must be a whole number >= ${min}, got '${value}'`);
-  return n;
-}
 
 async function runAgentCommand(flags: AgentRunFlags): Promise<number> {
   if ((flags.cmd === undefined) === (flags.preset === undefined)) throw usage("--cmd", "give exactly one of --cmd TEMPLATE and --preset NAME", `presets: ${Object.keys(AGENT_PRESETS).join(", ")}`);
@@ -159,15 +147,7 @@ async function runAgentCommand(flags: AgentRunFlags): Promise<number> {
   const jobs = flags.jobs !== undefined ? int(flags.jobs, "--jobs", 1) : availableParallelism();
   const sandbox = await hostChoiceFor(parseSandboxChoice(flags.sandbox), flags.python);
 
-  const dirs = await findTaskDirs(flags.tasksDir);
-  const all = await Promise.all(dirs.map((d) => loadTask(d).catch(() => undefined)));
-  const chosen = chooseTasks(dirs, all, flags, "agent");
-  const report = await validateTasks(chosen);
-  if (!report.ok) {
-    printProblems(report.problems);
-    return EXIT.input;
-  }
-  const tasks = await Promise.all(chosen.map((d) => loadTask(d)));
+  const { tasks, knownTaskIds } = await loadChosenTasks(flags, "agent");
   const mirror = flags.mirror ?? process.env.LMR_MIRROR;
   const connection = flags.queue !== undefined ? parseQueueUrl(flags.queue) : undefined;
   const attempts = int(flags.queueAttempts, "--queue-attempts", 1);
@@ -195,7 +175,7 @@ async function runAgentCommand(flags: AgentRunFlags): Promise<number> {
       sandbox,
       ...(flags.python ? { python: flags.python } : {}),
       set: flags.set ?? (flags.tasks ? "all" : "core"),
-      knownTaskIds: [...new Set([...all.filter((t): t is ResolvedTask => t !== undefined).map((t) => t.manifest.id), ...dirs.map((d) => basename(d))])],
+      knownTaskIds,
       ...(dispatcher ? { dispatcher } : {}),
     },
     ...(agents ? { runSample: (input, hashes) => agents.run(input, hashes) } : {}),
@@ -206,9 +186,11 @@ async function runAgentCommand(flags: AgentRunFlags): Promise<number> {
   if (agents) process.stderr.write(`lmr: agent runs through the queue at ${connection!.display}: ${Object.entries(agents.workers()).map(([w, n]) => `${w} (${n})`).join(", ") || "none needed"}\n`);
   printProblems(outcome.problems);
   const s = await writeSummary(flags.out);
-  if (flags.json) printJson({ agent: summary, summary: s });
-  else process.stdout.write(describe(summary, s, flags.out));
   const infra = summary.totals.infra === summary.totals.samples || (s.totals.samples > 0 && s.totals.verdicts.infra === s.totals.samples);
+  if (flags.json) {
+    if (infra) printJsonFailed("agent run", new LmrError({ code: "agent/all-infra", message: "every agent run or every grading ended in an infrastructure error", hint: "see the infra reasons in agent/agent-run.json and summary.json" }), { agent: summary, summary: s });
+    else printJsonOk("agent run", { agent: summary, summary: s });
+  } else process.stdout.write(describe(summary, s, flags.out));
   return infra ? EXIT.infra : EXIT.ok;
 }
 

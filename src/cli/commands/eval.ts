@@ -1,16 +1,12 @@
 import { Option, type Command } from "commander";
-import { chooseTasks } from "../choose-tasks.js";
+import { loadChosenTasks } from "../choose-tasks.js";
 import { availableParallelism } from "node:os";
-import { basename } from "node:path";
 import { EXIT, LmrError } from "../../core/errors.js";
 import { TOOLKIT_VERSION, runEval } from "../../evaluate/run-eval.js";
 import { parseShard } from "../../evaluate/shard.js";
 import { parseQueueUrl } from "../../queue/connection.js";
 import { createQueueDispatcher } from "../../queue/dispatch-queue.js";
 import { formatQueueStatus } from "../../queue/queue-status.js";
-import { findTaskDirs, loadTask } from "../../manifest/load.js";
-import type { ResolvedTask } from "../../manifest/types.js";
-import { validateTasks } from "../../manifest/validate.js";
 import { formatRate, formatVerdictCounts } from "../../report/format.js";
 import { writeSummary } from "../../report/summarize.js";
 import type { Summary } from "../../report/types.js";
@@ -19,8 +15,8 @@ import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
 import { action } from "../action.js";
 import type { InstructionLevel } from "../../manifest/level.js";
 import { resolveSubmissionLevel } from "../../evaluate/submission-level.js";
-import { levelOption } from "../api-flags.js";
-import { printJson, printProblems, progress, progressDone } from "../output.js";
+import { count, levelOption } from "../api-flags.js";
+import { printJsonFailed, printJsonOk, printProblems, progress, progressDone } from "../output.js";
 
 interface EvalFlags {
   submissions: string;
@@ -113,33 +109,18 @@ Examples:
     .action(action(runEvalCommand));
 }
 
-function count(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new LmrError({ code: "usage/bad-number", message: `${flag} must be a whole number >= 1, got '${value}'` });
-  return n;
-}
-
 async function runEvalCommand(flags: EvalFlags): Promise<number> {
   const sandbox = await hostChoiceFor(parseSandboxChoice(flags.sandbox), flags.python);
   const jobs = count(flags.jobs, "--jobs") ?? availableParallelism();
   const samples = count(flags.samples, "--samples");
-  const dirs = await findTaskDirs(flags.tasksDir);
-  const all = await Promise.all(dirs.map((d) => loadTask(d).catch(() => undefined)));
-  const chosen = chooseTasks(dirs, all, flags, "eval");
-  const report = await validateTasks(chosen);
-  if (!report.ok) {
-    printProblems(report.problems);
-    return EXIT.input;
-  }
-  const loaded = await Promise.all(chosen.map((d) => loadTask(d)));
+  const { tasks: loaded, knownTaskIds } = await loadChosenTasks(flags, "eval");
   const level = await resolveSubmissionLevel(flags.submissions, flags.level);
   const queue = flags.queue ? createQueueDispatcher({ connection: parseQueueUrl(flags.queue), sandbox, attempts: count(flags.queueAttempts, "--queue-attempts") ?? 3, toolkitVersion: TOOLKIT_VERSION, onStatus: (s) => progress(formatQueueStatus(s)), log: (l) => process.stderr.write(`${l}\n`) }) : undefined;
   const outcome = await runEval({
     submissions: flags.submissions,
     tasks: loaded,
     // A folder whose manifest does not load still names a task: rows for it are not "unknown".
-    knownTaskIds: [...new Set([...all.filter((t): t is ResolvedTask => t !== undefined).map((t) => t.manifest.id), ...dirs.map((d) => basename(d))])],
+    knownTaskIds,
     set: flags.set ?? (flags.tasks ? "all" : "core"),
     level,
     outDir: flags.out,
@@ -161,12 +142,16 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
     );
   }
   const s = await writeSummary(flags.out);
-  if (flags.json) printJson(queue ? { summary: s, queue: queue.finalStatus() ?? null } : s);
-  else {
+  const infra = allInfra(s);
+  if (flags.json) {
+    const data = queue ? { summary: s, queue: queue.finalStatus() ?? null } : s;
+    if (infra) printJsonFailed("eval", new LmrError({ code: "eval/all-infra", message: `every one of the ${s.totals.samples} samples ended in an infrastructure error`, hint: "see the infra reasons in the summary" }), data);
+    else printJsonOk("eval", data);
+  } else {
     if (outcome.shard) process.stdout.write(`shard ${outcome.shard.index}/${outcome.shard.count} (plan ${outcome.shard.plan.slice(0, 12)}): merge the shards with lmr report RUN_1 … RUN_${outcome.shard.count}\n`);
     process.stdout.write(describeOutcome(s, outcome.graded, outcome.reused, flags.out));
   }
-  return allInfra(s) ? EXIT.infra : EXIT.ok;
+  return infra ? EXIT.infra : EXIT.ok;
 }
 
 

@@ -10,7 +10,7 @@ import { finishTypeCheck, formatTypeProblem, openTypeCheck } from "../../mask/ts
 import { createTsTypeOracle } from "../../mask/ts-types.js";
 import type { MaskSpec, Masker, SymbolInfo } from "../../mask/types.js";
 import { action } from "../action.js";
-import { printJson } from "../output.js";
+import { printJsonFailed, printJsonOk } from "../output.js";
 
 interface MaskOptions {
   symbol: string[];
@@ -36,7 +36,7 @@ export function registerMask(program: Command): void {
     .option("--region <START:END>", "mode region: first and last line to mask, 1-based and inclusive; a side that is not a number is an anchor (text of the line)")
     .option("-o, --out <PATH>", "write the masked source here (atomically) instead of printing it")
     .option("--list", "list the file's functions, methods and classes instead of masking")
-    .option("--json", "print JSON: {file, ok, targets} (the source is written only with --out)")
+    .option("--json", "print JSON: {file, targets} as the envelope's data (the source is written only with --out)")
     .option("--no-compile-check", "do not compile() a Python result (LMR_PYTHON or python3), nor type-check a TS/JS one against the nearest tsconfig.json")
     .addHelpText(
       "after",
@@ -86,7 +86,7 @@ async function runMask(file: string, opts: MaskOptions): Promise<number> {
     const typed = project && finishTypeCheck(project, result.source);
     if (typed && typed.added.length > 0) {
       const message = `the masked source adds ${typed.added.length} type error(s) under ${typed.tsconfig}: ${typed.added.slice(0, 3).map(formatTypeProblem).join("; ")}`;
-      if (opts.json) printJson({ file, ok: false, targets, error: { code: "mask/type-errors", message, added: typed.added } });
+      if (opts.json) printJsonFailed("mask", new LmrError({ code: "mask/type-errors", file, message }), { file, targets, added: typed.added });
       else process.stderr.write(`lmr: ${file}: ${message}\n`);
       return EXIT.check;
     }
@@ -94,13 +94,13 @@ async function runMask(file: string, opts: MaskOptions): Promise<number> {
     const [outcome] = await checkCompiles([{ name: file, source: result.source }]);
     if (outcome && !outcome.ok) {
       const message = `the masked source does not compile: ${formatCompileError(outcome)}`;
-      if (opts.json) printJson({ file, ok: false, targets, error: { code: "mask/compile-failed", message, ...outcome.error } });
+      if (opts.json) printJsonFailed("mask", new LmrError({ code: "mask/compile-failed", file, message }), { file, targets, compile_error: outcome.error });
       else process.stderr.write(`lmr: ${file}: ${message}\n`);
       return EXIT.check;
     }
   }
   if (opts.out) await writeFileAtomic(opts.out, result.source);
-  if (opts.json) printJson({ file, ok: true, targets, ...(opts.out ? { out: opts.out } : {}) });
+  if (opts.json) printJsonOk("mask", { file, targets, ...(opts.out ? { out: opts.out } : {}) });
   else if (!opts.out) process.stdout.write(result.source);
   else process.stderr.write(`masked ${targets.map((t) => t.symbol).join(", ")} → ${opts.out}\n`);
   return EXIT.ok;
@@ -157,7 +157,7 @@ function usage(message: string): LmrError {
 
 function printSymbols(file: string, symbols: SymbolInfo[], json: boolean): number {
   if (json) {
-    printJson({ file, ok: true, symbols });
+    printJsonOk("mask", { file, symbols });
     return EXIT.ok;
   }
   const rows = symbols.map((s) => [String(s.line), s.kind, s.name, s.signature.replace(/\s*\r?\n\s*/g, " ")]);

@@ -5,7 +5,7 @@ import { createTask, DEFAULT_TASKS_DIR } from "../../scaffold/new.js";
 import { formatNextSteps, walkNextSteps } from "../../scaffold/new-next.js";
 import type { NewFlags } from "../../scaffold/new-types.js";
 import { action } from "../action.js";
-import { printJson, printProblems } from "../output.js";
+import { printJsonFailed, printJsonOk, printProblems } from "../output.js";
 
 interface NewCliFlags extends NewFlags {
   json?: boolean;
@@ -83,7 +83,9 @@ async function runNew(flags: NewCliFlags): Promise<number> {
     throw err;
   });
   if (flags.json) {
-    printJson({ ok: result.problems.length === 0, task_dir: result.taskDir, files: result.files, manifest: result.manifest, problems: result.problems, next: result.next });
+    const data = { task_dir: result.taskDir, files: result.files, manifest: result.manifest, problems: result.problems, next: result.next };
+    if (result.problems.length === 0) printJsonOk("new", data);
+    else printJsonFailed("new", new LmrError({ code: "new/not-valid-yet", file: result.taskDir, message: `the new task does not validate yet: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`, hint: "see data.problems and data.next: the steps that fill in what is missing" }), data);
     return result.problems.length === 0 ? EXIT.ok : EXIT.check;
   }
   if (result.problems.length > 0) {

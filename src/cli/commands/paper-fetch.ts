@@ -6,7 +6,7 @@ import { fetchTaskPaper, type FetchResult } from "../../paper/fetch.js";
 import { arxivBaseFrom, formatBytes } from "../../paper/pin.js";
 import { papersDirFrom } from "../../paper/resolve.js";
 import { action } from "../action.js";
-import { printJson } from "../output.js";
+import { printJsonFailed, printJsonOk } from "../output.js";
 
 interface FetchFlags {
   tasksDir: string;
@@ -80,7 +80,10 @@ async function runFetch(taskDirs: string[], flags: FetchFlags): Promise<number> 
   }
   if (flags.json) {
     const problems: Problem[] = failures.map((e) => ({ file: e.file, pointer: e.pointer, message: e.message, hint: e.hint }));
-    printJson({ ok: failures.length === 0, papers: results, problems });
+    // the envelope's error is the failure that decided the exit code; every failure is in data.problems
+    const worst = failures.find((e) => exitCodeFor(e) === code);
+    if (worst) printJsonFailed("paper fetch", worst, { papers: results, problems });
+    else printJsonOk("paper fetch", { papers: results, problems });
   }
   return code;
 }

@@ -9,7 +9,7 @@ import { extractFunction } from "../../prepare/extract-function.js";
 import { convertNotebook } from "../../prepare/notebook.js";
 import { suggestSignature } from "../../prepare/suggest.js";
 import { action } from "../action.js";
-import { printJson } from "../output.js";
+import { printJsonOk } from "../output.js";
 
 interface ExtractOptions {
   within?: string;
@@ -113,7 +113,7 @@ async function runExtract(file: string, opts: ExtractOptions): Promise<number> {
   if (opts.suggest) {
     const step: ExtractFunctionStep = { kind: "extract-function", file: toPosix(relative(resolve(opts.root ?? "."), resolve(file))), ...spec };
     const onImport = sig.runs_on_import ? { runs_on_import: sig.runs_on_import } : {};
-    if (opts.json) printJson({ ok: true, params, returns, start_line: result.start_line, end_line: result.end_line, ...onImport, step });
+    if (opts.json) printJsonOk("prepare extract", { params, returns, start_line: result.start_line, end_line: result.end_line, ...onImport, step });
     else {
       const guard = sig.runs_on_import
         ? `import:  runs lines ${sig.runs_on_import.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ")}${mainGuard ? " (main_guard puts them under `if __name__ == \"__main__\":`)" : " (main_guard off)"}\n`
@@ -125,8 +125,8 @@ async function runExtract(file: string, opts: ExtractOptions): Promise<number> {
   if (!given) process.stderr.write(`lmr: using the suggested signature: ${result.call} (pass --param/--return to choose)\n`);
   if (opts.mainGuard === undefined && mainGuard) process.stderr.write(`lmr: importing ${file} runs top-level code: main_guard is on (pass --no-main-guard to leave it)\n`);
   if (opts.out) await writeFileAtomic(opts.out, result.source);
-  const summary = { ok: true, file, out: opts.out ?? null, start_line: result.start_line, end_line: result.end_line, def_line: result.def_line, call: result.call, params, returns, ...(result.guarded ? { main_guard: true, guarded: result.guarded } : {}) };
-  if (opts.json) printJson(opts.out ? summary : { ...summary, source: result.source });
+  const summary = { file, out: opts.out ?? null, start_line: result.start_line, end_line: result.end_line, def_line: result.def_line, call: result.call, params, returns, ...(result.guarded ? { main_guard: true, guarded: result.guarded } : {}) };
+  if (opts.json) printJsonOk("prepare extract", opts.out ? summary : { ...summary, source: result.source });
   else if (opts.out) process.stdout.write(`extracted lines ${result.start_line}-${result.end_line} into ${name} (line ${result.def_line} of ${opts.out}): ${result.call}\n`);
   else process.stdout.write(result.source);
   return EXIT.ok;
@@ -137,8 +137,8 @@ async function runNotebook(notebook: string, opts: NotebookOptions): Promise<num
   const cells = opts.cells === undefined ? undefined : parseCells(opts.cells);
   const mod = await located(notebook, () => convertNotebook(json, toPosix(notebook), cells));
   if (opts.out) await writeFileAtomic(opts.out, mod.source);
-  const summary = { ok: true, notebook, out: opts.out ?? null, cells: mod.cells, dropped_lines: mod.dropped_lines, dropped_cells: mod.dropped_cells };
-  if (opts.json) printJson(opts.out ? summary : { ...summary, source: mod.source });
+  const summary = { notebook, out: opts.out ?? null, cells: mod.cells, dropped_lines: mod.dropped_lines, dropped_cells: mod.dropped_cells };
+  if (opts.json) printJsonOk("prepare notebook", opts.out ? summary : { ...summary, source: mod.source });
   else if (opts.out) process.stdout.write(`wrote ${opts.out}: code cells ${mod.cells.join(", ")}, ${mod.dropped_lines} IPython line(s) and ${mod.dropped_cells.length} cell(s) dropped\n`);
   else process.stdout.write(mod.source);
   return EXIT.ok;

@@ -6,7 +6,7 @@ import { DEFAULT_MAX_CALLS, DEFAULT_RECORD_TIMEOUT_S, recordCalls, type DriverSp
 import { loadTaskForRecording } from "../../scaffold/record-load.js";
 import { formatLowPrecisionWarning } from "../../scaffold/low-precision.js";
 import { action } from "../action.js";
-import { paint, printJson, progress, progressDone } from "../output.js";
+import { paint, printJsonOk, progress, progressDone } from "../output.js";
 import { runRecordCheck } from "./record-check.js";
 import { parseSandboxChoice } from "../../runner/backends.js";
 
@@ -128,7 +128,7 @@ async function runRecord(taskDirs: string[], flags: RecordFlags): Promise<number
     sandbox,
   }).finally(progressDone);
   if (flags.json) {
-    printJson({ ok: true, ...result });
+    printJsonOk("record", result);
     return EXIT.ok;
   }
   const where = displayPath(task.dir);

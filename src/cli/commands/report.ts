@@ -10,7 +10,7 @@ import { buildSummary, summarizeRun, writeSummary } from "../../report/summarize
 import { REPORT_FORMATS, type ReportFormat, type SummaryProblem } from "../../report/types.js";
 import { SUMMARY_FILE, TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
 import { action, EXIT } from "../action.js";
-import { paint } from "../output.js";
+import { paint, printJsonOk } from "../output.js";
 
 const MAX_PROBLEMS_SHOWN = 20;
 
@@ -91,6 +91,11 @@ Examples:
         printWarnings(dir, summary.problems);
         // the HTML page's sample panels show files of the sample folders (diff, logs) that the summary does not hold
         if (format === "html") merged ??= await loadRuns(runDirs);
+        // JSON on stdout is the envelope every --json prints; a JSON file (--out) is the summary itself
+        if (format === "json" && opts.out === undefined) {
+          printJsonOk("report", summary);
+          return EXIT.ok;
+        }
         const text = renderReport(summary, format, format === "html" && merged ? await loadSampleDetails(merged) : undefined);
         if (opts.out === undefined) {
           process.stdout.write(text);

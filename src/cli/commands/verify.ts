@@ -18,7 +18,7 @@ import { createRunSlots } from "../../verify/run-slots.js";
 import { SiblingReferences } from "../../verify/siblings.js";
 import { recordInvalidManifest, verifyTask, type KeptBundle, type VerifyEvent, type VerifyOptions } from "../../verify/verify-task.js";
 import { action } from "../action.js";
-import { paint, printJson, progress, progressDone } from "../output.js";
+import { paint, printJsonFailed, printJsonOk, progress, progressDone } from "../output.js";
 
 interface VerifyFlags {
   tasksDir: string;
@@ -178,7 +178,7 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
     dirs = changed.changed.map((c) => c.dir);
     if (!flags.json) process.stdout.write(describeChanged(changed));
     if (dirs.length === 0) {
-      if (flags.json) printJson({ ok: true, tasks: [], changed_since: changedJson(changed) });
+      if (flags.json) printJsonOk("verify", { tasks: [], changed_since: changedJson(changed) });
       return EXIT.ok;
     }
   }
@@ -280,11 +280,15 @@ async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions
     progressDone();
   }
   const failed = records.filter((r) => !r.ok);
-  if (flags.json) printJson({ ok: failed.length === 0, tasks: records, ...(report.problems.length > 0 ? { problems: report.problems } : {}), ...(changed ? { changed_since: changedJson(changed) } : {}), ...(opts.draft ? { draft: true } : {}) });
-  else process.stdout.write(`${records.length - failed.length}/${records.length} tasks verified${opts.draft ? " as drafts (nothing written; run lmr verify without --draft once the instruction is finished)" : ""}\n`);
-  if (failed.length === 0) return EXIT.ok;
   // exit 3 only when every failure is the toolkit's (no interpreter, no sandbox): nothing was learned about the tasks
-  return failed.every((r) => r.failure?.kind === "infra") ? EXIT.infra : EXIT.check;
+  const infra = failed.length > 0 && failed.every((r) => r.failure?.kind === "infra");
+  if (flags.json) {
+    const data = { tasks: records, ...(report.problems.length > 0 ? { problems: report.problems } : {}), ...(changed ? { changed_since: changedJson(changed) } : {}), ...(opts.draft ? { draft: true } : {}) };
+    if (failed.length === 0) printJsonOk("verify", data);
+    else printJsonFailed("verify", new LmrError({ code: infra ? "verify/infra" : "verify/failed", message: `${failed.length} of ${records.length} tasks failed verification: ${failed.map((r) => r.task_id).join(", ")}`, hint: "see data.tasks[].failure" }), data);
+  } else process.stdout.write(`${records.length - failed.length}/${records.length} tasks verified${opts.draft ? " as drafts (nothing written; run lmr verify without --draft once the instruction is finished)" : ""}\n`);
+  if (failed.length === 0) return EXIT.ok;
+  return infra ? EXIT.infra : EXIT.check;
 }
 
 /** The total seconds of a task's last verification, where its record says. */
