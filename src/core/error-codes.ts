@@ -114,7 +114,6 @@ export const ERROR_CODES = {
   "mask/tsconfig-unreadable": "input",
   "mask/type-errors": "check",
   "mask/unsupported-language": "input",
-  "mask/usage": "usage",
   "mask/wrong-mode": "input",
   "new/bad-value": "usage",
   "new/cancelled": "usage",

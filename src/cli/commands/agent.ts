@@ -1,4 +1,4 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import { AGENT_DIR, AGENT_RUN_FILES, runAgents, type AgentRunSummary } from "../../agent/run-agents.js";
@@ -13,11 +13,12 @@ import { createQueueDispatcher } from "../../queue/dispatch-queue.js";
 import { formatRate, formatVerdictCounts } from "../../report/format.js";
 import { writeSummary } from "../../report/summarize.js";
 import type { Summary } from "../../report/types.js";
-import { TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
+import type { TaskSetChoice } from "../../run-folder/index.js";
 import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
 import type { InstructionLevel } from "../../manifest/level.js";
 import { action } from "../action.js";
 import { int, levelOption, usage } from "../api-flags.js";
+import { addGrading, addQueue, addTaskSelection } from "../option-groups.js";
 import { loadChosenTasks } from "../choose-tasks.js";
 import { printJsonFailed, printJsonOk, printProblems, progress, progressDone } from "../output.js";
 
@@ -51,16 +52,14 @@ const presetHelp = Object.values(AGENT_PRESETS).map((p) => `  ${p.name}: ${p.abo
 
 export function registerAgent(program: Command): void {
   const agent = program.command("agent").description("run CLI agents on tasks and grade what they leave");
-  agent
+  const run = agent
     .command("run")
     .description("run a CLI agent on each task in a sandbox, diff its workspace into a patch, and grade it as lmr eval does")
     .option("--cmd <TEMPLATE>", `the agent's shell command; variables: ${TEMPLATE_VARIABLES.map((v) => `{${v}}`).join(", ")}`)
     .option("--preset <NAME>", `a documented command template: ${Object.keys(AGENT_PRESETS).join(", ")}`)
     .option("--model <NAME>", "the model of the submission rows and the value of {model} (default: the preset's name, or 'agent')")
-    .requiredOption("--out <RUN_DIR>", "run folder: agent/<model>/<task>/<sample>/ (logs, patch, trajectory), agent/submissions.jsonl, results/; rerun to resume")
-    .option("--tasks <ID...>", "only these task ids")
-    .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
-    .addOption(new Option("--set <SET>", "only the tasks of this set (default: core, or all with --tasks)").choices(TASK_SET_CHOICES))
+    .requiredOption("--out <RUN_DIR>", "run folder: agent/<model>/<task>/<sample>/ (logs, patch, trajectory), agent/submissions.jsonl, results/; rerun to resume");
+  addTaskSelection(run)
     .addOption(levelOption("the agent gets at /lmr/instruction.md (default paper); the run records it"))
     .option("-n, --samples <K>", "agent runs per task (for pass@k)", "1")
     .option("--timeout <S>", "wall limit of one agent run in seconds; past it the agent's whole process tree is killed", "1800")
@@ -69,13 +68,10 @@ export function registerAgent(program: Command): void {
     .option("--agent-image <IMAGE>", "docker image the agent is installed in")
     .option("--agent-env <NAME...>", "environment variables passed to the agent (API keys); values are never written")
     .option("--agent-bind <PATH...>", "host paths the agent may read (its install outside /usr and /opt), bound read-only at the same path")
-    .option("--agent-jobs <N>", "agents run at once", "1")
-    .option("-j, --jobs <N>", "parallel gradings (default: number of cores)")
-    .option("--sandbox <MODE>", "grading sandbox, as for lmr eval: auto | docker | bwrap | none", "auto")
-    .option("--python <PATH>", "Python interpreter for the tests; default $LMR_PYTHON, else python3")
-    .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
-    .option("--queue <URL>", "run the agents, and grade them, on `lmr worker --queue URL` processes (redis://… or rediss://…) instead of here")
-    .option("--queue-attempts <N>", "with --queue: tries per agent run and per grading before an infra result is kept", "2")
+    .option("--agent-jobs <N>", "agents run at once", "1");
+  addGrading(run, "grading sandbox, as for lmr eval: auto | docker | bwrap | none");
+  addQueue(run, "run the agents, and grade them,", { help: "tries per agent run and per grading before an infra result is kept", default: "2" });
+  run
     .option("--json", "print agent/agent-run.json and summary.json to stdout, as {agent, summary}")
     .addHelpText(
       "after",

@@ -1,4 +1,4 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { loadChosenTasks } from "../choose-tasks.js";
 import { availableParallelism } from "node:os";
 import { EXIT, LmrError } from "../../core/errors.js";
@@ -10,12 +10,13 @@ import { formatQueueStatus } from "../../queue/queue-status.js";
 import { formatRate, formatVerdictCounts } from "../../report/format.js";
 import { writeSummary } from "../../report/summarize.js";
 import type { Summary } from "../../report/types.js";
-import { TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
+import type { TaskSetChoice } from "../../run-folder/index.js";
 import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
 import { action } from "../action.js";
 import type { InstructionLevel } from "../../manifest/level.js";
 import { resolveSubmissionLevel } from "../../evaluate/submission-level.js";
 import { count, levelOption } from "../api-flags.js";
+import { addGrading, addQueue, addTaskSelection } from "../option-groups.js";
 import { printJsonFailed, printJsonOk, printProblems, progress, progressDone } from "../output.js";
 
 interface EvalFlags {
@@ -37,21 +38,15 @@ interface EvalFlags {
 }
 
 export function registerEval(program: Command): void {
-  program
+  const cmd = program
     .command("eval")
     .description("grade an agent's submissions over tasks: isolated, parallel, resumable")
     .requiredOption("--submissions <PATH>", "folder of workspaces (one per task id) or a JSONL of {task_id, model, patch} / {task_id, model, files}")
-    .requiredOption("--out <RUN_DIR>", "run folder: results/<model>/<task>/<sample>/, summary.json; rerun to resume")
-    .option("--tasks <ID...>", "only these task ids")
-    .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
-    .addOption(new Option("--set <SET>", "only the tasks of this set (default: core, or all with --tasks)").choices(TASK_SET_CHOICES))
-    .option("-j, --jobs <N>", "parallel gradings (default: number of cores)")
-    .option("--samples <K>", "grade at most K samples per task and model")
-    .option("--sandbox <MODE>", "auto | docker | bwrap | none (auto: docker where the task's image is built, else bwrap, else none)", "auto")
-    .option("--python <PATH>", "Python interpreter for the tests; default $LMR_PYTHON, else python3")
-    .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
-    .option("--queue <URL>", "grade on `lmr worker`s through Redis (redis://… or rediss://…) instead of in this process")
-    .option("--queue-attempts <N>", "with --queue: tries per sample before an infra result is written (retried with backoff: 2 s, 4 s, …)", "3")
+    .requiredOption("--out <RUN_DIR>", "run folder: results/<model>/<task>/<sample>/, summary.json; rerun to resume");
+  addTaskSelection(cmd);
+  addGrading(cmd).option("--samples <K>", "grade at most K samples per task and model");
+  addQueue(cmd, "grade", { help: "tries per sample before an infra result is written (retried with backoff: 2 s, 4 s, …)", default: "3" });
+  cmd
     .addOption(levelOption("the submissions were made at (default: what generate.json beside the submissions says, else paper); one per run folder"))
     .option("--shard <I/N>", "grade only part I of N of the (task, model, sample) triples; merge with `lmr report RUN_1 … RUN_N`")
     .option("--json", "print summary.json to stdout (with --queue: {summary, queue})")

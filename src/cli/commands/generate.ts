@@ -1,4 +1,4 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { resolve } from "node:path";
 import { loadChosenTasks } from "../choose-tasks.js";
 import { EXIT, LmrError } from "../../core/errors.js";
@@ -8,10 +8,11 @@ import { readApiKey } from "../../llm/client.js";
 import { openQueueChat } from "../../queue/chat-queue.js";
 import { parseQueueUrl } from "../../queue/connection.js";
 import { DEFAULT_RETRY } from "../../llm/retry.js";
-import { TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
+import type { TaskSetChoice } from "../../run-folder/index.js";
 import { action } from "../action.js";
 import type { InstructionLevel } from "../../manifest/level.js";
 import { checkKeyEnvName, levelOption, int, num, parseBaseUrl, parsePrice, usage } from "../api-flags.js";
+import { addQueue, addTaskSelection } from "../option-groups.js";
 import { printJsonFailed, printJsonOk, progress, progressDone } from "../output.js";
 
 interface GenerateFlags {
@@ -42,16 +43,14 @@ interface GenerateFlags {
 }
 
 export function registerGenerate(program: Command): void {
-  program
+  const cmd = program
     .command("generate")
     .description("the no-agent baseline: prompt a model over an OpenAI-compatible API and write its replies as a submission for lmr eval")
     .option("--base-url <URL>", "the API's base URL, e.g. https://api.openai.com/v1 or http://localhost:8000/v1 (vLLM, llama.cpp, Ollama)")
     .option("--model <NAME>", "model name sent to the API; also the model of the submission rows")
     .option("--api-key-env <VAR>", "name of the environment variable that holds the API key (the key itself is never written anywhere)", "OPENAI_API_KEY")
-    .option("--out <DIR>", "generation folder: submissions.jsonl, generate.json (summary), responses/ (reply cache), bundles/; rerun to resume")
-    .option("--tasks <ID...>", "only these task ids")
-    .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
-    .addOption(new Option("--set <SET>", "only the tasks of this set (default: core, or all with --tasks)").choices(TASK_SET_CHOICES))
+    .option("--out <DIR>", "generation folder: submissions.jsonl, generate.json (summary), responses/ (reply cache), bundles/; rerun to resume");
+  addTaskSelection(cmd)
     .option("-n, --samples <K>", "samples per task (for pass@k)", "1")
     .option("--temperature <T>", "sampling temperature", "0")
     .option("--top-p <P>", "nucleus sampling")
@@ -67,7 +66,8 @@ export function registerGenerate(program: Command): void {
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
     .addOption(levelOption("of the prompts (default paper); generate.json records it and lmr eval grades at it"))
     .option("--dry-run", "print each task's prompt and token counts; no request, nothing written")
-    .option("--queue <URL>", "make the requests on \`lmr worker --queue URL\` processes (each with the API key in its own environment) instead of here")
+  addQueue(cmd, "make the requests (each worker with the API key in its own environment)");
+  cmd
     .option("--json", "print generate.json (with --dry-run: the prompts) to stdout")
     .addHelpText(
       "after",

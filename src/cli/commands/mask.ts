@@ -10,6 +10,7 @@ import { finishTypeCheck, formatTypeProblem, openTypeCheck } from "../../mask/ts
 import { createTsTypeOracle } from "../../mask/ts-types.js";
 import type { MaskSpec, Masker, SymbolInfo } from "../../mask/types.js";
 import { action } from "../action.js";
+import { usage } from "../api-flags.js";
 import { printJsonFailed, printJsonOk } from "../output.js";
 
 interface MaskOptions {
@@ -72,7 +73,7 @@ async function runMask(file: string, opts: MaskOptions): Promise<number> {
   const masker = maskerFor(file);
   const source = await readSource(file);
   if (opts.list) return printSymbols(file, await masker.listSymbols(source), opts.json === true);
-  if (opts.symbol.length === 0) throw usage("give --symbol NAME (repeatable), or --list to see the file's symbols");
+  if (opts.symbol.length === 0) throw usage("--symbol", "give --symbol NAME (repeatable), or --list to see the file's symbols", MASK_HELP);
   const specs = await buildSpecs(masker, source, opts);
   // TS/JS with a tsconfig above: the project is loaded once, for the stubs' types and then the check
   const project = opts.compileCheck && masker instanceof TsMasker ? await openTypeCheck(file) : undefined;
@@ -122,10 +123,10 @@ async function readSource(file: string): Promise<string> {
 }
 
 async function buildSpecs(masker: Masker, source: string, opts: MaskOptions): Promise<MaskSpec[]> {
-  if (opts.mode !== undefined && !MODES.includes(opts.mode as MaskMode)) throw usage(`unknown --mode "${opts.mode}"; use body, region or class`);
-  if (opts.line !== undefined && opts.symbol.length > 1) throw usage("--line applies to one symbol; mask the others in a separate call");
-  if (opts.region !== undefined && opts.symbol.length > 1) throw usage("--region applies to one symbol");
-  if (opts.region !== undefined && opts.mode !== undefined && opts.mode !== "region") throw usage(`--region needs --mode region, not ${opts.mode}`);
+  if (opts.mode !== undefined && !MODES.includes(opts.mode as MaskMode)) throw usage("--mode", `unknown --mode "${opts.mode}"; use body, region or class`, MASK_HELP);
+  if (opts.line !== undefined && opts.symbol.length > 1) throw usage("--line", "--line applies to one symbol; mask the others in a separate call", MASK_HELP);
+  if (opts.region !== undefined && opts.symbol.length > 1) throw usage("--region", "--region applies to one symbol", MASK_HELP);
+  if (opts.region !== undefined && opts.mode !== undefined && opts.mode !== "region") throw usage("--region", `--region needs --mode region, not ${opts.mode}`, MASK_HELP);
   const line = opts.line === undefined ? undefined : parsePositive(opts.line, "--line");
   const region = opts.region === undefined ? undefined : parseRegion(opts.region);
   const kinds = opts.mode === undefined && region === undefined ? await masker.listSymbols(source) : [];
@@ -140,20 +141,18 @@ async function buildSpecs(masker: Masker, source: string, opts: MaskOptions): Pr
 
 function parseRegion(text: string): { start: LineRef; end: LineRef } {
   const parts = text.split(":");
-  if (parts.length !== 2 || parts[0] === "" || parts[1] === "") throw usage(`--region "${text}" is not START:END (e.g. 12:20)`);
+  if (parts.length !== 2 || parts[0] === "" || parts[1] === "") throw usage("--region", `--region "${text}" is not START:END (e.g. 12:20)`, MASK_HELP);
   const ref = (p: string): LineRef => (/^\d+$/.test(p) ? { line: parsePositive(p, "--region") } : { anchor: p });
   return { start: ref(parts[0]!), end: ref(parts[1]!) };
 }
 
 function parsePositive(text: string, flag: string): number {
   const n = Number(text);
-  if (!/^\d+$/.test(text) || n < 1) throw usage(`${flag} must be a positive line number, got "${text}"`);
+  if (!/^\d+$/.test(text) || n < 1) throw usage(flag, `${flag} must be a positive line number, got "${text}"`, MASK_HELP);
   return n;
 }
 
-function usage(message: string): LmrError {
-  return new LmrError({ code: "mask/usage", message, hint: "run `lmr mask --help`" });
-}
+const MASK_HELP = "run `lmr mask --help`";
 
 function printSymbols(file: string, symbols: SymbolInfo[], json: boolean): number {
   if (json) {

@@ -9,6 +9,7 @@ import { extractFunction } from "../../prepare/extract-function.js";
 import { convertNotebook } from "../../prepare/notebook.js";
 import { suggestSignature } from "../../prepare/suggest.js";
 import { action } from "../action.js";
+import { usage } from "../api-flags.js";
 import { printJsonOk } from "../output.js";
 
 interface ExtractOptions {
@@ -95,7 +96,7 @@ Examples:
 }
 
 async function runExtract(file: string, opts: ExtractOptions): Promise<number> {
-  if (!opts.suggest && opts.name === undefined) throw usage("--name is required (or pass --suggest to only propose a signature)");
+  if (!opts.suggest && opts.name === undefined) throw usage("--name", "--name is required (or pass --suggest to only propose a signature)", PREPARE_HELP);
   const source = await readInput(file);
   const start = parseRef(opts.start, opts.startOccurrence, "--start");
   const end = parseRef(opts.end, opts.endOccurrence, "--end");
@@ -146,20 +147,20 @@ async function runNotebook(notebook: string, opts: NotebookOptions): Promise<num
 
 function parseRef(text: string, occurrence: string | undefined, flag: string): LineRef {
   if (/^\d+$/.test(text)) {
-    if (occurrence !== undefined) throw usage(`${flag}-occurrence only applies to an anchor, not the line number ${text}`);
+    if (occurrence !== undefined) throw usage(`${flag}-occurrence`, `${flag}-occurrence only applies to an anchor, not the line number ${text}`, PREPARE_HELP);
     const line = Number(text);
-    if (line < 1) throw usage(`${flag} ${text}: lines are 1-based`);
+    if (line < 1) throw usage(flag, `${flag} ${text}: lines are 1-based`, PREPARE_HELP);
     return { line };
   }
-  if (text === "") throw usage(`${flag} is empty`);
+  if (text === "") throw usage(flag, `${flag} is empty`, PREPARE_HELP);
   if (occurrence === undefined) return { anchor: text };
-  if (!/^[1-9]\d*$/.test(occurrence)) throw usage(`${flag}-occurrence must be a positive integer, got '${occurrence}'`);
+  if (!/^[1-9]\d*$/.test(occurrence)) throw usage(`${flag}-occurrence`, `${flag}-occurrence must be a positive integer, got '${occurrence}'`, PREPARE_HELP);
   return { anchor: text, occurrence: Number(occurrence) };
 }
 
 function parseCells(text: string): number[] {
   const parts = text.split(",").map((s) => s.trim());
-  if (parts.some((p) => !/^\d+$/.test(p))) throw usage(`--cells '${text}': give 0-based code-cell indices separated by commas, e.g. 0,2,3`);
+  if (parts.some((p) => !/^\d+$/.test(p))) throw usage("--cells", `--cells '${text}': give 0-based code-cell indices separated by commas, e.g. 0,2,3`, PREPARE_HELP);
   return parts.map(Number);
 }
 
@@ -185,6 +186,4 @@ async function located<T>(file: string, run: () => Promise<T>): Promise<T> {
   }
 }
 
-function usage(message: string): LmrError {
-  return new LmrError({ code: "usage/bad-args", message, hint: "see lmr prepare --help" });
-}
+const PREPARE_HELP = "see lmr prepare --help";
