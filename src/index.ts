@@ -44,3 +44,6 @@ export { runJudge, type JudgeOptions } from "./judge/run-judge.js";
 export { summarizeRun, writeSummary } from "./report/summarize.js";
 export { renderReport } from "./report/render.js";
 export type { Summary, ReportFormat } from "./report/types.js";
+
+// what every `--json` prints (schema/cli-envelope.schema.json)
+export type { JsonEnvelope, JsonError } from "./cli/output.js";

@@ -54,7 +54,7 @@ export function invalidTasks(problems: Problem[], tasks: number, outcome: string
   return new LmrError({ code: "task/invalid", message: `${n} problem${n === 1 ? "" : "s"} in ${tasks} task${tasks === 1 ? "" : "s"}; ${outcome}${list}`, hint: "fix them (lmr validate lists them), or leave those tasks out" });
 }
 
-export interface ChosenTasks {
+interface ChosenTasks {
   /** The chosen tasks, loaded and valid, in folder order. */
   tasks: ResolvedTask[];
   /** Every id under --tasks-dir, chosen or not, and the folder name of one whose manifest does not load: rows for them are not "unknown". */

@@ -28,7 +28,7 @@ export interface JsonError {
  */
 export type JsonEnvelope = { ok: true; command: string; data: unknown } | { ok: false; command: string; error: JsonError; data?: unknown };
 
-export function jsonError(err: Pick<LmrError, "code" | "kind" | "message" | "file" | "pointer" | "hint">): JsonError {
+function jsonError(err: Pick<LmrError, "code" | "kind" | "message" | "file" | "pointer" | "hint">): JsonError {
   return {
     code: err.code,
     kind: err.kind,

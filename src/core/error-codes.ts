@@ -5,8 +5,8 @@
  * (exit 1, a check the user asked for failed), `infra` (exit 3, the machine or a service failed).
  *
  * Codes are `area/kebab-case`: the area is the stage or command that raises it. A code is
- * part of the CLI's interface (it is printed in `--json` errors): rename one only with a
- * changelog line. Add a new one here; `new LmrError({ code })` does not compile without it.
+ * part of the CLI's interface (it is printed in `--json` errors): renaming one breaks scripts that
+ * test for it. Add a new one here; `new LmrError({ code })` does not compile without it.
  */
 export type ErrorKind = "usage" | "input" | "check" | "infra";
 

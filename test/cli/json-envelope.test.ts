@@ -84,6 +84,7 @@ const CASES: Case[] = [
   { command: "export", args: () => ["export", "--format", "jsonl", "--out", join(tmp, "x.jsonl"), "--tasks-dir", empty, "--json"], exit: EXIT.input, code: "usage/no-tasks" },
   { command: "ci init", args: () => ["ci", "init", "--out", join(tmp, "ci.yml"), "--json"], exit: EXIT.ok },
   { command: "new", args: () => ["new", "--json"], exit: EXIT.input, code: "new/missing-flag" },
+  { command: "lmr", args: () => ["no-such-command", "--json"], exit: EXIT.input, code: "usage/bad-args" },
 ];
 
 function jsonCommands(cmd: Command): string[] {
