@@ -50,7 +50,7 @@ if (built.code !== 0) {
   process.exit(2);
 }
 const rows = [];
-for (const b of JSON.parse(built.stdout)) {
+for (const b of JSON.parse(built.stdout).data) {
   const bundle = JSON.parse(await readFile(join(b.dir, "bundle.json"), "utf8"));
   const files = [...new Set(bundle.targets.map((t) => t.file))];
   const read = async (root) => Object.fromEntries(await Promise.all(files.map(async (f) => [f, await readFile(join(b.dir, root, f), "utf8")])));
@@ -66,7 +66,7 @@ if (graded.code !== 0 && !graded.stdout.trim().startsWith("{")) {
   process.stderr.write(`eval-references: lmr eval failed (exit ${graded.code}):\n${graded.stderr}`);
   process.exit(2);
 }
-const summary = JSON.parse(graded.stdout);
+const summary = JSON.parse(graded.stdout).data;
 const verdicts = (model) => Object.fromEntries((summary.models.find((m) => m.model === model)?.tasks ?? []).map((t) => [t.task_id, t.results[0]?.verdict ?? "missing"]));
 const ref = verdicts("reference");
 const stub = verdicts("stub");

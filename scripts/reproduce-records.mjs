@@ -72,7 +72,10 @@ const out = await new Promise((res) => {
 });
 let fresh;
 try {
-  fresh = JSON.parse(out.stdout);
+  // the --json envelope (schema/cli-envelope.schema.json): the records are its data
+  const envelope = JSON.parse(out.stdout);
+  fresh = envelope.data;
+  if (!fresh) throw new Error(`${envelope.error?.code}: ${envelope.error?.message}`);
 } catch {
   process.stderr.write(`reproduce-records: lmr verify printed no JSON (exit ${out.code}):\n${out.stderr}\n`);
   process.exit(1);

@@ -114,7 +114,7 @@ def run_conftests(conftests):
             frames = [f for f in traceback.extract_tb(e.__traceback__) if "lmr_record" not in f.filename and "importlib" not in f.filename]
             tail = "".join(traceback.format_list(frames[-6:])).rstrip()
             raise RecordError(
-                "record-conftest-failed",
+                "record/conftest-failed",
                 "%s failed while lmr record loaded it before importing the targets: %s: %s%s"
                 % (item["label"], type(e).__name__, e, "\n" + tail if tail else ""),
                 "lmr record runs the candidate's set-up (tests.candidate.setup), then every conftest.py next to "
@@ -133,7 +133,7 @@ def run_driver(driver):
         exec(code, {"__name__": "__main__", "__builtins__": __builtins__})
 
 
-def driver_failure(exc, what="driver", code="record-driver-failed"):
+def driver_failure(exc, what="driver", code="record/driver-failed"):
     frames = traceback.extract_tb(exc.__traceback__)
     # Our own frames (runpy, this module) say nothing to the task author.
     frames = [f for f in frames if "lmr_record" not in f.filename and "runpy" not in f.filename] or frames
@@ -163,7 +163,7 @@ def check_finished(recorder):
         for call in entry.calls if entry.is_generator else ():
             if not any(k in call for k in ("result", "raises", "closed")):
                 return RecordError(
-                    "record-unreplayable",
+                    "record/unreplayable",
                     "call %d of %s: the driver left the generator unfinished (neither exhausted nor closed)" % (call["index"], entry.symbol),
                     "iterate it to the end, or close() it (a for loop that breaks does)",
                     entry.spec["pointer"],
@@ -247,9 +247,9 @@ def run_generator(cfg):
         runpy.run_path(cfg["script"], run_name="__main__")
     except SystemExit as e:
         if e.code not in (None, 0):
-            fail(cfg["out"], driver_failure(e, "generator %s" % label, "record-generator-failed"))
+            fail(cfg["out"], driver_failure(e, "generator %s" % label, "record/generator-failed"))
     except Exception as e:
-        fail(cfg["out"], driver_failure(e, "generator %s" % label, "record-generator-failed"))
+        fail(cfg["out"], driver_failure(e, "generator %s" % label, "record/generator-failed"))
 
 
 if __name__ == "__main__":

@@ -126,7 +126,7 @@ class Capture:
 
     def refuse_sent(self, entry, state, sent):
         self._stop(RecordError(
-            "record-unreplayable",
+            "record/unreplayable",
             "call %d of %s: the driver sent a value (%s) into the generator with .send(); a replay drives it with next() only"
             % (state.call["index"], entry.symbol, codec.type_name(sent)),
             "iterate the generator with for or next() in the driver",
@@ -136,7 +136,7 @@ class Capture:
     def refuse_thrown(self, entry, state, exc):
         if self.recorder.error is None:
             self.recorder.error = RecordError(
-                "record-unreplayable",
+                "record/unreplayable",
                 "call %d of %s: the driver threw %s into the generator with .throw(); a replay cannot do the same"
                 % (state.call["index"], entry.symbol, codec.type_name(exc)),
                 "iterate the generator with for or next() in the driver",
@@ -154,7 +154,7 @@ class Capture:
             return
         if state.interleaved:
             self._stop(RecordError(
-                "record-unreplayable",
+                "record/unreplayable",
                 "call %d of %s: the generator draws random numbers (%s), and the driver drew some between its items, which a replay cannot repeat"
                 % (state.call["index"], entry.symbol, ", ".join(sorted(state.consumed))),
                 "consume it in one go (list(...)) in the driver, or draw the driver's own numbers from a random.Random or torch.Generator of its own",
@@ -247,7 +247,7 @@ class Capture:
         elif what.startswith("self."):
             hint = "list the attributes the method reads in %s/record/self_attrs" % entry.spec["pointer"]
         return RecordError(
-            "record-unserialisable",
+            "record/unserialisable",
             "call %d of %s: %s has type %s, which lmr cannot record%s"
             % (call["index"], entry.symbol, where, e.type_name, " (%s)" % e.reason if e.reason else ""),
             hint,

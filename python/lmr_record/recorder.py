@@ -73,7 +73,7 @@ class Recorder:
             module = __import__(module_name, fromlist=["_"])
         except Exception as e:
             raise RecordError(
-                "record-import-failed",
+                "record/import-failed",
                 "cannot import %s (from %s): %s: %s" % (module_name, spec["file"], type(e).__name__, e),
                 "the reference must import from the workspace root; check the target's file and its imports",
                 spec["pointer"] + "/file",
@@ -84,7 +84,7 @@ class Recorder:
             nxt = getattr(owner, part, None)
             if not isinstance(nxt, type):
                 raise RecordError(
-                    "record-target-unsupported",
+                    "record/target-unsupported",
                     "%s: %s is %s, so %s cannot be replaced from outside"
                     % (spec["file"], ".".join(parts[: i + 1]), "missing" if nxt is None else "not a class", spec["symbol"]),
                     "record module functions, Class.method or Class; nested functions cannot be recorded",
@@ -95,7 +95,7 @@ class Recorder:
         raw = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
         if raw is None:
             raise RecordError(
-                "record-target-missing",
+                "record/target-missing",
                 "%s has no %s after import" % (spec["file"], spec["symbol"]),
                 "check the target's symbol",
                 spec["pointer"] + "/symbol",
@@ -104,7 +104,7 @@ class Recorder:
         if isinstance(raw, type):
             members = [(n, v) for n, v in vars(raw).items() if _member_kind(v)]
             if not members:
-                raise RecordError("record-target-unsupported", "class %s defines no methods to record" % spec["symbol"], "", spec["pointer"])
+                raise RecordError("record/target-unsupported", "class %s defines no methods to record" % spec["symbol"], "", spec["pointer"])
             for n, v in members:
                 self._wrap(spec, module_name, raw, spec["symbol"], n, v)
         else:
@@ -114,7 +114,7 @@ class Recorder:
         kind = _member_kind(raw) if isinstance(owner, type) else ("function" if inspect.isfunction(raw) else None)
         if kind is None:
             raise RecordError(
-                "record-target-unsupported",
+                "record/target-unsupported",
                 "%s.%s is a %s, not a function" % (owner_path or module_name, name, codec.type_name(raw)),
                 "record plain functions, methods, static/class methods and properties",
                 spec["pointer"] + "/symbol",
@@ -122,7 +122,7 @@ class Recorder:
         func = raw.fget if kind == "property" else getattr(raw, "__func__", raw)
         if inspect.isasyncgenfunction(func):
             raise RecordError(
-                "record-target-unsupported",
+                "record/target-unsupported",
                 "%s is an async generator function; lmr records functions, coroutines and generators" % ".".join(p for p in (owner_path, name) if p),
                 "wrap it in an async function that returns [x async for x in ...] and make that the target",
                 spec["pointer"] + "/symbol",

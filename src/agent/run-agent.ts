@@ -165,14 +165,14 @@ async function finish(record: AgentRecord, outDir: string): Promise<AgentRecord>
 /** `auto`: docker when an image is named and a daemon answers, else bwrap. There is no unsandboxed choice. */
 export async function chooseAgentBackend(choice: AgentSandboxChoice, image: string | undefined): Promise<"bwrap" | "docker"> {
   if (choice === "docker" || (choice === "auto" && image)) {
-    if (!image) throw new LmrError({ code: "agent/no-image", kind: "usage", pointer: "--agent-image", message: "--agent-sandbox docker needs the image the agent is installed in", hint: "pass --agent-image IMAGE, or --agent-sandbox bwrap" });
+    if (!image) throw new LmrError({ code: "agent/no-image", pointer: "--agent-image", message: "--agent-sandbox docker needs the image the agent is installed in", hint: "pass --agent-image IMAGE, or --agent-sandbox bwrap" });
     const d = await probeDocker();
     if (d.ok) return "docker";
-    if (choice === "docker") throw new LmrError({ code: "agent/no-docker", kind: "infra", message: `--agent-sandbox docker: ${d.reason}`, hint: "start dockerd, or use --agent-sandbox bwrap" });
+    if (choice === "docker") throw new LmrError({ code: "agent/no-docker", message: `--agent-sandbox docker: ${d.reason}`, hint: "start dockerd, or use --agent-sandbox bwrap" });
   }
   const b = await probeBwrap();
   if (b.ok) return "bwrap";
-  throw new LmrError({ code: "agent/no-sandbox", kind: "infra", message: `no sandbox for the agent: ${b.reason ?? "bwrap is not available"}`, hint: "install bubblewrap (apt-get install bubblewrap) or give --agent-image with a Docker daemon running; lmr never runs an agent unsandboxed" });
+  throw new LmrError({ code: "agent/no-sandbox", message: `no sandbox for the agent: ${b.reason ?? "bwrap is not available"}`, hint: "install bubblewrap (apt-get install bubblewrap) or give --agent-image with a Docker daemon running; lmr never runs an agent unsandboxed" });
 }
 
 interface Supervised {

@@ -65,7 +65,6 @@ export function templateVariables(template: string, flag = "--cmd"): TemplateVar
     if (!(TEMPLATE_VARIABLES as readonly string[]).includes(name)) {
       throw new LmrError({
         code: "agent/bad-template",
-        kind: "usage",
         pointer: flag,
         message: `the command template uses {${name}}, which is not a variable`,
         hint: `variables: ${TEMPLATE_VARIABLES.map((v) => `{${v}}`).join(", ")}; write {{ and }} for literal braces`,
@@ -80,7 +79,7 @@ export function templateVariables(template: string, flag = "--cmd"): TemplateVar
 export function expandTemplate(template: string, values: Partial<Record<TemplateVariable, string>>, flag = "--cmd"): string {
   for (const v of templateVariables(template, flag)) {
     if (values[v] === undefined) {
-      throw new LmrError({ code: "agent/missing-variable", kind: "usage", pointer: flag, message: `the command template uses {${v}} but no value is given for it`, hint: v === "model" ? "pass --model NAME" : `drop {${v}} from the template` });
+      throw new LmrError({ code: "agent/missing-variable", pointer: flag, message: `the command template uses {${v}} but no value is given for it`, hint: v === "model" ? "pass --model NAME" : `drop {${v}} from the template` });
     }
   }
   return template.replace(/\{\{|\}\}|\{([^{}]*)\}/g, (all, name: string | undefined) => {
@@ -93,6 +92,6 @@ export function expandTemplate(template: string, values: Partial<Record<Template
 /** --preset NAME's template; an unknown name is a usage error listing the presets. */
 export function presetTemplate(name: string): string {
   const p = AGENT_PRESETS[name];
-  if (!p) throw new LmrError({ code: "agent/unknown-preset", kind: "usage", pointer: "--preset", message: `no agent preset '${name}'`, hint: `presets: ${Object.keys(AGENT_PRESETS).join(", ")}; or give your own --cmd` });
+  if (!p) throw new LmrError({ code: "agent/unknown-preset", pointer: "--preset", message: `no agent preset '${name}'`, hint: `presets: ${Object.keys(AGENT_PRESETS).join(", ")}; or give your own --cmd` });
   return p.template;
 }

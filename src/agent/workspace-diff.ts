@@ -24,14 +24,14 @@ function git(gitDir: string, workTree: string, args: string[], home: string): Pr
     let err = "";
     child.stdout.on("data", (d: Buffer) => out.push(d));
     child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    child.on("error", (e) => reject(new LmrError({ code: "agent/git-missing", kind: "infra", message: `cannot run git: ${e.message}`, hint: "install git: the agent's changes are taken with git diff" })));
+    child.on("error", (e) => reject(new LmrError({ code: "agent/git-missing", message: `cannot run git: ${e.message}`, hint: "install git: the agent's changes are taken with git diff" })));
     child.on("close", (code) => resolvePromise({ code: code ?? 1, stdout: Buffer.concat(out).toString("utf8"), stderr: err }));
   });
 }
 
 async function must(gitDir: string, workTree: string, args: string[], home: string): Promise<string> {
   const r = await git(gitDir, workTree, args, home);
-  if (r.code !== 0) throw new LmrError({ code: "agent/git-failed", kind: "infra", file: workTree, message: `git ${args[0]} failed (exit ${r.code}): ${r.stderr.trim()}` });
+  if (r.code !== 0) throw new LmrError({ code: "agent/git-failed", file: workTree, message: `git ${args[0]} failed (exit ${r.code}): ${r.stderr.trim()}` });
   return r.stdout;
 }
 

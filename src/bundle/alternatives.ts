@@ -46,11 +46,11 @@ export async function copyAlternatives(taskDir: string, workspaceDir: string, ta
   for (const alt of alts) {
     const label = `${ALTERNATIVES_DIR}/${alt.name}/${BODIES_FILE}`;
     if (alt.files.length !== 1 || alt.files[0] !== BODIES_FILE) {
-      throw new LmrError({ code: "alternative/bodies", kind: "input", file: label, message: `alternatives/${alt.name}/ holds ${alt.files.join(", ") || "nothing"}`, hint: `an alternative is one ${BODIES_FILE} of '# lmr-body: FILE::SYMBOL' blocks (CONTRIBUTING.md, "Alternatives")` });
+      throw new LmrError({ code: "alternative/bodies", file: label, message: `alternatives/${alt.name}/ holds ${alt.files.join(", ") || "nothing"}`, hint: `an alternative is one ${BODIES_FILE} of '# lmr-body: FILE::SYMBOL' blocks (CONTRIBUTING.md, "Alternatives")` });
     }
     const blocks = parseBodies(await readFile(join(taskDir, ALTERNATIVES_DIR, alt.name, BODIES_FILE), "utf8"), label);
     for (const b of blocks) {
-      if (!targetFiles.includes(b.file)) throw new LmrError({ code: "alternative/bodies", kind: "input", file: label, message: `line ${b.line}: ${b.file} is not a target file`, hint: `name one of ${targetFiles.join(", ")}` });
+      if (!targetFiles.includes(b.file)) throw new LmrError({ code: "alternative/bodies", file: label, message: `line ${b.line}: ${b.file} is not a target file`, hint: `name one of ${targetFiles.join(", ")}` });
     }
     for (const file of targetFiles) {
       const source = await readFile(join(workspaceDir, file), "utf8");

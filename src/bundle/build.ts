@@ -183,7 +183,7 @@ async function readTargetFile(task: ResolvedTask, workspace: string, file: strin
   if (info && !info.isFile()) {
     // the masked text is written back to this path: never through a symlink, never onto a folder
     throw new LmrError({
-      code: "target-not-regular-file",
+      code: "task/target-not-regular-file",
       file: task.manifestPath,
       pointer: `${pointer}/file`,
       message: `target file '${file}' is ${info.isSymbolicLink() ? "a symbolic link" : "not a regular file"} in the upstream tree`,
@@ -195,7 +195,7 @@ async function readTargetFile(task: ResolvedTask, workspace: string, file: strin
   } catch (err) {
     const made = (task.manifest.prepare ?? []).length > 0 ? " after the prepare steps" : "";
     throw new LmrError({
-      code: "target-file-missing",
+      code: "task/target-file-missing",
       file: task.manifestPath,
       pointer: `${pointer}/file`,
       message: `target file '${file}' is not in the upstream tree${made} (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
@@ -209,7 +209,7 @@ async function readTargetFile(task: ResolvedTask, workspace: string, file: strin
 function inTask(err: unknown, task: ResolvedTask, pointer: string, file: string): unknown {
   if (!isLmrError(err)) return err;
   const where = err.pointer ? ` (${err.pointer})` : "";
-  return new LmrError({ code: err.code, kind: err.kind, file: task.manifestPath, pointer, message: `${file}${where}: ${err.message}`, hint: err.hint, cause: err });
+  return new LmrError({ code: err.code, file: task.manifestPath, pointer, message: `${file}${where}: ${err.message}`, hint: err.hint, cause: err });
 }
 
 /** Notebooks that a notebook-to-module step turned into a target module: the reference in another form. */
@@ -230,7 +230,7 @@ async function addTaskText(task: ResolvedTask, workspace: string): Promise<void>
     const to = join(workspace, name);
     if (await lstat(to).then(() => true, () => false)) {
       throw new LmrError({
-        code: "workspace-name-clash",
+        code: "bundle/workspace-name-clash",
         file: task.manifestPath,
         pointer,
         message: `the upstream tree already has a file '${name}' where the bundle puts the task's ${name === WORKSPACE_PAPER ? "paper text" : "instruction"}`,

@@ -63,7 +63,7 @@ export async function scanLeaks(workspaceDir: string, references: LeakReference[
 export async function scanWorkspace(workspaceDir: string, references: LeakReference[], opts: LeakScanOptions = {}): Promise<LeakScanResult> {
   const minLines = opts.minLines ?? 3;
   if (!Number.isInteger(minLines) || minLines < 1) {
-    throw new LmrError({ code: "verify/bad-leak-min-lines", kind: "usage", message: `minLines must be a whole number >= 1, got ${minLines}` });
+    throw new LmrError({ code: "verify/bad-leak-min-lines", message: `minLines must be a whole number >= 1, got ${minLines}` });
   }
   const root = await stat(workspaceDir).catch(() => undefined);
   if (!root?.isDirectory()) {

@@ -97,7 +97,7 @@ export async function addPaperToWorkspace(task: ResolvedTask, workspace: string,
 async function refuseClash(task: ResolvedTask, workspace: string, name: string): Promise<void> {
   if (!(await lstat(join(workspace, name)).then(() => true, () => false))) return;
   throw new LmrError({
-    code: "workspace-name-clash",
+    code: "bundle/workspace-name-clash",
     file: task.manifestPath,
     pointer: "/paper",
     message: `the upstream tree already has a file '${name}' where the bundle puts the paper`,
@@ -110,10 +110,10 @@ async function readPages(task: ResolvedTask, read: () => Promise<Record<string, 
     return await read();
   } catch (err) {
     if (!isLmrError(err)) throw err;
-    throw new LmrError({ code: err.code, kind: err.kind, file: task.manifestPath, pointer: "/paper", message: `task ${task.manifest.id}: ${err.file ?? "the paper"}: ${err.message}`, hint: err.hint, cause: err });
+    throw new LmrError({ code: err.code, file: task.manifestPath, pointer: "/paper", message: `task ${task.manifest.id}: ${err.file ?? "the paper"}: ${err.message}`, hint: err.hint, cause: err });
   }
 }
 
 function missing(task: ResolvedTask, why: string, hint: string): LmrError {
-  return new LmrError({ code: "paper-missing", file: task.manifestPath, pointer: "/paper", message: `task ${task.manifest.id}: paper required (--require-paper), but ${why}`, hint });
+  return new LmrError({ code: "paper/missing", file: task.manifestPath, pointer: "/paper", message: `task ${task.manifest.id}: paper required (--require-paper), but ${why}`, hint });
 }

@@ -26,7 +26,7 @@ export async function stripDeclaredText(task: ResolvedTask, workspace: string): 
   for (const [i, entry] of (task.manifest.workspace?.strip ?? []).entries()) {
     const pointer = `/workspace/strip/${i}`;
     const fail = (message: string, hint: string): never => {
-      throw new LmrError({ code: "strip-bad-entry", kind: "input", file: task.manifestPath, pointer, message, hint });
+      throw new LmrError({ code: "bundle/strip-bad-entry", file: task.manifestPath, pointer, message, hint });
     };
     if (!entry.file.endsWith(".py")) fail(`'${entry.file}' is not a Python file`, "strip applies to .py files only");
     const path = join(workspace, entry.file);
@@ -35,7 +35,7 @@ export async function stripDeclaredText(task: ResolvedTask, workspace: string): 
     try {
       result = await stripPythonProse(source, entry.symbol, entry.file);
     } catch (err) {
-      if (err instanceof LmrError) throw new LmrError({ code: err.code, kind: err.kind, file: task.manifestPath, pointer, message: `${entry.file}: ${err.message}`, ...(err.hint ? { hint: err.hint } : {}) });
+      if (err instanceof LmrError) throw new LmrError({ code: err.code, file: task.manifestPath, pointer, message: `${entry.file}: ${err.message}`, ...(err.hint ? { hint: err.hint } : {}) });
       throw err;
     }
     if (result.comments + result.docstrings === 0) {
@@ -104,7 +104,7 @@ export async function stripPythonProse(source: string, symbol: string | undefine
   const bad = findSyntaxError(check.rootNode);
   check.delete();
   if (bad) {
-    throw new LmrError({ code: "strip-broke-syntax", kind: "input", message: `stripping left a syntax error at line ${bad.startPosition.row + 1}`, hint: "strip a narrower symbol, or use workspace.mask for it" });
+    throw new LmrError({ code: "bundle/strip-broke-syntax", message: `stripping left a syntax error at line ${bad.startPosition.row + 1}`, hint: "strip a narrower symbol, or use workspace.mask for it" });
   }
   return { source: text, comments, docstrings };
 }

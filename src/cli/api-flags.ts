@@ -2,16 +2,24 @@ import { Option } from "commander";
 import { LmrError } from "../core/errors.js";
 import { INSTRUCTION_LEVELS } from "../manifest/level.js";
 
-/** Flags lmr generate and lmr judge share: reading them, with errors that name the flag and the fix. */
+/** Reading flags, one copy for every command: errors name the flag and the fix (usage/*, exit 2). */
 
 export function usage(flag: string, message: string, hint?: string): LmrError {
-  return new LmrError({ code: "usage/bad-flag", kind: "usage", pointer: flag, message, ...(hint ? { hint } : {}) });
+  return new LmrError({ code: "usage/bad-flag", pointer: flag, message, ...(hint ? { hint } : {}) });
 }
 
+/** A whole number >= min, or usage/bad-number naming the flag. */
 export function int(value: string, flag: string, min: number): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw usage(flag, `${flag} must be a whole number >= ${min}, got '${value}'`);
+  if (value.trim() === "" || !Number.isInteger(n) || n < min) {
+    throw new LmrError({ code: "usage/bad-number", pointer: flag, message: `${flag} must be a whole number >= ${min}, got '${value}'`, hint: `e.g. ${flag} ${Math.max(min, 1)}` });
+  }
   return n;
+}
+
+/** int() for a flag that may be left out: undefined stays undefined. */
+export function count(value: string | undefined, flag: string, min = 1): number | undefined {
+  return value === undefined ? undefined : int(value, flag, min);
 }
 
 export function num(value: string, flag: string, min: number, max: number): number {

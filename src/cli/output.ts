@@ -1,4 +1,7 @@
-import { formatProblem, type Problem } from "../core/errors.js";
+import { formatProblem, type LmrError, type Problem } from "../core/errors.js";
+import type { JsonEnvelope, JsonError } from "../core/json-envelope.js";
+
+export type { JsonEnvelope, JsonError };
 
 /** Colour only on a TTY and when NO_COLOR is unset (https://no-color.org). */
 export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
@@ -10,8 +13,34 @@ export function paint(color: keyof typeof codes, text: string, stream: NodeJS.Wr
   return useColor(stream) ? `\u001b[${codes[color]}m${text}\u001b[0m` : text;
 }
 
-export function printJson(value: unknown): void {
+function jsonError(err: Pick<LmrError, "code" | "kind" | "message" | "file" | "pointer" | "hint">): JsonError {
+  return {
+    code: err.code,
+    kind: err.kind,
+    message: err.message,
+    ...(err.file !== undefined ? { file: err.file } : {}),
+    ...(err.pointer !== undefined ? { pointer: err.pointer } : {}),
+    ...(err.hint !== undefined ? { hint: err.hint } : {}),
+  };
+}
+
+/** The one writer of `--json` output: a command that succeeded prints its result as `data`. */
+export function printJsonOk(command: string, data: unknown): void {
+  writeEnvelope({ ok: true, command, data });
+}
+
+/** A command that ends non-zero prints why (`err`, whose code gives the exit code) and, if it has one, what it found. */
+export function printJsonFailed(command: string, err: LmrError, data?: unknown): void {
+  writeEnvelope({ ok: false, command, error: jsonError(err), ...(data !== undefined ? { data } : {}) });
+}
+
+/** A file's content printed in place of the file (`lmr paper extract` without --out): data, not a command's result, so no envelope. */
+export function printArtifact(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + "\n");
+}
+
+function writeEnvelope(envelope: JsonEnvelope): void {
+  process.stdout.write(JSON.stringify(envelope, null, 2) + "\n");
 }
 
 export function printProblems(problems: Problem[], stream: NodeJS.WriteStream = process.stderr): void {

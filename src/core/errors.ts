@@ -1,15 +1,17 @@
+import { kindOf, type ErrorCode, type ErrorKind } from "./error-codes.js";
+
+export type { ErrorCode, ErrorKind } from "./error-codes.js";
+
 /**
  * One error type for everything the toolkit reports. `code` is stable and
- * machine-readable; `file` and `pointer` say where; `hint` says how to fix it.
+ * machine-readable (one of ERROR_CODES in error-codes.ts, which also fixes its kind and so
+ * the exit code); `file` and `pointer` say where; `hint` says how to fix it.
  * Expected outcomes (a failed check, an invalid manifest) are values, not
  * exceptions: LmrError is for things that stop a command.
  */
-export type ErrorKind = "usage" | "input" | "check" | "infra";
-
 export interface LmrErrorInit {
-  code: string;
+  code: ErrorCode;
   message: string;
-  kind?: ErrorKind;
   file?: string;
   pointer?: string;
   hint?: string;
@@ -17,7 +19,7 @@ export interface LmrErrorInit {
 }
 
 export class LmrError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly kind: ErrorKind;
   readonly file?: string;
   readonly pointer?: string;
@@ -27,7 +29,7 @@ export class LmrError extends Error {
     super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
     this.name = "LmrError";
     this.code = init.code;
-    this.kind = init.kind ?? "input";
+    this.kind = kindOf(init.code);
     if (init.file !== undefined) this.file = init.file;
     if (init.pointer !== undefined) this.pointer = init.pointer;
     if (init.hint !== undefined) this.hint = init.hint;

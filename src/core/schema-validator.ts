@@ -36,8 +36,7 @@ export function readSchemaText(spec: ValidatorSpec): string {
     return readFileSync(file, "utf8");
   } catch (err) {
     throw new LmrError({
-      code: "schema-unreadable",
-      kind: "infra",
+      code: "schema/unreadable",
       file,
       message: `cannot read the schema: ${err instanceof Error ? err.message : String(err)}`,
       hint: `reinstall lmr; schema/${spec.schema} ships with it`,

@@ -61,7 +61,7 @@ export async function resolveBaseSource(base: string, flag?: string): Promise<Ba
 
 async function requireDaemon(): Promise<void> {
   const d = await probeDocker();
-  if (!d.ok) throw new LmrError({ code: "env/no-docker", kind: "infra", message: d.reason, hint: "install Docker (apt-get install docker.io) and start dockerd; `docker info` must answer" });
+  if (!d.ok) throw new LmrError({ code: "env/no-docker", message: d.reason, hint: "install Docker (apt-get install docker.io) and start dockerd; `docker info` must answer" });
 }
 
 /** The base image, built when missing, when its source image changed, or with --force. */
@@ -176,7 +176,6 @@ function buildFailure(plan: BaseImagePlan | EnvImagePlan, step: { n: number; tot
   if (plan.layer === "base" && pullFailed && source) {
     return new LmrError({
       code: "env/base-source-missing",
-      kind: "infra",
       message: `the ${plan.base} base (${plan.tag}) cannot be built: its source image ${source.ref} is not here and the registry cannot be reached (${last})`,
       hint:
         parseBase(plan.base)?.kind === "debian"
@@ -186,8 +185,7 @@ function buildFailure(plan: BaseImagePlan | EnvImagePlan, step: { n: number; tot
   }
   const field = plan.layer === "env" && pkg ? (pkg.tool === "apt" ? "environment.system_packages" : "environment.requirements") : undefined;
   return new LmrError({
-    code: `env/${plan.layer}-build-failed`,
-    kind: pkg && field ? "input" : "infra",
+    code: pkg && field ? "env/package-failed" : `env/${plan.layer}-build-failed`,
     ...(field ? { pointer: `/${field.replace(".", "/")}` } : {}),
     message: `building the ${plan.layer} layer ${plan.tag} failed at ${where}${pkg ? `: ${pkg.tool} could not install ${pkg.name}` : ""}: ${last}`,
     hint: field ? `check ${pkg!.name} in ${field} (name, version, and that the ${pkg!.tool === "apt" ? "Debian release has it" : "package index is reachable"})` : `rerun with the Dockerfile from \`lmr env build --print\` to see the whole log`,

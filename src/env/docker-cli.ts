@@ -103,7 +103,7 @@ export async function listImagesWithLabel(key: string): Promise<ImageInfo[]> {
 
 export function dockerError(what: string, r: DockerResult, hint?: string): LmrError {
   const tail = r.stderr.trim().split("\n").slice(-3).join(" ");
-  return new LmrError({ code: "docker/failed", kind: "infra", message: `docker could not ${what}: ${tail || `exit ${r.exitCode}`}`, hint: hint ?? "check that the Docker daemon runs (docker info)" });
+  return new LmrError({ code: "docker/failed", message: `docker could not ${what}: ${tail || `exit ${r.exitCode}`}`, hint: hint ?? "check that the Docker daemon runs (docker info)" });
 }
 
 /** Containers (running or not) with a label, as id + that label's value. */

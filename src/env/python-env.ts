@@ -74,8 +74,7 @@ async function requireInterpreter(python: string): Promise<Probe> {
   const p = await probePython(python);
   if (!p) {
     throw new LmrError({
-      code: "PYTHON_NOT_FOUND",
-      kind: "infra",
+      code: "env/python-not-found",
       message: `python interpreter "${python}" is missing or does not run`,
       hint: "pass --python PATH or set LMR_PYTHON to a working CPython 3",
     });
@@ -86,8 +85,7 @@ async function requireInterpreter(python: string): Promise<Probe> {
 function requirePytest(p: Probe, what: string): PythonEnv {
   if (!p.pytest) {
     throw new LmrError({
-      code: "PYTEST_MISSING",
-      kind: "infra",
+      code: "env/pytest-missing",
       message: `pytest is not installed for ${what} (${p.path})`,
       hint: `run: ${p.path} -m pip install pytest`,
     });
@@ -139,7 +137,7 @@ async function buildEnv(base: Probe, requirements: string[], cacheRoot: string, 
   try {
     const venv = await run(base.path, ["-m", "venv", "--system-site-packages", "--without-pip", tmp], 300_000);
     if (venv.code !== 0) {
-      throw new LmrError({ code: "VENV_FAILED", kind: "infra", message: `python -m venv failed for ${base.path}: ${venv.stderr.trim().slice(-500)}`, hint: "install the venv module (Debian: apt-get install python3-venv)" });
+      throw new LmrError({ code: "env/venv-failed", message: `python -m venv failed for ${base.path}: ${venv.stderr.trim().slice(-500)}`, hint: "install the venv module (Debian: apt-get install python3-venv)" });
     }
     const py = join(tmp, "bin", "python");
     const env = { ...process.env, PYTHONNOUSERSITE: "1", PIP_DISABLE_PIP_VERSION_CHECK: "1" };
@@ -147,7 +145,7 @@ async function buildEnv(base: Probe, requirements: string[], cacheRoot: string, 
     if ((await run(py, ["-m", "pip", "--version"], 60_000, env)).code !== 0) {
       const ens = await run(py, ["-m", "ensurepip", "--default-pip"], 300_000, env);
       if (ens.code !== 0) {
-        throw new LmrError({ code: "PIP_MISSING", kind: "infra", message: `pip is not available for ${base.path}: ${ens.stderr.trim().slice(-300)}`, hint: "install pip for the base interpreter (Debian: apt-get install python3-pip)" });
+        throw new LmrError({ code: "env/pip-missing", message: `pip is not available for ${base.path}: ${ens.stderr.trim().slice(-300)}`, hint: "install pip for the base interpreter (Debian: apt-get install python3-pip)" });
       }
     }
     const wanted = base.pytest ? requirements : [...requirements, "pytest"];
@@ -155,8 +153,7 @@ async function buildEnv(base: Probe, requirements: string[], cacheRoot: string, 
     if (pip.code !== 0) {
       const pkg = pipFailedPackage(pip.stderr) ?? wanted.join(", ");
       throw new LmrError({
-        code: "PIP_INSTALL_FAILED",
-        kind: "infra",
+        code: "env/pip-install-failed",
         message: `pip could not install ${pkg} into the environment for ${base.path}: ${pip.stderr.trim().split("\n").slice(-3).join(" ")}`,
         hint: "check the requirement's name and version, and that the package index is reachable",
       });
@@ -185,7 +182,7 @@ async function buildEnv(base: Probe, requirements: string[], cacheRoot: string, 
     throw err;
   }
   const made = await readMarker(final);
-  if (!made) throw new LmrError({ code: "VENV_BROKEN", kind: "infra", message: `the new environment at ${final} does not run`, file: final });
+  if (!made) throw new LmrError({ code: "env/venv-broken", message: `the new environment at ${final} does not run`, file: final });
   return made;
 }
 

@@ -77,7 +77,6 @@ export function normaliseEnvironment(env: Readonly<Environment>, runner: TestRun
   if (!provided) {
     throw new LmrError({
       code: "env/unknown-base",
-      kind: "input",
       pointer: "/environment/base",
       message: `unknown base ${JSON.stringify(base)}`,
       hint: 'use "debian:bookworm", "debian:trixie" or "python:3.X-slim"',
@@ -86,7 +85,6 @@ export function normaliseEnvironment(env: Readonly<Environment>, runner: TestRun
   if (runner === "node-test" && !DEBIAN_NODE[base]) {
     throw new LmrError({
       code: "env/node-base",
-      kind: "input",
       pointer: "/environment/base",
       message: `tests.runner is "node-test", and the base ${JSON.stringify(base)} has no Node lmr installs`,
       hint: 'use "debian:bookworm" (Debian\'s nodejs 18) or "debian:trixie" (nodejs 20) as environment.base',

@@ -129,7 +129,6 @@ export async function lockRunDir(runDir: string, command = "lmr eval"): Promise<
     if (held && held.pid !== process.pid && (await isAlive(held))) {
       throw new LmrError({
         code: "eval/run-dir-busy",
-        kind: "usage",
         file: root,
         message: `another ${held.command ?? "lmr eval"} (pid ${held.pid}, started ${held.started_at}) is ${held.command === undefined ? "grading into" : "writing into"} this run folder`,
         hint: `wait for it to finish, or use another --out; if pid ${held.pid} is not lmr, delete ${file}`,
@@ -158,6 +157,6 @@ export async function lockRunDir(runDir: string, command = "lmr eval"): Promise<
 }
 
 function lockError(file: string, err: unknown): LmrError {
-  return new LmrError({ code: "eval/run-dir-lock", kind: "infra", file, message: `cannot take the run folder's lock: ${(err as Error).message}`, hint: "check that the run folder is writable", cause: err });
+  return new LmrError({ code: "eval/run-dir-lock", file, message: `cannot take the run folder's lock: ${(err as Error).message}`, hint: "check that the run folder is writable", cause: err });
 }
 

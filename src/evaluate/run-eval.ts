@@ -153,7 +153,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
     const dispatcher = opts.dispatcher ?? createLocalDispatcher(opts.jobs);
     if (todo.length > 0) await dispatcher.dispatch({ runId: config.run_id, outDir, jobs: todo, ctx, record });
     if (pending.size > 0) {
-      throw new LmrError({ code: "eval/samples-not-graded", kind: "infra", file: outDir, message: `${pending.size} sample(s) got no result from the dispatcher`, hint: "run the same command again: graded samples are kept" });
+      throw new LmrError({ code: "eval/samples-not-graded", file: outDir, message: `${pending.size} sample(s) got no result from the dispatcher`, hint: "run the same command again: graded samples are kept" });
     }
     return { results: jobs.map((j) => results.get(j)!), models: selected.models, graded: todo.length, reused, problems, recovered: lock.recovered, ...(shard ? { shard } : {}) };
   } finally {

@@ -19,7 +19,6 @@ export function parseShard(value: string): ShardSpec {
   if (!m || count < 1 || index < 1 || index > count) {
     throw new LmrError({
       code: "usage/bad-shard",
-      kind: "usage",
       pointer: "--shard",
       message: `--shard must be I/N with 1 <= I <= N, got '${value}'`,
       hint: "e.g. --shard 1/4 … --shard 4/4; a Kubernetes Indexed Job passes $((JOB_COMPLETION_INDEX+1))/N, Slurm $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT",

@@ -28,11 +28,11 @@ export async function loadTemplates(dir: string = DEFAULT_TEMPLATES_DIR, variabl
     try {
       text = await readFile(file, "utf8");
     } catch (err) {
-      throw new LmrError({ code: "generate/template-missing", kind: "usage", file, pointer: "--templates", message: `cannot read the prompt template (${(err as NodeJS.ErrnoException).code ?? String(err)})`, hint: `a templates folder holds system.md and user.md; the default is ${DEFAULT_TEMPLATES_DIR}` });
+      throw new LmrError({ code: "generate/template-missing", file, pointer: "--templates", message: `cannot read the prompt template (${(err as NodeJS.ErrnoException).code ?? String(err)})`, hint: `a templates folder holds system.md and user.md; the default is ${DEFAULT_TEMPLATES_DIR}` });
     }
     for (const m of text.matchAll(/\{\{\s*[#/]?\s*([^}\s]+)\s*\}\}/g)) {
       if (!variables.includes(m[1]!)) {
-        throw new LmrError({ code: "generate/template-variable", kind: "usage", file, message: `unknown placeholder {{${m[1]}}}`, hint: `known: ${variables.join(", ")}` });
+        throw new LmrError({ code: "generate/template-variable", file, message: `unknown placeholder {{${m[1]}}}`, hint: `known: ${variables.join(", ")}` });
       }
     }
     return text;
@@ -138,7 +138,6 @@ export async function buildPrompt(input: PromptInput): Promise<BuiltPrompt> {
   if (bareTokens > input.maxPromptTokens) {
     throw new LmrError({
       code: "generate/prompt-too-long",
-      kind: "usage",
       pointer: "--max-prompt-tokens",
       message: `${input.taskId}: the prompt needs ${bareTokens} tokens without the paper (instruction, masked files, context files), over the budget of ${input.maxPromptTokens}`,
       hint: `raise --max-prompt-tokens to at least ${bareTokens + 500}, or use other templates (--templates)`,

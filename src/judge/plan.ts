@@ -95,7 +95,7 @@ export async function planJudgements(runDir: string, loaded: LoadedRun, opts: Pl
 /** The run folder itself, before its lock is taken: a folder that is not one is a usage error naming run.json. */
 export async function checkRunDir(runDir: string): Promise<string> {
   const ok = await stat(join(runDir, RUN_FILE)).then((s) => s.isFile(), () => false);
-  if (!ok) throw new LmrError({ code: "report.not-a-run", message: `not a run folder: ${RUN_FILE} is missing`, file: join(runDir, RUN_FILE), hint: "pass the folder `lmr eval` wrote (it holds run.json and results/)" });
+  if (!ok) throw new LmrError({ code: "report/not-a-run", message: `not a run folder: ${RUN_FILE} is missing`, file: join(runDir, RUN_FILE), hint: "pass the folder `lmr eval` wrote (it holds run.json and results/)" });
   return runDir;
 }
 

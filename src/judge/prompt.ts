@@ -41,7 +41,7 @@ export async function applySampleDiff(workspace: string, diff: string, where: st
     if (path === "" || p.hunks.length === 0) continue;
     const before = files[path] ?? (await readFile(join(workspace, path), "utf8").catch(() => ""));
     const after = applyPatch(before, p, { fuzzFactor: 0 });
-    if (after === false) throw new LmrError({ code: "judge/diff-does-not-apply", kind: "input", file: where, message: `the diff does not apply to ${path} of the run folder's bundle`, hint: "the bundle was rebuilt after grading: run lmr eval on the run folder again, then lmr judge" });
+    if (after === false) throw new LmrError({ code: "judge/diff-does-not-apply", file: where, message: `the diff does not apply to ${path} of the run folder's bundle`, hint: "the bundle was rebuilt after grading: run lmr eval on the run folder again, then lmr judge" });
     files[path] = after;
   }
   return files;
@@ -96,7 +96,7 @@ export async function buildJudgePrompt(input: JudgePromptInput): Promise<JudgePr
   const bare = render("");
   const bareTokens = await count(bare);
   if (bareTokens > input.maxPromptTokens) {
-    throw new LmrError({ code: "judge/prompt-too-long", kind: "usage", pointer: "--max-prompt-tokens", message: `${input.taskId}: the judge prompt needs ${bareTokens} tokens without the paper, over the budget of ${input.maxPromptTokens}`, hint: `raise --max-prompt-tokens to at least ${bareTokens + 500}` });
+    throw new LmrError({ code: "judge/prompt-too-long", pointer: "--max-prompt-tokens", message: `${input.taskId}: the judge prompt needs ${bareTokens} tokens without the paper, over the budget of ${input.maxPromptTokens}`, hint: `raise --max-prompt-tokens to at least ${bareTokens + 500}` });
   }
   const paperMd = await readFile(join(ws, "paper.md"), "utf8").catch(() => undefined);
   if (paperMd === undefined || paperMd.trim() === "") return { messages: bare, tokens: bareTokens, missing };

@@ -100,7 +100,7 @@ export function classifyApiError(err: unknown): TryFailure {
 export function readApiKey(envName: string, env: NodeJS.ProcessEnv = process.env): string {
   const key = env[envName];
   if (key === undefined || key === "") {
-    throw new LmrError({ code: "llm/no-api-key", kind: "usage", pointer: "--api-key-env", message: `the environment variable ${envName} is not set`, hint: `export ${envName}=… (or name another variable with --api-key-env; a local server that needs no key takes any value)` });
+    throw new LmrError({ code: "llm/no-api-key", pointer: "--api-key-env", message: `the environment variable ${envName} is not set`, hint: `export ${envName}=… (or name another variable with --api-key-env; a local server that needs no key takes any value)` });
   }
   return key;
 }

@@ -82,5 +82,5 @@ export function spliceBodies(source: string, blocks: readonly BodyBlock[], file:
 }
 
 function bodiesError(label: string, line: number, message: string, hint: string): LmrError {
-  return new LmrError({ code: "alternative/bodies", kind: "input", file: label, message: `line ${line}: ${message}`, hint });
+  return new LmrError({ code: "alternative/bodies", file: label, message: `line ${line}: ${message}`, hint });
 }

@@ -28,7 +28,7 @@ describe("loadTask", () => {
 
   it("refuses an invalid manifest, naming the first problem and how many more", async () => {
     const err = await rejection(loadTask(join(FIXTURES, "missing-files")));
-    expect(err.code).toBe("manifest-invalid");
+    expect(err.code).toBe("manifest/invalid");
     expect(err.kind).toBe("input");
     expect(err.pointer).toBe("/instruction");
     expect(err.message).toBe("'instruction.md' does not exist in the task folder (and 1 more problem)");
@@ -37,13 +37,13 @@ describe("loadTask", () => {
 
   it("reports malformed JSON with line and column", async () => {
     const err = await rejection(loadTask(join(FIXTURES, "bad-json")));
-    expect(err.code).toBe("manifest-bad-json");
+    expect(err.code).toBe("manifest/bad-json");
     expect(err.message).toMatch(/^invalid JSON at line 5, column 3 \(5:3\): /);
   });
 
   it("reports a missing folder and a folder without task.json", async () => {
-    expect((await rejection(loadTask(join(FIXTURES, "nope")))).code).toBe("task-dir-missing");
-    expect((await rejection(loadTask(join(FIXTURES, "_upstreams")))).code).toBe("manifest-missing");
+    expect((await rejection(loadTask(join(FIXTURES, "nope")))).code).toBe("task/dir-missing");
+    expect((await rejection(loadTask(join(FIXTURES, "_upstreams")))).code).toBe("manifest/missing");
   });
 });
 
@@ -62,7 +62,7 @@ describe("findTaskDirs", () => {
 
   it("throws an input error with a hint when the root is missing", async () => {
     const err = await rejection(findTaskDirs(join(FIXTURES, "no-such-root")));
-    expect([err.code, err.kind]).toEqual(["tasks-dir-missing", "input"]);
+    expect([err.code, err.kind]).toEqual(["task/tasks-dir-missing", "input"]);
     expect(err.hint).toContain("--tasks-dir");
   });
 });

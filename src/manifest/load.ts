@@ -22,7 +22,7 @@ export async function loadTask(dir: string, opts: LoadOptions = {}): Promise<Res
   if (first) {
     const more = findings.length > 1 ? ` (and ${findings.length - 1} more problem${findings.length > 2 ? "s" : ""})` : "";
     throw new LmrError({
-      code: "manifest-invalid",
+      code: "manifest/invalid",
       file: raw.displayPath,
       pointer: first.pointer,
       message: `${first.message}${more}`,

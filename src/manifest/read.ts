@@ -40,7 +40,7 @@ export async function readManifest(dirOrFile: string): Promise<RawManifest> {
   const dirInfo = await stat(dir).catch(() => undefined);
   if (!dirInfo?.isDirectory()) {
     throw new LmrError({
-      code: "task-dir-missing",
+      code: "task/dir-missing",
       file: displayPath(dir),
       message: dirInfo ? "is not a folder" : "task folder does not exist",
       hint: "pass a task folder that holds a task.json, e.g. tasks/<id>",
@@ -52,7 +52,7 @@ export async function readManifest(dirOrFile: string): Promise<RawManifest> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new LmrError({
-      code: code === "ENOENT" ? "manifest-missing" : "manifest-unreadable",
+      code: code === "ENOENT" ? "manifest/missing" : "manifest/unreadable",
       file: shown,
       message: code === "ENOENT" ? "no task.json in this task folder" : `cannot read task.json (${code ?? String(err)})`,
       hint: code === "ENOENT" ? "create it with `lmr new`, or pass the right folder" : "check the file's permissions",
@@ -63,7 +63,7 @@ export async function readManifest(dirOrFile: string): Promise<RawManifest> {
   if (!parsed.ok) {
     const { line, column, message } = parsed.error;
     throw new LmrError({
-      code: "manifest-bad-json",
+      code: "manifest/bad-json",
       file: shown,
       message: `invalid JSON at line ${line}, column ${column} (${line}:${column}): ${message}`,
       hint: `fix the syntax at ${shown}:${line}:${column}; JSON allows no comments, trailing commas or single quotes`,
@@ -81,7 +81,7 @@ export async function findTaskDirs(root = "tasks"): Promise<string[]> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new LmrError({
-      code: "tasks-dir-missing",
+      code: "task/tasks-dir-missing",
       file: displayPath(abs),
       message: code === "ENOENT" ? "tasks folder does not exist" : code === "ENOTDIR" ? "is not a folder" : `cannot read tasks folder (${code ?? String(err)})`,
       hint: "run from the project root, pass --tasks-dir DIR, or name task folders as arguments",

@@ -31,7 +31,6 @@ export function checkOverlaps(edits: readonly TextEdit[], label: (owner: number)
     if (next.start < prev.end || next.start === prev.start) {
       throw new LmrError({
         code: "mask/overlapping-targets",
-        kind: "input",
         file,
         message: `targets ${label(prev.owner)} and ${label(next.owner)} overlap (line ${prev.startPoint.row + 1})`,
         hint: "mask the outer target only, or pick targets that do not contain each other",

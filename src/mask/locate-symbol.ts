@@ -22,7 +22,6 @@ export function locateSymbol<D extends Locatable>(index: SymbolIndex<D>, symbol:
     const near = suggestSymbols(index, symbol);
     throw new LmrError({
       code: "mask/symbol-not-found",
-      kind: "input",
       file,
       message: `symbol "${symbol}" is not defined${near.length > 0 ? `; closest: ${near.map(describeDef).join(", ")}` : " (the file defines no functions or classes)"}`,
       hint: "use a qualified name such as `fn`, `Class.method` or `outer.inner`; `lmr mask FILE --list` prints every symbol",
@@ -33,7 +32,6 @@ export function locateSymbol<D extends Locatable>(index: SymbolIndex<D>, symbol:
     if (picked.length === 1) return picked[0]!;
     throw new LmrError({
       code: "mask/symbol-not-found",
-      kind: "input",
       file,
       message: `symbol "${symbol}" has no definition at line ${line}; it is defined at ${candidates.map((d) => `line ${d.line}`).join(", ")}`,
       hint: "give the line of the definition's header (`def`, `class`, `function`, the name) or of its first decorator",
@@ -42,7 +40,6 @@ export function locateSymbol<D extends Locatable>(index: SymbolIndex<D>, symbol:
   if (candidates.length > 1) {
     throw new LmrError({
       code: "mask/ambiguous-symbol",
-      kind: "input",
       file,
       message: `symbol "${symbol}" is defined ${candidates.length} times: ${candidates.map((d) => `line ${d.line}`).join(", ")}`,
       hint: "add the line of the wanted definition (`line` in the manifest, `--line` on the command line)",

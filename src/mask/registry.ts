@@ -20,7 +20,6 @@ export function maskerFor(file: string): Masker {
     const known = [...new Set(maskers.flatMap((m) => m.extensions))].join(", ");
     throw new LmrError({
       code: "mask/unsupported-language",
-      kind: "input",
       file,
       message: `no masker for "${ext || "(no extension)"}" files`,
       hint: `supported: ${known}`,

@@ -30,7 +30,6 @@ export function validatorOf(parse: (raw: string) => unknown): (raw: string) => P
 export function missingFlag(flags: string[]): LmrError {
   return new LmrError({
     code: "new/missing-flag",
-    kind: "usage",
     message: `missing ${flags.join(", ")}`,
     hint: "without a terminal (or with --yes) every required answer must be given as a flag; see `lmr new --help`",
   });

@@ -1,4 +1,4 @@
-import { LmrError } from "../core/errors.js";
+import { LmrError, type ErrorCode } from "../core/errors.js";
 import { measureEditDistance } from "../manifest/suggest.js";
 import { CATEGORIES, type Category, type LineRef, type MaskMode } from "../manifest/types.js";
 
@@ -13,8 +13,8 @@ export const MODES: readonly MaskMode[] = ["body", "region", "class"];
 export const TASK_ID_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const TASK_ID_MAX = 80;
 
-export function usageError(flag: string, message: string, hint?: string, code = "new/bad-value"): LmrError {
-  return new LmrError({ code, kind: "usage", message: `${flag}: ${message}`, ...(hint !== undefined ? { hint } : {}) });
+export function usageError(flag: string, message: string, hint?: string, code: ErrorCode = "new/bad-value"): LmrError {
+  return new LmrError({ code, message: `${flag}: ${message}`, ...(hint !== undefined ? { hint } : {}) });
 }
 
 /** The `n` known words closest to `word` (edit distance, then a shared substring first), for "did you mean" lists. */

@@ -82,16 +82,16 @@ export async function openUpstream(input: RepoInput, commit: string | undefined,
 async function explainSourceError(err: unknown, input: RepoInput, commit: string | undefined): Promise<unknown> {
   if (!isLmrError(err)) return err;
   const where = input.kind === "url" ? input.url : input.raw;
-  if (err.code === "commit-not-found") {
+  if (err.code === "upstream/commit-not-found") {
     const recent = input.kind === "path" ? await listRecentCommits(input.abs) : [];
     const hint = recent.length > 0 ? `recent commits: ${recent.join("; ")}` : `list them with: git ls-remote ${where}`;
     return usageError("--commit", `'${commit}' is not a commit of ${where}`, hint, "new/commit-not-found");
   }
-  if (err.code === "upstream-not-git") {
+  if (err.code === "upstream/not-git") {
     return usageError("--commit", `${where} is not in a git repository, so it has no commit '${commit}'`, "leave out --commit to take the folder as it is, or point --repo at a git checkout", "new/commit-not-found");
   }
   const flag = err.pointer === "/upstream/commit" ? "--commit" : "--repo";
-  return new LmrError({ code: err.code, kind: err.kind, message: `${flag} ${where}: ${err.message}`, ...(err.hint ? { hint: err.hint } : {}), cause: err });
+  return new LmrError({ code: err.code, message: `${flag} ${where}: ${err.message}`, ...(err.hint ? { hint: err.hint } : {}), cause: err });
 }
 
 /** Files under `root` that a masker supports, skipping hidden folders and caches. */

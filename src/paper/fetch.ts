@@ -61,7 +61,7 @@ export async function fetchTaskPaper(owner: PaperOwner, opts: FetchOptions): Pro
     const found = await findInPapersDir(owner, opts.papersDir);
     if (!found) {
       throw new LmrError({
-        code: "paper-not-in-folder",
+        code: "paper/not-in-folder",
         file: owner.manifestPath,
         pointer: source?.pointer ?? "/paper/sha256",
         message: `task ${owner.id}: no PDF in ${opts.papersDir} (looked for ${papersDirNames(owner.paper, owner.id).join(", ")})`,
@@ -114,8 +114,7 @@ async function download(owner: PaperOwner, papers: string, source: PaperSource, 
     if (!(err instanceof DownloadError)) throw err;
     const missing = err.reason === "http" && (err.status === 404 || err.status === 410);
     throw new LmrError({
-      code: err.reason === "http" ? "paper-http-error" : "paper-unreachable",
-      kind: err.reason === "http" ? "input" : "infra",
+      code: err.reason === "http" ? "paper/http-error" : "paper/unreachable",
       file: owner.manifestPath,
       pointer: source.pointer,
       message: `task ${owner.id}: cannot download ${source.url}: ${err.message}`,
@@ -131,13 +130,13 @@ async function download(owner: PaperOwner, papers: string, source: PaperSource, 
   if ((pinned !== undefined && got.sha256 !== pinned) || (bytes !== undefined && got.bytes !== bytes)) {
     await rm(part, { force: true });
     const e = pinMismatch(owner, source.url, "as downloaded", got);
-    throw new LmrError({ code: e.code, kind: "check", file: owner.manifestPath, pointer: e.pointer!, message: e.message, hint: source.pointer === "/paper/url" ? `paper.url names no version and arXiv now serves another one: set "arxiv" to the version whose PDF was pinned (e.g. "${source.url.slice(source.url.lastIndexOf("/") + 1)}v1")` : "the file at that address is not the one pinned: check paper.arxiv / paper.pdf_url, or correct paper.sha256 and paper.bytes if the pin is wrong" });
+    throw new LmrError({ code: e.code, file: owner.manifestPath, pointer: e.pointer!, message: e.message, hint: source.pointer === "/paper/url" ? `paper.url names no version and arXiv now serves another one: set "arxiv" to the version whose PDF was pinned (e.g. "${source.url.slice(source.url.lastIndexOf("/") + 1)}v1")` : "the file at that address is not the one pinned: check paper.arxiv / paper.pdf_url, or correct paper.sha256 and paper.bytes if the pin is wrong" });
   }
   const head = await readHead(part);
   if (!head.includes(PDF_MAGIC)) {
     await rm(part, { force: true });
     throw new LmrError({
-      code: "paper-not-pdf",
+      code: "paper/not-pdf",
       file: owner.manifestPath,
       pointer: source.pointer,
       message: `task ${owner.id}: ${source.url} did not send a PDF (it starts ${JSON.stringify(head.slice(0, 40))})`,
@@ -162,7 +161,7 @@ async function readHead(path: string): Promise<string> {
 
 function noSource(owner: PaperOwner): LmrError {
   return new LmrError({
-    code: "paper-no-source",
+    code: "paper/no-source",
     file: owner.manifestPath,
     pointer: "/paper/sha256",
     message: `task ${owner.id}: the PDF with sha256 ${owner.paper.sha256} is not cached, and the manifest says nowhere to download it from`,

@@ -89,8 +89,7 @@ export function pinMismatch(owner: PaperOwner, path: string, where: string, got:
   const { sha256, bytes } = owner.paper;
   const cached = where === "the paper cache";
   return new LmrError({
-    code: "paper-hash-mismatch",
-    kind: "check",
+    code: "paper/hash-mismatch",
     file: owner.manifestPath,
     pointer: "/paper/sha256",
     message: `task ${owner.id}: ${path} (${where}) has sha256 ${got.sha256} (${got.bytes} bytes), but the manifest pins sha256 ${sha256 ?? "-"} (${bytes ?? "-"} bytes)`,

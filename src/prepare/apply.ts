@@ -40,21 +40,21 @@ async function applyStep(treeDir: string, step: PrepareStep, index: number): Pro
     return { index, kind: step.kind, file: step.file, start_line: r.start_line, end_line: r.end_line, def_line: r.def_line, call: r.call, ...(r.guarded ? { guarded: r.guarded } : {}) };
   }
   const kind = (step as { kind?: unknown }).kind;
-  throw new LmrError({ code: "prepare-kind-unknown", message: `unknown step kind ${JSON.stringify(kind)}`, pointer: "/kind", hint: "use notebook-to-module or extract-function" });
+  throw new LmrError({ code: "prepare/kind-unknown", message: `unknown step kind ${JSON.stringify(kind)}`, pointer: "/kind", hint: "use notebook-to-module or extract-function" });
 }
 
 /** Absolute path of a step's file, refusing paths that leave the tree (`..`, absolute, escaping symlinks). */
 async function insideTree(treeDir: string, rel: string, pointer: string, mustExist: boolean): Promise<string> {
   const why = checkRelativePath(rel);
-  if (why) throw new LmrError({ code: "prepare-path-invalid", message: `'${rel}': ${why}`, pointer, hint: "paths are relative to the upstream tree root" });
+  if (why) throw new LmrError({ code: "prepare/path-invalid", message: `'${rel}': ${why}`, pointer, hint: "paths are relative to the upstream tree root" });
   const abs = join(treeDir, rel);
   const exists = await stat(abs).then(
     (s) => s.isFile(),
     () => false,
   );
-  if (mustExist && !exists) throw new LmrError({ code: "prepare-file-missing", message: `'${rel}' is not a file in the upstream tree`, pointer, hint: "check the path at the pinned commit (after upstream.subdir and earlier steps)" });
+  if (mustExist && !exists) throw new LmrError({ code: "prepare/file-missing", message: `'${rel}' is not a file in the upstream tree`, pointer, hint: "check the path at the pinned commit (after upstream.subdir and earlier steps)" });
   if (!(await isInsideReal(treeDir, await nearestExisting(abs)))) {
-    throw new LmrError({ code: "prepare-path-invalid", message: `'${rel}' resolves outside the upstream tree (symlink)`, pointer });
+    throw new LmrError({ code: "prepare/path-invalid", message: `'${rel}' resolves outside the upstream tree (symlink)`, pointer });
   }
   return abs;
 }
@@ -62,9 +62,9 @@ async function insideTree(treeDir: string, rel: string, pointer: string, mustExi
 function stepError(err: unknown, index: number, step: PrepareStep, ctx: PrepareContext): LmrError {
   const prefix = `prepare step ${index} (${step.kind})`;
   if (err instanceof LmrError) {
-    return new LmrError({ code: err.code, kind: err.kind, message: `${prefix}: ${err.message}`, file: ctx.file, pointer: `/prepare/${index}${err.pointer ?? ""}`, hint: err.hint, cause: err });
+    return new LmrError({ code: err.code, message: `${prefix}: ${err.message}`, file: ctx.file, pointer: `/prepare/${index}${err.pointer ?? ""}`, hint: err.hint, cause: err });
   }
-  return new LmrError({ code: "prepare-io", kind: "infra", message: `${prefix}: ${(err as Error).message ?? String(err)}`, file: ctx.file, pointer: `/prepare/${index}`, cause: err });
+  return new LmrError({ code: "prepare/io", message: `${prefix}: ${(err as Error).message ?? String(err)}`, file: ctx.file, pointer: `/prepare/${index}`, cause: err });
 }
 
 /** `p`, or its nearest ancestor that exists (where a new file's folder chain starts). */

@@ -30,7 +30,7 @@ export async function extractFunction(source: string, spec: ExtractSpec): Promis
   checkNames(spec);
   const tree = await parsePython(source);
   const syntax = findSyntaxError(tree.rootNode);
-  if (syntax) fail("prepare-source-invalid", `the file does not parse (line ${syntax.startPosition.row + 1}); cannot extract from it`, "/file");
+  if (syntax) fail("prepare/source-invalid", `the file does not parse (line ${syntax.startPosition.row + 1}); cannot extract from it`, "/file");
   const lines = splitLines(source);
   const { def, range } = resolveWithin(tree, lines, spec.within);
   const start = resolveLineRef(lines, spec.start, range, "start");
@@ -44,7 +44,7 @@ export async function extractFunction(source: string, spec: ExtractSpec): Promis
   const method = asMethod ? methodContext(def, spec.within) : undefined;
   checkFreeName(tree, def, method, spec.name, block);
   if (method && spec.params.includes(method.self)) {
-    fail("prepare-name-invalid", `params lists '${method.self}', which a method gets first anyway`, "/params", `drop '${method.self}' from params when as_method is true`);
+    fail("prepare/name-invalid", `params lists '${method.self}', which a method gets first anyway`, "/params", `drop '${method.self}' from params when as_method is true`);
   }
 
   const defIndent = method ? indentOf(lines[method.def.outer.startPosition.row]!) : "";
@@ -88,7 +88,7 @@ export async function extractFunction(source: string, spec: ExtractSpec): Promis
   const check = await parsePython(result);
   const err = findSyntaxError(check.rootNode);
   if (err) {
-    fail("prepare-result-invalid", `the extracted code does not parse (line ${err.startPosition.row + 1} of the result)`, undefined, "check `params`/`returns`, and that the block is plain statements");
+    fail("prepare/result-invalid", `the extracted code does not parse (line ${err.startPosition.row + 1} of the result)`, undefined, "check `params`/`returns`, and that the block is plain statements");
   }
   let guarded: Array<[number, number]> | undefined;
   if (spec.main_guard === true) {
@@ -101,15 +101,15 @@ export async function extractFunction(source: string, spec: ExtractSpec): Promis
 }
 
 function checkNames(spec: ExtractSpec): void {
-  if (!isIdentifier(spec.name)) fail("prepare-name-invalid", `name ${JSON.stringify(spec.name)} is not a Python identifier`, "/name");
+  if (!isIdentifier(spec.name)) fail("prepare/name-invalid", `name ${JSON.stringify(spec.name)} is not a Python identifier`, "/name");
   spec.params.forEach((p, i) => {
-    if (!isIdentifier(p)) fail("prepare-name-invalid", `params[${i}] ${JSON.stringify(p)} is not a Python identifier`, `/params/${i}`);
+    if (!isIdentifier(p)) fail("prepare/name-invalid", `params[${i}] ${JSON.stringify(p)} is not a Python identifier`, `/params/${i}`);
   });
   spec.returns.forEach((r, i) => {
-    if (!isIdentifier(r)) fail("prepare-name-invalid", `returns[${i}] ${JSON.stringify(r)} is not a Python identifier`, `/returns/${i}`);
+    if (!isIdentifier(r)) fail("prepare/name-invalid", `returns[${i}] ${JSON.stringify(r)} is not a Python identifier`, `/returns/${i}`);
   });
   const dup = spec.params.find((p, i) => spec.params.indexOf(p) !== i);
-  if (dup) fail("prepare-name-invalid", `params lists '${dup}' twice`, "/params");
+  if (dup) fail("prepare/name-invalid", `params lists '${dup}' twice`, "/params");
 }
 
 interface MethodContext {
@@ -120,12 +120,12 @@ interface MethodContext {
 }
 
 function methodContext(def: Definition | undefined, within: string | undefined): MethodContext {
-  if (!def || def.kind !== "method") fail("prepare-not-a-method", `as_method is true but ${within ?? "the module"} is not a method of a class`, "/as_method", "drop as_method to make a module-level function");
+  if (!def || def.kind !== "method") fail("prepare/not-a-method", `as_method is true but ${within ?? "the module"} is not a method of a class`, "/as_method", "drop as_method to make a module-level function");
   const decorators = def.outer.type === "decorated_definition" ? def.outer.namedChildren.filter((c) => c?.type === "decorator").map((c) => c!.text.trim()) : [];
-  if (decorators.includes("@staticmethod")) fail("prepare-not-a-method", `${def.qualname} is a staticmethod: it has no self to call a new method on`, "/as_method", "drop as_method");
+  if (decorators.includes("@staticmethod")) fail("prepare/not-a-method", `${def.qualname} is a staticmethod: it has no self to call a new method on`, "/as_method", "drop as_method");
   const first = def.node.childForFieldName("parameters")?.namedChildren[0];
   const self = first?.type === "identifier" ? first.text : first?.namedChildren.find((c) => c?.type === "identifier")?.text;
-  if (!self) fail("prepare-not-a-method", `${def.qualname} has no self parameter`, "/as_method");
+  if (!self) fail("prepare/not-a-method", `${def.qualname} has no self parameter`, "/as_method");
   return { def, self, ...(decorators.includes("@classmethod") ? { decorator: "@classmethod" } : {}) };
 }
 
@@ -135,7 +135,7 @@ function methodContext(def: Definition | undefined, within: string | undefined):
  */
 function checkFreeName(tree: Tree, def: Definition | undefined, method: MethodContext | undefined, name: string, block: Block): void {
   const taken = (where: string, index: number): never =>
-    fail("prepare-name-taken", `'${name}' is already ${where} (line ${rowOf(tree, index) + 1})`, "/name", "choose another name");
+    fail("prepare/name-taken", `'${name}' is already ${where} (line ${rowOf(tree, index) + 1})`, "/name", "choose another name");
   if (method) {
     const body = method.def.owner?.node.childForFieldName("body");
     const hit = collectNameEvents(body ? [body] : []).find((e) => e.op === "store" && e.name === name && e.region[0] === body?.startIndex);

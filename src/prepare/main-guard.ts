@@ -69,7 +69,7 @@ export async function guardScriptCode(source: string, fn: { name: string; row: n
   const lines = splitLines(source);
   const guarded = scriptStatements(root);
   if (guarded.length === 0) {
-    fail("prepare-main-guard-empty", "main_guard is true but the module has no top-level code to guard: only imports, definitions and `if __name__ == \"__main__\":` blocks", "/main_guard", "drop main_guard");
+    fail("prepare/main-guard-empty", "main_guard is true but the module has no top-level code to guard: only imports, definitions and `if __name__ == \"__main__\":` blocks", "/main_guard", "drop main_guard");
   }
   const kept = root.namedChildren.filter((c): c is Node => c !== null && c.type !== "comment" && !guarded.includes(c));
   checkRowsShared(guarded, kept, lineOf);
@@ -130,7 +130,7 @@ function checkRowsShared(guarded: Node[], kept: Node[], lineOf: (row: number) =>
   for (const g of guarded) {
     const k = kept.find((s) => s.startPosition.row <= g.endPosition.row && g.startPosition.row <= s.endPosition.row);
     if (k) {
-      fail("prepare-main-guard-unsafe", `line ${lineOf(Math.max(g.startPosition.row, k.startPosition.row))} holds top-level code to guard and a statement that stays (${k.type.replace(/_statement$|_definition$/, "")}) on one line`, "/main_guard", "main_guard needs them on separate lines; leave main_guard off");
+      fail("prepare/main-guard-unsafe", `line ${lineOf(Math.max(g.startPosition.row, k.startPosition.row))} holds top-level code to guard and a statement that stays (${k.type.replace(/_statement$|_definition$/, "")}) on one line`, "/main_guard", "main_guard needs them on separate lines; leave main_guard off");
     }
   }
 }
@@ -158,7 +158,7 @@ function checkNames(root: Node, guarded: Node[], kept: Node[], fn: { name: strin
       const bound = lineOf(firstBinding.get(e.name)!);
       if (newDef && e.index >= newDef.startIndex && e.index < newDef.endIndex) {
         fail(
-          "prepare-main-guard-unsafe",
+          "prepare/main-guard-unsafe",
           `line ${line}: the new function ${fn.name} reads '${e.name}', which only the script code binds (line ${bound}): after importing the module it is undefined`,
           "/params",
           `add '${e.name}' to params`,
@@ -166,7 +166,7 @@ function checkNames(root: Node, guarded: Node[], kept: Node[], fn: { name: strin
       }
       if (atDefinitionTime(k, e.index)) {
         fail(
-          "prepare-main-guard-unsafe",
+          "prepare/main-guard-unsafe",
           `line ${line}: '${e.name}' is read when the definition at line ${lineOf(k.startPosition.row)} runs (a decorator, default, base class or class body), but only the script code binds it (line ${bound}): importing the module would fail`,
           "/main_guard",
           "leave main_guard off",

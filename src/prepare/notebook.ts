@@ -91,7 +91,7 @@ export async function convertNotebook(json: string, notebookName: string, cells?
     const r = err.startPosition.row - 2; // header and blank line
     const from = out[r]?.from ?? out.slice(Math.max(0, r)).find((l) => l.from)?.from;
     const where = from ? `code cell ${from.cell.code} (notebook cell ${from.cell.cell}), its line ${from.line}` : `line ${r + 3}`;
-    fail("prepare-notebook-syntax", `${where} does not parse as Python: ${JSON.stringify(source.split("\n")[err.startPosition.row]?.trim() ?? "")}`, "/notebook", "leave the cell out with `cells`, take other lines of it, or fix it upstream");
+    fail("prepare/notebook-syntax", `${where} does not parse as Python: ${JSON.stringify(source.split("\n")[err.startPosition.row]?.trim() ?? "")}`, "/notebook", "leave the cell out with `cells`, take other lines of it, or fix it upstream");
   }
   return {
     source,
@@ -118,7 +118,7 @@ function resolvePart(all: CodeCell[], spec: NotebookCellSpec, k: number): Part {
   const index = typeof spec === "number" ? spec : spec.cell;
   if (!Number.isInteger(index) || index < 0 || index >= all.length) {
     const name = typeof spec === "number" ? `cells[${k}]` : `cells[${k}].cell`;
-    fail("prepare-cell-out-of-range", `${name} = ${index}, but the notebook has ${all.length} code cell(s) (0-${all.length - 1})`, typeof spec === "number" ? `/cells/${k}` : `/cells/${k}/cell`, "cells are 0-based indices among code cells only; markdown cells do not count");
+    fail("prepare/cell-out-of-range", `${name} = ${index}, but the notebook has ${all.length} code cell(s) (0-${all.length - 1})`, typeof spec === "number" ? `/cells/${k}` : `/cells/${k}/cell`, "cells are 0-based indices among code cells only; markdown cells do not count");
   }
   const cell = all[index]!;
   const lines = cellLines(cell);
@@ -135,7 +135,7 @@ function resolvePart(all: CodeCell[], spec: NotebookCellSpec, k: number): Part {
   };
   const first = ref(spec.start, "start", 0);
   const last = ref(spec.end, "end", lines.length - 1);
-  if (last < first) fail("prepare-cell-lines-empty", `code cell ${cell.code}: the end (line ${last + 1}) comes before the start (line ${first + 1})`, `/cells/${k}/end`);
+  if (last < first) fail("prepare/cell-lines-empty", `code cell ${cell.code}: the end (line ${last + 1}) comes before the start (line ${first + 1})`, `/cells/${k}/end`);
   checkWholeStatements(lines, first, last, cell, k);
   return { cell, first, last, ranged: spec.start !== undefined || spec.end !== undefined, main: spec.main === true };
 }
@@ -156,11 +156,11 @@ function checkWholeStatements(lines: string[], first: number, last: number, cell
   const at = (row: number) => spans.find((s) => s.first <= row && row <= s.last)!;
   const s = at(c);
   if (s.first < c) {
-    fail("prepare-cell-part-invalid", `code cell ${cell.code}: the part starts at line ${c + 1}, inside the statement at lines ${s.first + 1}-${s.last + 1}`, `/cells/${k}/start`, `a part holds whole top-level statements of the cell: start it at line ${s.first + 1} or after line ${s.last + 1}`);
+    fail("prepare/cell-part-invalid", `code cell ${cell.code}: the part starts at line ${c + 1}, inside the statement at lines ${s.first + 1}-${s.last + 1}`, `/cells/${k}/start`, `a part holds whole top-level statements of the cell: start it at line ${s.first + 1} or after line ${s.last + 1}`);
   }
   const t = at(e);
   if (t.last > e) {
-    fail("prepare-cell-part-invalid", `code cell ${cell.code}: the part ends at line ${e + 1}, inside the statement at lines ${t.first + 1}-${t.last + 1}`, `/cells/${k}/end`, `a part holds whole top-level statements of the cell: end it at line ${t.last + 1} or before line ${t.first + 1}`);
+    fail("prepare/cell-part-invalid", `code cell ${cell.code}: the part ends at line ${e + 1}, inside the statement at lines ${t.first + 1}-${t.last + 1}`, `/cells/${k}/end`, `a part holds whole top-level statements of the cell: end it at line ${t.last + 1} or before line ${t.first + 1}`);
   }
 }
 
@@ -217,14 +217,14 @@ function readCodeCells(json: string): CodeCell[] {
   try {
     nb = JSON.parse(json);
   } catch (err) {
-    throw new LmrError({ code: "prepare-notebook-invalid", message: `the notebook is not valid JSON: ${(err as Error).message}`, pointer: "/notebook" });
+    throw new LmrError({ code: "prepare/notebook-invalid", message: `the notebook is not valid JSON: ${(err as Error).message}`, pointer: "/notebook" });
   }
   const o = nb as { nbformat?: unknown; cells?: unknown };
   if (typeof o !== "object" || o === null || !Array.isArray(o.cells)) {
-    fail("prepare-notebook-invalid", "the notebook has no `cells` list (is it nbformat 4?)", "/notebook");
+    fail("prepare/notebook-invalid", "the notebook has no `cells` list (is it nbformat 4?)", "/notebook");
   }
   if (typeof o.nbformat === "number" && o.nbformat < 4) {
-    fail("prepare-notebook-invalid", `nbformat ${o.nbformat} notebooks are not supported`, "/notebook", "convert it with `jupyter nbconvert --to notebook --nbformat 4`");
+    fail("prepare/notebook-invalid", `nbformat ${o.nbformat} notebooks are not supported`, "/notebook", "convert it with `jupyter nbconvert --to notebook --nbformat 4`");
   }
   const out: CodeCell[] = [];
   o.cells.forEach((c: unknown, cell: number) => {

@@ -31,7 +31,7 @@ export interface Signature {
 export async function suggestSignature(source: string, within: string | undefined, start: LineRef, end: LineRef, opts: { asMethod?: boolean } = {}): Promise<Signature> {
   const tree = await parsePython(source);
   const syntax = findSyntaxError(tree.rootNode);
-  if (syntax) fail("prepare-source-invalid", `the file does not parse (line ${syntax.startPosition.row + 1})`, "/file");
+  if (syntax) fail("prepare/source-invalid", `the file does not parse (line ${syntax.startPosition.row + 1})`, "/file");
   const lines = splitLines(source);
   const { def, range } = resolveWithin(tree, lines, within);
   const block = locateBlock(tree, lines, def, resolveLineRef(lines, start, range, "start"), resolveLineRef(lines, end, range, "end"));

@@ -74,7 +74,7 @@ export async function openQueueChat(opts: QueueChatOptions): Promise<QueueChat> 
 function parse(v: unknown): ChatReturn {
   const r = (typeof v === "string" ? JSON.parse(v) : v) as ChatReturn | undefined;
   if (!r || typeof r !== "object" || typeof r.worker !== "string") {
-    throw new LmrError({ code: "queue/bad-return", kind: "infra", message: "a worker returned something that is not a chat result", hint: "run the same lmr version on the coordinator and the workers" });
+    throw new LmrError({ code: "queue/bad-return", message: "a worker returned something that is not a chat result", hint: "run the same lmr version on the coordinator and the workers" });
   }
   return r;
 }

@@ -55,7 +55,7 @@ function tlsOptions(servername: string): NonNullable<RedisOptions["tls"]> {
   try {
     return { servername, ca: readFileSync(caFile, "utf8") };
   } catch (err) {
-    throw new LmrError({ code: "queue/bad-ca", kind: "usage", file: caFile, pointer: "$LMR_REDIS_CA", message: `cannot read the CA file: ${(err as Error).message}`, hint: "point LMR_REDIS_CA at a PEM file, or unset it to trust the system's CAs" });
+    throw new LmrError({ code: "queue/bad-ca", file: caFile, pointer: "$LMR_REDIS_CA", message: `cannot read the CA file: ${(err as Error).message}`, hint: "point LMR_REDIS_CA at a PEM file, or unset it to trust the system's CAs" });
   }
 }
 
@@ -63,7 +63,6 @@ function badUrl(value: string, flag: string, why: string): LmrError {
   const shown = value.replace(/\/\/([^@/]*):[^@/]*@/, "//$1:***@");
   return new LmrError({
     code: "queue/bad-url",
-    kind: "usage",
     pointer: flag,
     message: `${flag} '${shown}' ${why}`,
     hint: "give redis://[user:password@]host[:port][/db], or rediss://… for TLS (password also from $LMR_REDIS_PASSWORD)",
@@ -76,7 +75,6 @@ export function describeConnectError(conn: QueueConnection, err: unknown, flag =
   const auth = /NOAUTH|WRONGPASS|invalid password|invalid username/i.test(msg);
   return new LmrError({
     code: auth ? "queue/auth" : "queue/unreachable",
-    kind: auth ? "usage" : "infra",
     pointer: flag,
     message: auth ? `Redis at ${conn.display} refused the credentials: ${msg}` : `cannot reach Redis at ${conn.display}: ${msg}`,
     hint: auth ? "put the right password in the URL (redis://:PASSWORD@host) or $LMR_REDIS_PASSWORD" : "start redis-server there (or check host, port, and rediss:// for TLS), then run the same command again",

@@ -161,7 +161,6 @@ async function runDispatch(opts: QueueDispatchOptions, input: DispatchInput, kee
       if (Date.now() - downSince > outage * 1000) {
         fail(new LmrError({
           code: "queue/redis-lost",
-          kind: "infra",
           file: input.outDir,
           pointer: "--queue",
           message: `Redis at ${conn.display} has not answered for ${outage} s; ${byId.size - pending.size} of ${byId.size} sample(s) were graded and written, ${pending.size} were not`,

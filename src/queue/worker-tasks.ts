@@ -42,7 +42,6 @@ export class WorkerTasks {
     if (found.hash !== wanted.task) {
       throw new LmrError({
         code: "queue/task-hash-mismatch",
-        kind: "infra",
         file: found.task.manifestPath,
         message: `worker ${this.opts.workerId} cannot reproduce task '${taskId}': its inputs here hash to ${found.hash.slice(0, 12)}, the run's to ${wanted.task.slice(0, 12)}`,
         hint: `check out the same commit of the tasks on this worker as on the coordinator (--tasks-dir ${this.opts.tasksDir}), then run lmr eval again to retry infra samples`,
@@ -53,7 +52,6 @@ export class WorkerTasks {
       if (bundle.hashes[part] !== wanted[part]) {
         throw new LmrError({
           code: "queue/bundle-hash-mismatch",
-          kind: "infra",
           file: join(bundle.dir, BUNDLE_FILES.manifest),
           pointer: `/hashes/${part}`,
           message: `worker ${this.opts.workerId} builds a different ${part} for task '${taskId}' (${bundle.hashes[part].slice(0, 12)}, the run's ${wanted[part].slice(0, 12)}): its upstream or toolkit differs`,
@@ -95,12 +93,11 @@ export class WorkerTasks {
     const dir = this.byId.get(taskId);
     const broken = this.broken?.get(taskId);
     if (dir === undefined && broken !== undefined) {
-      throw new LmrError({ code: "queue/task-unloadable", kind: "infra", file: join(resolve(this.opts.tasksDir), taskId), message: `worker ${this.opts.workerId} cannot load task '${taskId}': ${isLmrError(broken) ? broken.format() : String(broken)}`, hint: "fix the worker's checkout of the task (lmr validate there)" });
+      throw new LmrError({ code: "queue/task-unloadable", file: join(resolve(this.opts.tasksDir), taskId), message: `worker ${this.opts.workerId} cannot load task '${taskId}': ${isLmrError(broken) ? broken.format() : String(broken)}`, hint: "fix the worker's checkout of the task (lmr validate there)" });
     }
     if (dir === undefined) {
       throw new LmrError({
         code: "queue/unknown-task",
-        kind: "infra",
         file: resolve(this.opts.tasksDir),
         message: `worker ${this.opts.workerId} has no task '${taskId}' under its tasks folder`,
         hint: "start the worker with --tasks-dir pointing at a checkout of the coordinator's tasks",
@@ -138,7 +135,7 @@ export class WorkerTasks {
       await rm(tmp, { recursive: true, force: true });
     }
     const built = await readBundle(dir);
-    if (!built) throw new LmrError({ code: "queue/bundle-missing", kind: "infra", file: dir, message: `the bundle of task '${task.manifest.id}' was built but cannot be read`, hint: "check that the bundles folder is writable" });
+    if (!built) throw new LmrError({ code: "queue/bundle-missing", file: dir, message: `the bundle of task '${task.manifest.id}' was built but cannot be read`, hint: "check that the bundles folder is writable" });
     return built;
   }
 }

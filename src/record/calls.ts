@@ -73,7 +73,7 @@ export async function readCallsFile(task: ResolvedTask, rel = CALLS_FILE): Promi
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new LmrError({
-      code: "calls-missing",
+      code: "calls/missing",
       file: path,
       message: code === "ENOENT" ? "no recorded calls" : `cannot read the recorded calls (${code ?? String(err)})`,
       hint: `run \`lmr record ${task.dir} --driver-file driver.py\` first`,
@@ -84,11 +84,11 @@ export async function readCallsFile(task: ResolvedTask, rel = CALLS_FILE): Promi
   try {
     data = JSON.parse(text) as Partial<CallsFile>;
   } catch (err) {
-    throw new LmrError({ code: "calls-bad-json", file: path, message: `not valid JSON: ${(err as Error).message}`, hint: "re-record it with `lmr record`" });
+    throw new LmrError({ code: "calls/bad-json", file: path, message: `not valid JSON: ${(err as Error).message}`, hint: "re-record it with `lmr record`" });
   }
   if (data.format !== CALLS_FORMAT || !Array.isArray(data.targets)) {
     throw new LmrError({
-      code: "calls-bad-format",
+      code: "calls/bad-format",
       file: path,
       pointer: "/format",
       message: `format is ${JSON.stringify(data.format)}, expected "${CALLS_FORMAT}"`,

@@ -61,8 +61,7 @@ export async function runGenerator(task: ResolvedTask, gen: GeneratorSpec, env: 
   const abs = resolve(task.dir, gen.script);
   if (!isInside(task.dir, abs) || !(await stat(abs).then((s) => s.isFile(), () => false))) {
     throw new LmrError({
-      code: "record-generator-missing",
-      kind: "input",
+      code: "record/generator-missing",
       file: displayPath(task.manifestPath),
       pointer: `${pointer}/script`,
       message: `generator script '${gen.script}' does not exist in the task folder`,
@@ -109,11 +108,11 @@ async function runNodeGenerator(gen: GeneratorSpec, abs: string, env: GeneratorE
     stdin: "ignore",
   });
   if (r.timedOut) {
-    throw new LmrError({ code: "record-generator-failed", kind: "input", file: gen.script, message: `${gen.script} ran past ${env.timeoutS} s`, hint: "make the generator faster, or raise --timeout" });
+    throw new LmrError({ code: "record/generator-failed", file: gen.script, message: `${gen.script} ran past ${env.timeoutS} s`, hint: "make the generator faster, or raise --timeout" });
   }
   if (r.exitCode !== 0) {
     const tail = String(r.stderr ?? "").trim().split("\n").slice(-8).join("\n");
-    throw new LmrError({ code: "record-generator-failed", kind: "input", file: gen.script, message: `${gen.script} exited with ${r.exitCode ?? r.signal}${tail ? `:\n${tail}` : ""}`, hint: "run it by hand from the workspace with the reference in place: node --import <lmr>/node/lmr-harness/ts-register.mjs SCRIPT" });
+    throw new LmrError({ code: "record/generator-failed", file: gen.script, message: `${gen.script} exited with ${r.exitCode ?? r.signal}${tail ? `:\n${tail}` : ""}`, hint: "run it by hand from the workspace with the reference in place: node --import <lmr>/node/lmr-harness/ts-register.mjs SCRIPT" });
   }
 }
 
@@ -124,8 +123,7 @@ async function collectOutputs(gen: GeneratorSpec, outDir: string, pointer: strin
   const extra = written.filter((f) => !declared.has(f));
   if (extra.length > 0) {
     throw new LmrError({
-      code: "record-generator-output-extra",
-      kind: "input",
+      code: "record/generator-output-extra",
       file: gen.script,
       pointer: `${pointer}/outputs`,
       message: `${gen.script} wrote ${extra.join(", ")}, which ${extra.length === 1 ? "is not one of its outputs" : "are not among its outputs"} in task.json`,
@@ -136,8 +134,7 @@ async function collectOutputs(gen: GeneratorSpec, outDir: string, pointer: strin
   for (const [j, o] of gen.outputs.entries()) {
     if (!written.includes(o)) {
       throw new LmrError({
-        code: "record-generator-output-missing",
-        kind: "input",
+        code: "record/generator-output-missing",
         file: gen.script,
         pointer: `${pointer}/outputs/${j}`,
         message: `${gen.script} did not write ${o} (it runs with LMR_FIXTURES_OUT set and writes $LMR_FIXTURES_OUT/${o})`,
@@ -160,8 +157,7 @@ async function listWritten(root: string, script: string): Promise<string[]> {
       else if (entry.isFile()) out.push(rel);
       else {
         throw new LmrError({
-          code: "record-generator-output-link",
-          kind: "input",
+          code: "record/generator-output-link",
           file: script,
           message: `${script} wrote ${rel} as a ${(await lstat(path)).isSymbolicLink() ? "symbolic link" : "special file"}`,
           hint: "write the fixture's bytes into the file itself",

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { LmrError } from "../core/errors.js";
+import { isErrorCode } from "../core/error-codes.js";
 import { toolkitPath } from "../core/paths.js";
 import { buildChildEnv } from "../runner/limits.js";
 import { runRecordInImage } from "../runner/docker/exec.js";
@@ -94,8 +95,7 @@ export interface FailureContext {
 export async function failIfUnsuccessful(run: HarnessRun, out: string, ctx: FailureContext): Promise<void> {
   if (run.timedOut) {
     throw new LmrError({
-      code: "record-timeout",
-      kind: "input",
+      code: "record/timeout",
       file: ctx.file,
       message: `${ctx.what} ran longer than ${ctx.timeoutS} s and was stopped`,
       hint: `make ${ctx.what} smaller (fewer or shorter calls) or pass --timeout`,
@@ -103,20 +103,19 @@ export async function failIfUnsuccessful(run: HarnessRun, out: string, ctx: Fail
   }
   const reported = await readFile(join(out, "error.json"), "utf8").then((t) => JSON.parse(t) as { code: string; message: string; hint: string; pointer: string }, () => undefined);
   if (reported) {
-    const onScript = reported.code === "record-driver-failed" || reported.code === "record-generator-failed";
+    const onScript = reported.code === "record/driver-failed" || reported.code === "record/generator-failed";
     throw new LmrError({
-      code: reported.code,
-      kind: "input",
+      // the harness's codes are in ERROR_CODES; one it invents is a bug of lmr's: report it as a crash, code kept in the message
+      code: isErrorCode(reported.code) ? reported.code : "record/crashed",
       file: onScript ? ctx.onDriver : ctx.manifest,
       ...(reported.pointer ? { pointer: reported.pointer } : {}),
-      message: reported.message,
+      message: isErrorCode(reported.code) ? reported.message : `${reported.code}: ${reported.message}`,
       ...(reported.hint ? { hint: reported.hint } : {}),
     });
   }
   if (run.exitCode !== 0) {
     throw new LmrError({
-      code: "record-crashed",
-      kind: "infra",
+      code: "record/crashed",
       message: `the recording harness failed (${run.signal ?? `exit ${run.exitCode}`}) under ${ctx.python.path}:\n${run.output.trim()}`,
       hint: "a bug in lmr or an interpreter that cannot run it; re-run with --python pointing at CPython 3.9+",
     });

@@ -96,15 +96,14 @@ export async function recordCalls(task: ResolvedTask, opts: RecordOptions = {}):
 /** The driver to run: the one given, else record.driver; none when the task has only generators. */
 export async function resolveDriver(task: ResolvedTask, given: DriverSpec | undefined): Promise<ResolvedDriver | undefined> {
   if (given && "code" in given) {
-    if (given.code.trim() === "") throw new LmrError({ code: "record-driver-empty", kind: "usage", message: "--driver is empty", hint: 'pass Python code, e.g. --driver "from m import f; f(1)"' });
+    if (given.code.trim() === "") throw new LmrError({ code: "record/driver-empty", message: "--driver is empty", hint: 'pass Python code, e.g. --driver "from m import f; f(1)"' });
     return { code: given.code };
   }
   const fromManifest = task.manifest.record?.driver;
   if (!given && fromManifest === undefined) {
     if ((task.manifest.record?.generators ?? []).length > 0) return undefined;
     throw new LmrError({
-      code: "record-no-driver",
-      kind: "usage",
+      code: "record/no-driver",
       file: displayPath(task.manifestPath),
       message: "no driver: pass --driver CODE or --driver-file PY, or set record.driver in the manifest",
       hint: "a driver is Python that calls the targets the way the paper's code does, e.g. tasks/<id>/driver.py (fixtures a driver cannot record come from record.generators)",
@@ -117,8 +116,7 @@ export async function resolveDriver(task: ResolvedTask, given: DriverSpec | unde
     if (!info?.isFile()) continue;
     if (!isInside(task.dir, abs)) {
       throw new LmrError({
-        code: "record-driver-outside",
-        kind: "usage",
+        code: "record/driver-outside",
         file: abs,
         message: "the driver file is outside the task folder",
         hint: `move it into ${task.dir} so that the recording can be repeated from the task alone`,
@@ -127,8 +125,7 @@ export async function resolveDriver(task: ResolvedTask, given: DriverSpec | unde
     return { abs, rel: toPosix(relative(task.dir, abs)) };
   }
   throw new LmrError({
-    code: "record-driver-missing",
-    kind: "usage",
+    code: "record/driver-missing",
     file: given ? given.file : displayPath(task.manifestPath),
     ...(given ? {} : { pointer: "/record/driver" }),
     message: "driver file does not exist",

@@ -27,7 +27,7 @@ export async function loadRuns(dirs: string[]): Promise<LoadedRun> {
       const first = owner.get(rel);
       if (first !== undefined) {
         throw new LmrError({
-          code: "report.overlapping-runs",
+          code: "report/overlapping-runs",
           message: `task '${r.task_id}', model '${r.model}', sample '${r.sample}' is in both ${first} and ${abs[i]}`,
           file: `${abs[i]}/${rel}`,
           hint: "merge folders that each hold different samples: the shards of one `lmr eval --shard I/N` plan, or runs over different tasks or models",
@@ -44,7 +44,7 @@ function checkShards(dirs: string[], runs: LoadedRun[]): void {
   const whole = sharded.find((s) => s.shard === undefined);
   const part = sharded.find((s) => s.shard !== undefined);
   if (whole && part) {
-    throw new LmrError({ code: "report.mismatched-runs", message: `${part.dir} is shard ${part.shard!.index}/${part.shard!.count} of a run, ${whole.dir} is a whole run`, file: `${whole.dir}/run.json`, pointer: "/shard", hint: "merge either the shards of one plan or whole runs, not both" });
+    throw new LmrError({ code: "report/mismatched-runs", message: `${part.dir} is shard ${part.shard!.index}/${part.shard!.count} of a run, ${whole.dir} is a whole run`, file: `${whole.dir}/run.json`, pointer: "/shard", hint: "merge either the shards of one plan or whole runs, not both" });
   }
   if (!part) return;
   const first = sharded[0]!;
@@ -52,7 +52,7 @@ function checkShards(dirs: string[], runs: LoadedRun[]): void {
   for (const s of sharded) {
     if (s.shard!.plan !== first.shard!.plan || s.shard!.count !== first.shard!.count) {
       throw new LmrError({
-        code: "report.mismatched-runs",
+        code: "report/mismatched-runs",
         message: `${s.dir} is shard ${s.shard!.index}/${s.shard!.count} of plan ${s.shard!.plan.slice(0, 12)}, ${first.dir} is shard ${first.shard!.index}/${first.shard!.count} of plan ${first.shard!.plan.slice(0, 12)}: not parts of one run`,
         file: `${s.dir}/run.json`,
         pointer: "/shard",
@@ -60,7 +60,7 @@ function checkShards(dirs: string[], runs: LoadedRun[]): void {
       });
     }
     const twice = seen.get(s.shard!.index);
-    if (twice !== undefined) throw new LmrError({ code: "report.overlapping-runs", message: `${twice} and ${s.dir} are both shard ${s.shard!.index}/${s.shard!.count}`, file: `${s.dir}/run.json`, pointer: "/shard/index", hint: "pass each shard's folder once" });
+    if (twice !== undefined) throw new LmrError({ code: "report/overlapping-runs", message: `${twice} and ${s.dir} are both shard ${s.shard!.index}/${s.shard!.count}`, file: `${s.dir}/run.json`, pointer: "/shard/index", hint: "pass each shard's folder once" });
     seen.set(s.shard!.index, s.dir);
   }
 }
@@ -68,7 +68,7 @@ function checkShards(dirs: string[], runs: LoadedRun[]): void {
 function mergeLoaded(dirs: string[], runs: LoadedRun[]): LoadedRun {
   const layouts = [...new Set(runs.map((r) => r.layout))];
   if (layouts.length > 1) {
-    throw new LmrError({ code: "report.mismatched-runs", message: `the run folders have results in layouts ${layouts.join(" and ")}`, file: dirs[runs.findIndex((r) => r.layout !== runs[0]!.layout)], hint: "regrade the older folder with this lmr before merging" });
+    throw new LmrError({ code: "report/mismatched-runs", message: `the run folders have results in layouts ${layouts.join(" and ")}`, file: dirs[runs.findIndex((r) => r.layout !== runs[0]!.layout)], hint: "regrade the older folder with this lmr before merging" });
   }
   const problems: SummaryProblem[] = [];
   runs.forEach((r, i) => {

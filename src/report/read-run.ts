@@ -70,7 +70,7 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
   const resultsDir = join(runDir, RESULTS_DIR);
   if (!(await isDirectory(resultsDir))) {
     throw new LmrError({
-      code: "report.not-a-run",
+      code: "report/not-a-run",
       message: `not a run folder: ${RESULTS_DIR}/ is missing`,
       file: resultsDir,
       hint: "pass the folder `lmr eval` wrote (it holds run.json and results/)",
@@ -135,7 +135,7 @@ async function readRunConfig(runDir: string, problems: SummaryProblem[]): Promis
   } catch (err) {
     const missing = (err as NodeJS.ErrnoException).code === "ENOENT" || (err as NodeJS.ErrnoException).code === "ENOTDIR";
     throw new LmrError({
-      code: "report.not-a-run",
+      code: "report/not-a-run",
       message: missing ? `not a run folder: ${RUN_FILE} is missing` : `cannot read ${RUN_FILE}: ${(err as Error).message}`,
       file,
       hint: "pass the folder `lmr eval` wrote (it holds run.json and results/)",
@@ -146,14 +146,14 @@ async function readRunConfig(runDir: string, problems: SummaryProblem[]): Promis
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new LmrError({ code: "report.bad-run-json", message: `invalid JSON: ${(err as Error).message}`, file, hint: "restore run.json or re-run `lmr eval`", cause: err });
+    throw new LmrError({ code: "report/bad-run-json", message: `invalid JSON: ${(err as Error).message}`, file, hint: "restore run.json or re-run `lmr eval`", cause: err });
   }
   if (!isRecord(value) || typeof value.run_id !== "string" || value.run_id === "") {
-    throw new LmrError({ code: "report.bad-run-json", message: "run_id is missing or not a non-empty string", file, pointer: "/run_id", hint: "run.json must be the object `lmr eval` wrote" });
+    throw new LmrError({ code: "report/bad-run-json", message: "run_id is missing or not a non-empty string", file, pointer: "/run_id", hint: "run.json must be the object `lmr eval` wrote" });
   }
   const layout = value.layout === undefined ? 1 : value.layout;
   if (layout !== 1 && layout !== RUN_LAYOUT) {
-    throw new LmrError({ code: "report.bad-run-json", message: `layout ${JSON.stringify(layout)} is not one this lmr reads (1 or ${RUN_LAYOUT})`, file, pointer: "/layout", hint: "report it with the lmr that wrote the run folder" });
+    throw new LmrError({ code: "report/bad-run-json", message: `layout ${JSON.stringify(layout)} is not one this lmr reads (1 or ${RUN_LAYOUT})`, file, pointer: "/layout", hint: "report it with the lmr that wrote the run folder" });
   }
   const run: RunInfo = { run_id: value.run_id };
   const where = { file: RUN_FILE };

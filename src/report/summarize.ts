@@ -31,8 +31,7 @@ export async function writeSummary(runDir: string, options: { now?: Date } = {})
   const check = await validateSummary(summary);
   if (!check.ok) {
     throw new LmrError({
-      code: "report.summary-invalid",
-      kind: "infra",
+      code: "report/summary-invalid",
       message: `the summary does not match schema/summary.schema.json: ${check.problems.map((p) => `${p.pointer || "/"} ${p.message}`).join("; ")}`,
       file: join(runDir, SUMMARY_FILE),
       hint: "this is a bug in lmr; please report it with the run folder",
@@ -42,7 +41,7 @@ export async function writeSummary(runDir: string, options: { now?: Date } = {})
   try {
     await writeJsonAtomic(file, summary);
   } catch (err) {
-    throw new LmrError({ code: "report.write-failed", kind: "infra", message: `cannot write the summary: ${(err as Error).message}`, file, hint: "check that the run folder is writable", cause: err });
+    throw new LmrError({ code: "report/write-failed", message: `cannot write the summary: ${(err as Error).message}`, file, hint: "check that the run folder is writable", cause: err });
   }
   return summary;
 }

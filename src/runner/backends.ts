@@ -219,7 +219,7 @@ export function parseSandboxChoice(value: string): SandboxChoice {
     setBackendNotice((line) => process.stderr.write(`${line}\n`));
     return value as SandboxChoice;
   }
-  throw new LmrError({ code: "usage/bad-sandbox", kind: "usage", message: `--sandbox must be one of ${SANDBOX_CHOICES.join(", ")}, got '${value}'`, hint: "auto picks docker (image built), then bwrap, then none" });
+  throw new LmrError({ code: "usage/bad-sandbox", message: `--sandbox must be one of ${SANDBOX_CHOICES.join(", ")}, got '${value}'`, hint: "auto picks docker (image built), then bwrap, then none" });
 }
 
 /**

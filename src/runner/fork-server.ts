@@ -152,7 +152,7 @@ class Speaker {
   /** Sends `msg` and resolves with the reply of type `t` for `id` (or a `gone` message). */
   ask(msg: Record<string, unknown>, t: string, id: string): Promise<Message> {
     if (!followsControlProtocol(msg)) {
-      throw new LmrError({ code: "RUN_FORK_PROTOCOL", kind: "infra", message: `lmr built a fork-server request the protocol does not allow: ${followsControlProtocol.firstError()}`, hint: "a bug in lmr: report it with the command that ran" });
+      throw new LmrError({ code: "run/fork-protocol", message: `lmr built a fork-server request the protocol does not allow: ${followsControlProtocol.firstError()}`, hint: "a bug in lmr: report it with the command that ran" });
     }
     const reply = new Promise<Message>((r) => this.waiting.set(`${t}:${id}`, r));
     if (this.proc.exitCode !== null || this.proc.signalCode !== null) {

@@ -33,7 +33,7 @@ export async function resolveRunTarget(o: ResolveTargetOptions): Promise<RunTarg
   const python = choice === "docker" ? await interpreter("docker") : undefined;
   const sel = await selectBackend(choice, o.environment, { runner });
   if ("reason" in sel) {
-    throw new LmrError({ code: "run/no-sandbox", kind: "infra", message: `--sandbox ${o.sandbox}: ${sel.reason}`, hint: "install bubblewrap, build the task's image (lmr env build), or choose another --sandbox" });
+    throw new LmrError({ code: "run/no-sandbox", message: `--sandbox ${o.sandbox}: ${sel.reason}`, hint: "install bubblewrap, build the task's image (lmr env build), or choose another --sandbox" });
   }
   if (sel.backend.name === "docker") return { backend: "docker", python: python ?? (await interpreter("auto")), ...(sel.image ? { image: sel.image } : {}), runner, reason: sel.why };
   return { backend: sel.backend.name, python: await interpreter(sel.backend.name === "bwrap" ? "bwrap" : "none"), runner, reason: sel.why };

@@ -25,7 +25,7 @@ const NODE_HARNESS = toolkitPath("node", "lmr-harness");
 
 function validate(req: RunRequest): void {
   const bad = (pointer: string, message: string): LmrError =>
-    new LmrError({ code: "RUN_BAD_REQUEST", message, pointer, kind: "usage" });
+    new LmrError({ code: "run/bad-request", message, pointer });
   if (!(req.timeoutTotalS > 0)) throw bad("timeoutTotalS", `timeoutTotalS must be > 0, got ${req.timeoutTotalS}`);
   if (req.timeoutPerTestS !== undefined && !(req.timeoutPerTestS > 0)) throw bad("timeoutPerTestS", "timeoutPerTestS must be > 0");
   if (req.memoryMb !== undefined && !(req.memoryMb >= 64)) throw bad("memoryMb", "memoryMb must be at least 64");

@@ -62,7 +62,7 @@ describe("prepareScratch", () => {
   it("writes an overlay file only where no symlink leads elsewhere", async () => {
     await symlink(outside, join(tree, "elsewhere"));
     try {
-      await expect(prepareScratch(tree, grader, "lmr_tests", { "elsewhere/mod.py": "x = 2\n" })).rejects.toMatchObject({ code: "RUN_SYMLINK_PATH" });
+      await expect(prepareScratch(tree, grader, "lmr_tests", { "elsewhere/mod.py": "x = 2\n" })).rejects.toMatchObject({ code: "run/symlink-path" });
       expect(await listFiles(outside)).toEqual([]);
       const s = await prepareScratch(tree, grader, "lmr_tests", { "pkg/mod.py": "x = 3\n" });
       expect(await readFile(join(s.root, "pkg", "mod.py"), "utf8")).toBe("x = 3\n");
@@ -73,8 +73,8 @@ describe("prepareScratch", () => {
   });
 
   it("rejects an unsafe mount and missing folders", async () => {
-    await expect(prepareScratch(tree, grader, "../up")).rejects.toMatchObject({ code: "RUN_BAD_MOUNT" });
-    await expect(prepareScratch(join(base, "nope"), grader, "lmr_tests")).rejects.toMatchObject({ code: "RUN_NO_DIR" });
+    await expect(prepareScratch(tree, grader, "../up")).rejects.toMatchObject({ code: "run/bad-mount" });
+    await expect(prepareScratch(join(base, "nope"), grader, "lmr_tests")).rejects.toMatchObject({ code: "run/no-dir" });
   });
 
   it("knows the hijack file names", () => {

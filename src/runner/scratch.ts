@@ -116,12 +116,12 @@ export async function prepareScratch(
 ): Promise<Scratch> {
   const bad = checkRelativePath(mount);
   if (bad) {
-    throw new LmrError({ code: "RUN_BAD_MOUNT", message: `mount "${mount}": ${bad}`, kind: "usage", hint: "use a plain relative folder name such as lmr_tests" });
+    throw new LmrError({ code: "run/bad-mount", message: `mount "${mount}": ${bad}`, hint: "use a plain relative folder name such as lmr_tests" });
   }
   for (const [label, p] of [["tree", tree], ["grader", grader]] as const) {
     const st = await lstat(p).catch(() => undefined);
     if (!st?.isDirectory()) {
-      throw new LmrError({ code: "RUN_NO_DIR", message: `${label} folder not found or not a directory`, file: p, kind: "input" });
+      throw new LmrError({ code: "run/no-dir", message: `${label} folder not found or not a directory`, file: p });
     }
   }
   const dir = await mkdtemp(join(parent, "lmr-run-"));
@@ -139,7 +139,7 @@ export async function prepareScratch(
     });
     for (const [rel, content] of Object.entries(overlay)) {
       const why = checkRelativePath(rel);
-      if (why) throw new LmrError({ code: "RUN_BAD_OVERLAY", message: `overlay file "${rel}": ${why}`, kind: "usage" });
+      if (why) throw new LmrError({ code: "run/bad-overlay", message: `overlay file "${rel}": ${why}` });
       const to = await containedPath(root, rel);
       await rm(to, { force: true });
       await mkdir(dirname(to), { recursive: true });
@@ -155,7 +155,7 @@ export async function prepareScratch(
     await Promise.all([mkdir(support), ...names.map((n) => mkdir(n))]);
     for (const rel of layout.candidateFiles ?? []) {
       const why = checkRelativePath(rel);
-      if (why) throw new LmrError({ code: "RUN_BAD_CANDIDATE_FILE", message: `candidate file "${rel}": ${why}`, kind: "usage" });
+      if (why) throw new LmrError({ code: "run/bad-candidate-file", message: `candidate file "${rel}": ${why}` });
       await copyFile(await containedPath(grader, rel), join(support, basename(rel)));
     }
     return { dir, root, oracleRoot, mountDir, support, bridge, home: names[0]!, tmp: names[1]!, oracleHome: names[2]!, oracleTmp: names[3]!, treeBytes: await treeSize(root), removed: removed.sort() };
@@ -201,7 +201,7 @@ export async function containedPath(root: string, rel: string): Promise<string> 
     at = join(at, part);
     const st = await lstat(at).catch(() => undefined);
     if (st?.isSymbolicLink()) {
-      throw new LmrError({ code: "RUN_SYMLINK_PATH", kind: "input", message: `"${rel}" goes through a symbolic link (${at.slice(root.length + 1)})`, hint: "submissions and graders may not place files through links" });
+      throw new LmrError({ code: "run/symlink-path", message: `"${rel}" goes through a symbolic link (${at.slice(root.length + 1)})`, hint: "submissions and graders may not place files through links" });
     }
   }
   return at;

@@ -28,13 +28,13 @@ export async function describeTargets(treeDir: string, targets: readonly Target[
   for (const [i, t] of targets.entries()) {
     const source = await readFile(join(treeDir, t.file), "utf8").catch(() => undefined);
     if (source === undefined) {
-      throw new LmrError({ code: "target-file-missing", file, pointer: `/targets/${i}/file`, message: `'${t.file}' is not a file of the upstream tree`, hint: "check the path (relative to the upstream tree, after prepare steps)" });
+      throw new LmrError({ code: "task/target-file-missing", file, pointer: `/targets/${i}/file`, message: `'${t.file}' is not a file of the upstream tree`, hint: "check the path (relative to the upstream tree, after prepare steps)" });
     }
     const symbols = await maskerFor(t.file).listSymbols(source);
     const found = symbols.filter((s) => s.name === t.symbol && (t.line === undefined || s.line === t.line || s.decorator_line === t.line));
     const info = found[0];
     if (!info) {
-      throw new LmrError({ code: "target-not-found", file, pointer: `/targets/${i}/symbol`, message: `'${t.symbol}' is not defined in ${t.file}`, hint: "run `lmr mask FILE --list` to see the symbols" });
+      throw new LmrError({ code: "task/target-not-found", file, pointer: `/targets/${i}/symbol`, message: `'${t.symbol}' is not defined in ${t.file}`, hint: "run `lmr mask FILE --list` to see the symbols" });
     }
     out.push(factsOf(t, info, symbols));
   }

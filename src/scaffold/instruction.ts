@@ -78,7 +78,7 @@ function joinWords(items: string[], last = "and"): string {
 /** instruction.md text for a task, from the toolkit's template (or `templatePath`). */
 export async function renderInstruction(input: InstructionInput, templatePath = INSTRUCTION_TEMPLATE): Promise<string> {
   const template = await readFile(templatePath, "utf8").catch((err: NodeJS.ErrnoException) => {
-    throw new LmrError({ code: "template-missing", kind: "infra", file: templatePath, message: `cannot read the instruction template (${err.code ?? err.message})`, hint: "reinstall lmr, or pass an existing --template" });
+    throw new LmrError({ code: "instruction/template-missing", file: templatePath, message: `cannot read the instruction template (${err.code ?? err.message})`, hint: "reinstall lmr, or pass an existing --template" });
   });
   return renderTemplate(template, buildInstructionData(input), templatePath).replace(/\n{3,}/g, "\n\n");
 }
@@ -115,12 +115,12 @@ export async function scaffoldInstruction(taskDir: string, opts: ScaffoldInstruc
   const findings = (await checkManifest(raw)).filter((f) => f.pointer !== "/instruction" || !/does not exist/.test(f.message));
   if (findings.length > 0) {
     const first = findings[0]!;
-    throw new LmrError({ code: "manifest-invalid", file: raw.displayPath, pointer: first.pointer, message: first.message, hint: `${first.hint ?? "fix the manifest"}; \`lmr validate ${raw.dir}\` lists every problem` });
+    throw new LmrError({ code: "manifest/invalid", file: raw.displayPath, pointer: first.pointer, message: first.message, hint: `${first.hint ?? "fix the manifest"}; \`lmr validate ${raw.dir}\` lists every problem` });
   }
   const manifest = raw.data as TaskManifest;
   const out = resolve(raw.dir, manifest.instruction);
   if (!opts.force && (await stat(out).catch(() => undefined))) {
-    throw new LmrError({ code: "instruction-exists", kind: "usage", file: out, message: "the instruction already exists", hint: "pass --force to replace it (your edits would be lost)" });
+    throw new LmrError({ code: "instruction/exists", file: out, message: "the instruction already exists", hint: "pass --force to replace it (your edits would be lost)" });
   }
   const task: ResolvedTask = { manifest, dir: raw.dir, manifestPath: raw.manifestPath };
   const facts = await withPreparedTree(task, opts, (tree) => describeTargets(tree, manifest.targets, raw.displayPath));

@@ -41,7 +41,7 @@ export async function scaffoldTests(task: ResolvedTask, opts: ScaffoldTestsOptio
   const calls = await readCallsFile(task);
   if (calls.arrays && !(await exists(join(task.dir, posix.dirname(CALLS_FILE), calls.arrays)))) {
     throw new LmrError({
-      code: "calls-arrays-missing",
+      code: "calls/arrays-missing",
       file: join(task.dir, CALLS_FILE),
       pointer: "/arrays",
       message: `the recording refers to ${calls.arrays}, which is missing`,
@@ -54,7 +54,7 @@ export async function scaffoldTests(task: ResolvedTask, opts: ScaffoldTestsOptio
   const uncalled = chosen.filter((t) => t.calls_recorded === 0).map((t) => t.symbol);
   if (called.length === 0) {
     throw new LmrError({
-      code: "calls-none",
+      code: "calls/none",
       file: join(task.dir, CALLS_FILE),
       message: `the driver never called ${uncalled.join(", ")}: nothing to replay`,
       hint: "make the driver call the targets, then run `lmr record` again",
@@ -68,8 +68,7 @@ export async function scaffoldTests(task: ResolvedTask, opts: ScaffoldTestsOptio
   const outAbs = join(task.dir, out);
   if (!opts.force && out !== placeholder && (await exists(outAbs))) {
     throw new LmrError({
-      code: "tests-exists",
-      kind: "usage",
+      code: "tests/exists",
       file: outAbs,
       message: "the test file already exists",
       hint: "pass --force to overwrite it (edits to it are lost), or --out to write another file",
@@ -103,8 +102,7 @@ function selectTargets(task: ResolvedTask, recorded: RecordedTarget[], wanted: s
   for (const w of wanted) {
     if (!recorded.some((t) => matches(t, w))) {
       throw new LmrError({
-        code: "calls-target-unknown",
-        kind: "usage",
+        code: "calls/target-unknown",
         file: join(task.dir, CALLS_FILE),
         message: `no recorded target '${w}'`,
         hint: `recorded: ${recorded.map((t) => t.symbol).join(", ") || "none"}`,
@@ -125,7 +123,7 @@ function checkRecordingMatchesTask(task: ResolvedTask, recorded: RecordedTarget[
   for (const r of recorded) {
     if (!findManifestTarget(task, r)) {
       throw new LmrError({
-        code: "calls-stale",
+        code: "calls/stale",
         file: join(task.dir, CALLS_FILE),
         message: `the recording has calls of ${r.symbol} in ${r.file}, which is not a target in task.json`,
         hint: "the targets changed since the recording: run `lmr record` again",
@@ -149,8 +147,7 @@ function checkOutPath(task: ResolvedTask, out: string): void {
   const bad = why ?? (!name.endsWith(".py") ? "is not a .py file" : !name.startsWith("test_") ? "does not start with test_, so pytest would not collect it" : undefined);
   if (bad) {
     throw new LmrError({
-      code: "tests-bad-out",
-      kind: "usage",
+      code: "tests/bad-out",
       file: join(task.dir, out),
       message: `--out ${out} ${bad}`,
       hint: "use a path inside the task folder like tests/test_loss_replay.py",

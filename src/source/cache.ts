@@ -43,8 +43,7 @@ export async function ensureCachedCommit(ref: RepoRef, commit: string, cacheDir:
   if (await pathExists(gitDir)) {
     if (!(await looksLikeGitDir(gitDir)) || !(await isGitDir(gitDir))) {
       throw new LmrError({
-        code: "cache-corrupt",
-        kind: "infra",
+        code: "upstream/cache-corrupt",
         message: `the clone cache entry ${gitDir} is not a valid git repository`,
         file: place.file,
         pointer: place.pointer,
@@ -68,7 +67,7 @@ export async function ensureCachedCommit(ref: RepoRef, commit: string, cacheDir:
   }
   if (!after) {
     throw new LmrError({
-      code: "commit-not-found",
+      code: "upstream/commit-not-found",
       message: `commit ${commit} not found in ${ref.url} (after fetching)`,
       file: place.file,
       pointer: place.pointer.replace(/\/repo$/, "/commit"),
@@ -108,8 +107,7 @@ function unreachable(ref: RepoRef, r: GitResult, place: ErrorPlace): LmrError {
   const reason = gitReason(r);
   const notFound = /not found|does not appear to be a git repository|does not exist|Could not read from remote/i.test(reason);
   return new LmrError({
-    code: "upstream-unreachable",
-    kind: notFound ? "input" : "infra",
+    code: notFound ? "upstream/not-found" : "upstream/unreachable",
     message: `cannot reach ${ref.url}: ${reason}`,
     file: place.file,
     pointer: place.pointer,

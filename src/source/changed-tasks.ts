@@ -59,7 +59,7 @@ interface RepoDiff {
  */
 export async function changedTasksSince(dirs: string[], ref: string, opts: { siblings?: boolean } = {}): Promise<ChangedTasks> {
   if (ref.trim() === "" || ref.startsWith("-")) {
-    throw new LmrError({ code: "changed-since/bad-ref", kind: "usage", message: `--changed-since needs a git revision, got '${ref}'`, hint: "name a commit, branch or tag, e.g. --changed-since origin/main" });
+    throw new LmrError({ code: "changed-since/bad-ref", message: `--changed-since needs a git revision, got '${ref}'`, hint: "name a commit, branch or tag, e.g. --changed-since origin/main" });
   }
   const repos = new Map<string, Promise<RepoDiff>>();
   const diffOf = async (dir: string): Promise<RepoDiff> => {
@@ -118,7 +118,7 @@ function firstUnder(d: RepoDiff, folder: string, what: string): string | undefin
 async function workTreeTop(dir: string): Promise<string> {
   const r = await runGit(["rev-parse", "--show-toplevel"], { cwd: dir });
   if (r.exitCode !== 0 || r.stdout.trim() === "") {
-    throw new LmrError({ code: "changed-since/not-git", kind: "usage", file: dir, message: `--changed-since: the task folder is not in a git work tree (${gitReason(r)})`, hint: "run it in a clone of the dataset repository, or leave out --changed-since" });
+    throw new LmrError({ code: "changed-since/not-git", file: dir, message: `--changed-since: the task folder is not in a git work tree (${gitReason(r)})`, hint: "run it in a clone of the dataset repository, or leave out --changed-since" });
   }
   return realpath(r.stdout.trim());
 }
@@ -129,16 +129,15 @@ async function diffSince(top: string, ref: string): Promise<RepoDiff> {
   if (rev.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(commit)) {
     throw new LmrError({
       code: "changed-since/bad-ref",
-      kind: "usage",
       message: `--changed-since: '${ref}' is not a commit of the repository at ${top}`,
       hint: "name a commit, branch or tag that the clone has (a CI checkout needs the base fetched, e.g. actions/checkout with fetch-depth: 0)",
     });
   }
   // the work tree against the commit: committed, staged and unstaged changes alike; a rename is a removal and an addition
   const diff = await runGit(["-c", "core.quotePath=false", "diff", "--name-only", "--no-renames", "--no-ext-diff", "-z", commit, "--"], { cwd: top });
-  if (diff.exitCode !== 0) throw new LmrError({ code: "changed-since/git", kind: "infra", message: `git diff ${commit} failed: ${gitReason(diff)}`, hint: "check the repository with git status" });
+  if (diff.exitCode !== 0) throw new LmrError({ code: "changed-since/git", message: `git diff ${commit} failed: ${gitReason(diff)}`, hint: "check the repository with git status" });
   const untracked = await runGit(["ls-files", "--others", "--exclude-standard", "-z"], { cwd: top });
-  if (untracked.exitCode !== 0) throw new LmrError({ code: "changed-since/git", kind: "infra", message: `git ls-files failed: ${gitReason(untracked)}`, hint: "check the repository with git status" });
+  if (untracked.exitCode !== 0) throw new LmrError({ code: "changed-since/git", message: `git ls-files failed: ${gitReason(untracked)}`, hint: "check the repository with git status" });
   const split = (s: string): string[] => s.split("\0").filter((p) => p !== "");
   return { top, commit, paths: [...split(diff.stdout), ...split(untracked.stdout)].sort() };
 }

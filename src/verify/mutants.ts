@@ -36,7 +36,7 @@ export interface Mutant {
  */
 export async function generateMutants(source: string, targets: MutantTarget[], opts: MutantOptions, file?: string): Promise<Mutant[]> {
   if (!Number.isInteger(opts.max) || opts.max < 0) {
-    throw new LmrError({ code: "verify/bad-mutant-max", kind: "usage", message: `mutant limit must be a whole number >= 0, got ${opts.max}`, hint: "pass e.g. max: 50" });
+    throw new LmrError({ code: "verify/bad-mutant-max", message: `mutant limit must be a whole number >= 0, got ${opts.max}`, hint: "pass e.g. max: 50" });
   }
   const ts = file !== undefined && isTsJsFile(file);
   const candidates = ts ? await enumerateTsCandidates(source, targets, file) : await enumerateCandidates(source, targets);

@@ -114,7 +114,7 @@ export function resolveSettings(policy: { runs?: number; mutants?: number | "all
     seed: opts.seed ?? DEFAULTS.seed,
   };
   const bad = (field: string, why: string): LmrError =>
-    new LmrError({ code: "verify/bad-setting", kind: "usage", message: `${field} ${why}`, hint: "e.g. --runs 3 --mutants 20 --min-kill-ratio 0.8" });
+    new LmrError({ code: "verify/bad-setting", message: `${field} ${why}`, hint: "e.g. --runs 3 --mutants 20 --min-kill-ratio 0.8" });
   if (!Number.isInteger(s.runs) || s.runs < 1) throw bad("runs", `must be a whole number >= 1, got ${s.runs}`);
   if (s.mutants !== "all" && (!Number.isInteger(s.mutants) || s.mutants < 0)) throw bad("mutants", `must be a whole number >= 0 or "all", got ${s.mutants}`);
   if (!(s.min_kill_ratio >= 0 && s.min_kill_ratio <= 1)) throw bad("min_kill_ratio", `must be between 0 and 1, got ${s.min_kill_ratio}`);

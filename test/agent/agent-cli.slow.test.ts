@@ -8,7 +8,7 @@ import { hashTree } from "../../src/core/hash.js";
 import { probeBwrap } from "../../src/runner/backends.js";
 import type { SampleResult } from "../../src/run-folder/index.js";
 import { EXAMPLE_TASKS, REPO_ROOT, UPSTREAMS, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { CLI, runCli } from "../helpers/run-cli.js";
+import { CLI, runCli, jsonData } from "../helpers/run-cli.js";
 import { execa } from "execa";
 
 /**
@@ -86,7 +86,7 @@ describe.skipIf(!bwrap.ok)("lmr agent run with scripted agents", () => {
   it("every run exits 0 with a graded sample and a JSON summary", () => {
     for (const [name, r] of Object.entries(outputs)) {
       expect(r.exitCode, `${name}: ${r.stderr}`).toBe(0);
-      const j = JSON.parse(r.stdout) as { agent: AgentRunSummary; summary: { totals: { samples: number } } };
+      const j = jsonData(r.stdout) as { agent: AgentRunSummary; summary: { totals: { samples: number } } };
       expect(j.agent.totals.samples, name).toBe(1);
       expect(j.summary.totals.samples, name).toBe(1);
     }
@@ -163,7 +163,7 @@ describe.skipIf(!bwrap.ok)("lmr agent run with scripted agents", () => {
     const first = await sampleFiles(runs.honest!);
     const r = await agentRun(runs.honest!, py("honest.py", "{workspace}", "{instruction}", "{out}"));
     expect(r.exitCode, r.stderr).toBe(0);
-    const j = JSON.parse(r.stdout) as { agent: AgentRunSummary };
+    const j = jsonData(r.stdout) as { agent: AgentRunSummary };
     expect(j.agent.totals).toMatchObject({ ran: 0, reused: 1 });
     const again = await sampleFiles(runs.honest!);
     expect(again.record.finished_at).toBe(first.record.finished_at);

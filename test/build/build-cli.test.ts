@@ -7,7 +7,7 @@ import type { BundleInfo, BundleManifest } from "../../src/bundle/types.js";
 import { findLines, forbiddenEntries, listTree, maskedAwayLines } from "../helpers/bundle-checks.js";
 import { EXAMPLE_TASKS, UPSTREAMS, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { copyTask } from "../helpers/task-copy.js";
-import { runCli, runGrader } from "../helpers/run-cli.js";
+import { runCli, runGrader, jsonData } from "../helpers/run-cli.js";
 
 afterAll(removeTempDirs);
 
@@ -43,7 +43,7 @@ describe("lmr build on the example tasks (local upstreams)", () => {
     const r = await runCli(["build", "--tasks-dir", "examples/tasks", "--out", out, "--json"]);
     expect(r.stderr).toBe("");
     expect(r.exitCode).toBe(0);
-    infos = JSON.parse(r.stdout) as BundleInfo[];
+    infos = jsonData(r.stdout) as BundleInfo[];
   });
 
   it("builds one complete bundle per task and nothing else", async () => {

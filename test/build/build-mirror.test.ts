@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { BundleInfo } from "../../src/bundle/types.js";
 import { findLines, forbiddenEntries, listTree, maskedAwayLines } from "../helpers/bundle-checks.js";
 import { UPSTREAMS, addLeftovers, addToMirror, makeGitRepo, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli, runGrader } from "../helpers/run-cli.js";
+import { runCli, runGrader, jsonData } from "../helpers/run-cli.js";
 import { copyTask } from "../helpers/task-copy.js";
 
 const OWNER = "lmr-fixtures";
@@ -40,7 +40,7 @@ async function mirroredTask(taskId: string, upstream: string, opts: Parameters<t
 async function build(args: string[], env: Record<string, string>): Promise<{ info: BundleInfo; stderr: string }> {
   const r = await runCli(["build", ...args, "--json"], { env });
   expect(r.exitCode, r.stderr).toBe(0);
-  const infos = JSON.parse(r.stdout) as BundleInfo[];
+  const infos = jsonData(r.stdout) as BundleInfo[];
   expect(infos).toHaveLength(1);
   return { info: infos[0]!, stderr: r.stderr };
 }

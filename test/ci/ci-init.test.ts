@@ -4,7 +4,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { git, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 
 afterAll(removeTempDirs);
 
@@ -66,7 +66,7 @@ describe("lmr ci init", () => {
     expect(await readFile(join(repo, WORKFLOW), "utf8")).toBe(`${text}# ours\n`);
     const forced = await runCli(["ci", "init", "--force", "--json"], { cwd: repo });
     expect(forced.exitCode).toBe(0);
-    expect(JSON.parse(forced.stdout)).toEqual({ path: WORKFLOW, replaced: true });
+    expect(jsonData(forced.stdout)).toEqual({ path: WORKFLOW, replaced: true });
     expect(await readFile(join(repo, WORKFLOW), "utf8")).toBe(text);
   });
 

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { hashTaskInputs } from "../../src/bundle/index.js";
 import { findTaskDirs, loadTask } from "../../src/manifest/load.js";
 import type { VerificationRecord } from "../../src/verify/record.js";
+import { jsonEnvelope } from "../helpers/run-cli.js";
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, "..", "..");
@@ -48,8 +49,8 @@ describe("the dataset in tasks/", async () => {
 
   it.runIf(dirs.length > 0)("validates", async () => {
     const r = await run("node", [CLI, "validate", "--tasks-dir", TASKS, "--json"], { cwd: ROOT }).catch((e: { stdout: string; code: number }) => e);
-    const out = JSON.parse(r.stdout) as { ok: boolean; problems: unknown[] };
-    expect(out.problems).toEqual([]);
+    const out = jsonEnvelope<{ problems: unknown[] }>(r.stdout);
+    expect(out.data?.problems).toEqual([]);
     expect(out.ok).toBe(true);
   });
 

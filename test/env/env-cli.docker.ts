@@ -4,7 +4,7 @@ import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { jsonData, runCli } from "../helpers/run-cli.js";
 import { TASK_IDS } from "../eval/helpers.js";
 import { copyTask } from "../helpers/task-copy.js";
 import { skipUnlessDocker } from "../runner/docker-support.js";
@@ -13,7 +13,8 @@ import { skipUnlessDocker } from "../runner/docker-support.js";
 const ok = await skipUnlessDocker("lmr env");
 afterAll(removeTempDirs);
 
-const json = <T>(text: string): T => JSON.parse(text) as T;
+// the data of the --json envelope
+const json = <T>(text: string): T => jsonData<T>(text);
 
 describe.skipIf(!ok)("lmr env build / list / prune", () => {
   it("builds once, then says an unchanged environment is up to date in under 2 s", async () => {

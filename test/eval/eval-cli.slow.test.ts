@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateSummary, type Summary } from "../../src/report/index.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
+import { jsonData } from "../helpers/run-cli.js";
 import {
   TASK_IDS,
   buildExampleBundles,
@@ -49,7 +50,7 @@ describe("lmr eval: patch JSONL with several samples per task", () => {
     await writeJsonl(jsonl, await threeSampleRows());
     const r = await evalExamples(jsonl, out, "-j", "2", "--json");
     expect(r.exitCode, r.stderr).toBe(0);
-    summary = JSON.parse(r.stdout) as Summary;
+    summary = jsonData(r.stdout) as Summary;
   });
 
   it("grades every sample (SWE-bench key names too) and prints a summary that validates", async () => {
@@ -160,7 +161,7 @@ describe("lmr eval: a folder of workspaces", () => {
       "rouge-notebook/1": "failed",
     });
     expect(res.get("pref-loss/0")!.model).toBe("folder-model");
-    expect((await validateSummary(JSON.parse(r.stdout))).ok).toBe(true);
+    expect((await validateSummary(jsonData(r.stdout))).ok).toBe(true);
   });
 });
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nameModelFolder } from "../../src/run-folder/index.js";
 import { validateSummary, type Summary } from "../../src/report/index.js";
 import { REPO_ROOT, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { copyTask } from "../helpers/task-copy.js";
 import { checkXml } from "../report/xml-check.js";
 import { TASK_IDS, buildExampleBundles, countResultFiles, evalExamples, readResults, referencePatch, stubPatch, verdicts, writeJsonl } from "./helpers.js";
@@ -117,7 +117,7 @@ describe("lmr eval: one patch JSONL with two models", () => {
     expect(junit.stdout).toMatch(/<testsuite name="pref-loss \(model-a\)" tests="2" failures="1"/);
     expect(junit.stdout).toMatch(/<testsuite name="pref-loss \(Org\/Model-B\)" tests="1" failures="0"/);
 
-    const json = JSON.parse((await runCli(["report", out, "--format", "json"])).stdout) as Summary;
+    const json = jsonData((await runCli(["report", out, "--format", "json"])).stdout) as Summary;
     expect(json.models.map((m) => [m.model, m.pass_at_1, m.tasks.length])).toEqual([["model-a", 0.5, 5], [B, 0.4, 5]]);
   });
 
@@ -223,7 +223,7 @@ describe("lmr eval --set", () => {
     const report = await runCli(["report", join(root, "all")]);
     expect(report.stdout).toMatch(/\| `rouge-notebook` \| extended \|/);
     expect(report.stdout).toContain("### Sets");
-    const onlyExt = JSON.parse((await runCli(["report", join(root, "all"), "--set", "extended", "--json"])).stdout) as Summary;
+    const onlyExt = jsonData((await runCli(["report", join(root, "all"), "--set", "extended", "--json"])).stdout) as Summary;
     expect(onlyExt.models[0]!.tasks.map((t) => t.task_id)).toEqual(["rouge-notebook"]);
 
     const clash = await evalSet("clash", "--tasks", "rouge-notebook", "--set", "core");

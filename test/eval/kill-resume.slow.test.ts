@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validateSummary, type Summary } from "../../src/report/index.js";
 import { probeBwrap } from "../../src/runner/index.js";
 import { REPO_ROOT, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { CLI } from "../helpers/run-cli.js";
+import { CLI, jsonData } from "../helpers/run-cli.js";
 import { PY_EXAMPLES, TASK_IDS, buildExampleBundles, countResultFiles, evalExamples, processesUsing, readResults, referenceFiles, referencePatch, stubPatch, verdicts, writeJsonl } from "./helpers.js";
 
 /**
@@ -105,7 +105,7 @@ describe.each(variants)("kill -9 during lmr eval --sandbox $sandbox, then the sa
     const killed = /killed (\d+) leftover test process/.exec(rerun.stderr);
     expect(killed, rerun.stderr).not.toBeNull();
     if (sandbox === "none") expect(Number(killed![1])).toBeGreaterThan(0);
-    const summary = JSON.parse(rerun.stdout) as Summary;
+    const summary = jsonData(rerun.stdout) as Summary;
     expect((await validateSummary(summary)).problems).toEqual([]);
     expect(summary.totals).toMatchObject({ models: 1, tasks: TASK_IDS.length, samples: total, graded: total });
     expect(await readdir(join(runDir, "results"))).toEqual(["m"]);

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Summary } from "../../src/report/index.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { TASK_IDS, buildExampleBundles, countResultFiles, evalExamples, referencePatch, stubPatch, writeJsonl } from "./helpers.js";
 
 /**
@@ -52,14 +52,14 @@ describe("lmr eval --shard I/N and lmr report RUN_A RUN_B", () => {
 
     const merged = await runCli(["report", a!, b!, "--format", "json"]);
     expect(merged.exitCode, merged.stderr).toBe(0);
-    const m = JSON.parse(merged.stdout) as Summary;
+    const m = jsonData(merged.stdout) as Summary;
     expect(m.run.run_id).toBe(`plan-${run.shard.plan.slice(0, 12)}`);
-    expect(comparable(m)).toEqual(comparable(JSON.parse(r0.stdout) as Summary));
+    expect(comparable(m)).toEqual(comparable(jsonData(r0.stdout) as Summary));
 
     // One shard alone: said to be a part; a merge missing a shard says which.
     const alone = await runCli(["report", a!, "--format", "json"]);
     expect(alone.exitCode).toBe(0);
-    expect((JSON.parse(alone.stdout) as Summary).problems.map((p) => p.message).join("\n")).toMatch(/shard 1\/2 of a run/);
+    expect((jsonData(alone.stdout) as Summary).problems.map((p) => p.message).join("\n")).toMatch(/shard 1\/2 of a run/);
 
     // Refused: the same shard twice, a whole run with a shard, shards of another plan.
     const twice = await runCli(["report", a!, a!]);

@@ -5,7 +5,7 @@ import type { GenerateSummary } from "../../src/generate/run-generate.js";
 import { PythonMasker } from "../../src/mask/python/masker.js";
 import { makeTempDir, removeTempDirs, UPSTREAMS } from "../helpers/git-fixture.js";
 import { execa } from "execa";
-import { CLI, runCli } from "../helpers/run-cli.js";
+import { CLI, runCli, jsonData } from "../helpers/run-cli.js";
 import { readResults, verdicts } from "../eval/helpers.js";
 import { startScriptedServer, taskOf, type ScriptedAction, type ScriptedServer } from "./scripted-server.js";
 
@@ -82,7 +82,7 @@ describe("lmr generate -n 3 → lmr eval, against a scripted OpenAI-compatible s
     });
     out = join(work, "gen");
     first = await generate(server, out, "--tasks", "pref-loss", "mcts-best-action", "dpo-grad-region", "-n", "3", "--temperature", "0.7", "--seed", "11", "-j", "3", "--timeout", "1", "--json");
-    summary = JSON.parse(first.stdout) as GenerateSummary;
+    summary = jsonData(first.stdout) as GenerateSummary;
     builtBundles = join(out, "bundles");
   });
   afterAll(() => server.close());
@@ -142,7 +142,7 @@ describe("lmr generate -n 3 → lmr eval, against a scripted OpenAI-compatible s
     const again = await generate(server, out, "--tasks", "pref-loss", "mcts-best-action", "dpo-grad-region", "-n", "3", "--temperature", "0.7", "--seed", "11", "-j", "3", "--timeout", "1", "--json");
     expect(again.exitCode, again.stderr).toBe(0);
     expect(server.requests).toHaveLength(13);
-    const s = JSON.parse(again.stdout) as GenerateSummary;
+    const s = jsonData(again.stdout) as GenerateSummary;
     expect(s.totals).toMatchObject({ cached: 9, requests: 0, ok: 6, invalid: 3 });
     expect(await readFile(join(out, "submissions.jsonl"), "utf8")).toBe(before);
   });
@@ -226,7 +226,7 @@ describe("lmr generate killed half-way", () => {
       const r = await runCli([...args.slice(1), "--json"], { env: KEY_ENV });
       expect(r.exitCode, r.stderr).toBe(0);
       expect(server.requests.length - before).toBe(1);
-      expect((JSON.parse(r.stdout) as GenerateSummary).totals).toMatchObject({ cached: 2, requests: 1, ok: 3 });
+      expect((jsonData(r.stdout) as GenerateSummary).totals).toMatchObject({ cached: 2, requests: 1, ok: 3 });
     } finally {
       await server.close();
     }

@@ -5,7 +5,7 @@ import type { GenerateSummary } from "../../src/generate/run-generate.js";
 import { PythonMasker } from "../../src/mask/python/masker.js";
 import type { Summary } from "../../src/report/types.js";
 import { makeTempDir, removeTempDirs, UPSTREAMS } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { copyTask } from "../helpers/task-copy.js";
 import { readResults } from "../eval/helpers.js";
 import { startScriptedServer, type ScriptedServer } from "./scripted-server.js";
@@ -107,7 +107,7 @@ describe("--level paper|hinted through generate, eval and report", () => {
     expect(md.stdout).toMatch(new RegExp(`\\| \`${MODEL}\` \\| 0\\.0% \\(1 of 1 tasks\\) \\| 100\\.0% \\(1 of 1 tasks\\) \\|`));
     const json = await runCli(["report", run.paper, run.hinted, "--format", "json"]);
     expect(json.exitCode, json.stderr).toBe(0);
-    const s = JSON.parse(json.stdout) as Summary;
+    const s = jsonData(json.stdout) as Summary;
     expect(s.models.map((m) => [m.level, m.totals.samples, m.pass_at_1])).toEqual([["paper", 2, 0], ["hinted", 2, 1]]);
     expect(s.run.level).toBeUndefined();
     expect(s.problems).toEqual([]);
@@ -155,13 +155,13 @@ describe("lmr report holds each task to its own sample count", () => {
     const out = join(work, "run-uneven");
     const r = await runCli(["eval", "--tasks-dir", "examples/tasks", "--tasks", TASK, "rouge-notebook", "--submissions", subs, "--out", out, "--sandbox", "none", "--json"]);
     expect(r.exitCode, r.stderr).toBe(0);
-    const s = JSON.parse(r.stdout) as Summary;
+    const s = jsonData(r.stdout) as Summary;
     expect(s.models[0]!.tasks.map((t) => [t.task_id, t.samples])).toEqual([[TASK, 2], ["rouge-notebook", 1]]);
     expect(s.problems).toEqual([]);
     // a sample that goes missing is still a problem, against that task's own count
     await rm(join(out, "results", "m", TASK, "1"), { recursive: true });
     const again = await runCli(["report", out, "--format", "json"]);
-    const s2 = JSON.parse(again.stdout) as Summary;
+    const s2 = jsonData(again.stdout) as Summary;
     expect(s2.problems.map((p) => p.message)).toEqual(["1 of 2 samples of model 'm' have a readable result.json"]);
   });
 });

@@ -7,7 +7,7 @@ import { locateSample, type SampleResult } from "../../src/run-folder/index.js";
 import { validateSummary, type Summary } from "../../src/report/index.js";
 import { probeBwrap } from "../../src/runner/index.js";
 import { REPO_ROOT, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { CASES, HONEST, type HackCase } from "./cases.js";
 import { MODEL, TASK_ID, buildRows } from "./hack-rows.js";
 
@@ -102,7 +102,7 @@ describe.each(variants)("adversarial suite, --sandbox $sandbox", ({ sandbox, cas
 
   beforeAll(async () => {
     out = await runSuite(sandbox, cases);
-    summary = JSON.parse(out.r.stdout) as Summary;
+    summary = jsonData(out.r.stdout) as Summary;
   }, 600_000);
 
   it("completes in one run, with a result for every case and a summary that validates", async () => {

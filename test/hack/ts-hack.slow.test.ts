@@ -5,7 +5,7 @@ import { hashTree } from "../../src/core/hash.js";
 import { locateSample, type SampleResult } from "../../src/run-folder/index.js";
 import type { Summary } from "../../src/report/index.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { HACKS, MODEL, TASK, TASK_DIR, writeTsHackRows } from "./ts-hack-cases.js";
 
 /**
@@ -31,7 +31,7 @@ beforeAll(async () => {
   const r = await runCli(["eval", "--tasks-dir", "examples/tasks", "--tasks", TASK, "--submissions", jsonl, "--out", runDir, "-j", "2", "--sandbox", "auto", "--json"], { env: { LMR_DOCKER: "/nonexistent/docker" } });
   code = r.exitCode;
   stderr = r.stderr;
-  summary = JSON.parse(r.stdout || "{}") as Summary;
+  summary = jsonData(r.stdout || "{}") as Summary;
 }, 180_000);
 
 afterAll(async () => {

@@ -54,3 +54,30 @@ export async function runGrader(workspace: string, grader: string, opts: { overl
   const count = (word: string): number => Number(new RegExp(`(\\d+) ${word}`).exec(output)?.[1] ?? 0);
   return { exitCode: r.exitCode ?? -1, output, passed: count("passed"), failed: count("failed"), errors: count("errors?") };
 }
+
+/** What a command printed with --json: one envelope (schema/cli-envelope.schema.json). */
+export interface JsonEnvelope<T = any> {
+  ok: boolean;
+  command: string;
+  data?: T;
+  error?: { code: string; kind: string; message: string; file?: string; pointer?: string; hint?: string };
+}
+
+/** The envelope a --json run printed; a clear failure when stdout is not one. */
+export function jsonEnvelope<T = any>(stdout: string): JsonEnvelope<T> {
+  let v: unknown;
+  try {
+    v = JSON.parse(stdout);
+  } catch {
+    throw new Error(`stdout is not JSON:\n${stdout.slice(0, 2000)}`);
+  }
+  if (typeof v !== "object" || v === null || typeof (v as JsonEnvelope).ok !== "boolean" || typeof (v as JsonEnvelope).command !== "string") {
+    throw new Error(`stdout is not an lmr --json envelope ({ok, command, data|error}):\n${stdout.slice(0, 2000)}`);
+  }
+  return v as JsonEnvelope<T>;
+}
+
+/** The `data` of a --json run's envelope: the command's result (or, on failure, what it found). */
+export function jsonData<T = any>(stdout: string): T {
+  return jsonEnvelope<T>(stdout).data as T;
+}

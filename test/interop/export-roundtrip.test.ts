@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JsonlRow } from "../../src/interop/export/jsonl.js";
 import type { TaskManifest } from "../../src/manifest/types.js";
 import { UPSTREAMS, makeGitRepo, makeTempDir, pythonBin, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { copyTask } from "../helpers/task-copy.js";
 
 afterAll(removeTempDirs);
@@ -103,7 +103,7 @@ describe("lmr export → lmr import round trip over git upstreams", () => {
   it("imports back with the same id, paper, category, targets, upstream, context and prepare steps", async () => {
     const back = join(root, "reimported");
     const r = await runCli(["import", "lmr-bench", exported, "--out", back, "--json"], { env });
-    const body = JSON.parse(r.stdout) as { tasks: string[]; defects: unknown[] };
+    const body = jsonData(r.stdout) as { tasks: string[]; defects: unknown[] };
     expect(body.defects).toEqual([]);
     expect(r.exitCode).toBe(0);
     expect(body.tasks.sort()).toEqual([...TASKS].sort());

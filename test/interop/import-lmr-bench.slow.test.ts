@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Defect } from "../../src/interop/types.js";
 import type { TaskManifest } from "../../src/manifest/types.js";
 import { REPO_ROOT, makeTempDir, pythonBin, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonEnvelope } from "../helpers/run-cli.js";
 
 afterAll(removeTempDirs);
 
@@ -46,7 +46,8 @@ interface ImportJson {
 
 async function importJson(out: string, ...extra: string[]): Promise<{ exitCode: number; body: ImportJson; stderr: string }> {
   const r = await runCli(["import", "lmr-bench", BENCH, "--out", out, "--commit-map", MAP, "--json", ...extra]);
-  return { exitCode: r.exitCode, body: JSON.parse(r.stdout) as ImportJson, stderr: r.stderr };
+  const envelope = jsonEnvelope<ImportJson>(r.stdout);
+  return { exitCode: r.exitCode, body: { ...envelope.data!, ok: envelope.ok }, stderr: r.stderr };
 }
 
 async function readManifest(dir: string): Promise<TaskManifest> {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { JudgeSummary } from "../../src/judge/run-judge.js";
 import { copyFixtureRun } from "../report/helpers.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { startScriptedServer, type ScriptedServer } from "../generate/scripted-server.js";
 
 const ENV = { LMR_TEST_API_KEY: "sk-unused-3b7d" };
@@ -47,7 +47,7 @@ describe("lmr judge: bad input and run folders it cannot judge", () => {
   it("a run graded before submission.diff was kept: every sample with code is named, none dropped, exit 3; invalid ones get a no-code judge.json", async () => {
     const r = await judge(run.dir, "--json");
     expect(r.exitCode, r.stderr).toBe(3);
-    const s = JSON.parse(r.stdout) as JudgeSummary;
+    const s = jsonData(r.stdout) as JudgeSummary;
     // 7 readable results: 1 infra (not judged), 1 invalid (no code), 5 with code but no diff
     expect(s.totals).toMatchObject({ samples: 7, not_graded: 1, no_code: 1, unjudgeable: 5, judged: 0, requests: 0 });
     expect(s.complete).toBe(false);

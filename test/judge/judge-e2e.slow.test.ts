@@ -9,7 +9,7 @@ import { nameModelFolder, type SampleJudgement } from "../../src/run-folder/inde
 import type { Summary } from "../../src/report/types.js";
 import { sampleAnchor } from "../../src/report/render-html-compare.js";
 import { makeTempDir, removeTempDirs, REPO_ROOT } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { readResults, verdicts } from "../eval/helpers.js";
 import { startScriptedServer, taskOf, type ScriptedAction, type ScriptedServer, type SeenRequest } from "../generate/scripted-server.js";
 
@@ -107,7 +107,7 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
       await seed(gen);
       const r = await runCli(["generate", "--tasks-dir", "examples/tasks", "--tasks", ...TASKS, "--base-url", server.baseUrl, "--model", model, "--api-key-env", "LMR_TEST_API_KEY", "--out", gen, "-n", "3", "--temperature", "0.7", "--seed", "1", "-j", "2", "--timeout", "1", "--price", "1,2", "--json"], { env: ENV });
       expect(r.exitCode, r.stderr).toBe(0);
-      const s = JSON.parse(r.stdout) as GenerateSummary;
+      const s = jsonData(r.stdout) as GenerateSummary;
       if (model === "model-a") {
         expect(s.totals).toMatchObject({ samples: 6, ok: 3, invalid: 3, failed: 0, retries: 4 });
         const kinds = s.tasks.find((t) => t.task_id === "pref-loss")!.samples.flatMap((x) => x.failures.map((f) => f.kind)).sort();
@@ -139,7 +139,7 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
     const before = server.requests.length;
     const r = await judge(runA());
     expect(r.exitCode, r.stderr).toBe(0);
-    const s = JSON.parse(r.stdout) as JudgeSummary;
+    const s = jsonData(r.stdout) as JudgeSummary;
     // three identical submissions: one request per vote, shared; 4 HTTP retries; 1 re-ask after prose
     expect(s.totals).toMatchObject({ samples: 6, judged: 3, no_code: 3, infra: 0, reused: 0, requests: 3 + 4 + 1, parse_failures: 1 });
     expect(server.requests.length - before).toBe(8);
@@ -157,7 +157,7 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
     let before = server.requests.length;
     const r = await judge(runB());
     expect(r.exitCode, r.stderr).toBe(3);
-    const s = JSON.parse(r.stdout) as JudgeSummary;
+    const s = jsonData(r.stdout) as JudgeSummary;
     // pref-loss: 3 votes; mcts: 3 votes × 2 asks, every reply outside the schema
     expect(s.totals).toMatchObject({ samples: 6, judged: 3, infra: 3, requests: 3 + 6, parse_failures: 6 });
     expect(server.requests.length - before).toBe(9);
@@ -174,7 +174,7 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
     before = server.requests.length;
     const again = await judge(runB());
     expect(again.exitCode, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout).totals).toMatchObject({ judged: 6, infra: 0, reused: 3, requests: 3 });
+    expect(jsonData(again.stdout).totals).toMatchObject({ judged: 6, infra: 0, reused: 3, requests: 3 });
     expect(server.requests.length - before).toBe(3);
     expect((await judgementOf(runB(), "model-b", "mcts-best-action", "2")).majority).toBe("fully-correct");
   }, 120_000);
@@ -184,10 +184,10 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
     for (const [model, run] of [["model-a", runA()], ["model-b", runB()]] as const) {
       const g = await runCli(["generate", "--tasks-dir", "examples/tasks", "--tasks", ...TASKS, "--base-url", server.baseUrl, "--model", model, "--api-key-env", "LMR_TEST_API_KEY", "--out", join(work, `gen-${model}`), "-n", "3", "--temperature", "0.7", "--seed", "1", "--price", "1,2", "--json"], { env: ENV });
       expect(g.exitCode, g.stderr).toBe(0);
-      expect((JSON.parse(g.stdout) as GenerateSummary).totals).toMatchObject({ requests: 0, cached: 6 });
+      expect((jsonData(g.stdout) as GenerateSummary).totals).toMatchObject({ requests: 0, cached: 6 });
       const j = await judge(run);
       expect(j.exitCode, j.stderr).toBe(0);
-      expect((JSON.parse(j.stdout) as JudgeSummary).totals).toMatchObject({ requests: 0, reused: 6 });
+      expect((jsonData(j.stdout) as JudgeSummary).totals).toMatchObject({ requests: 0, reused: 6 });
     }
     expect(server.requests.length).toBe(before);
     // --dry-run: the prompts with the reference and the submission, no request, nothing written
@@ -206,7 +206,7 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
   it("lmr report over both run folders: the model × category table, tests vs judge, tokens; Markdown and JSON carry the same numbers", async () => {
     const json = await runCli(["report", runA(), runB(), "--format", "json"]);
     expect(json.exitCode, json.stderr).toBe(0);
-    const s = JSON.parse(json.stdout) as Summary;
+    const s = jsonData(json.stdout) as Summary;
     const [a, b] = [s.models.find((m) => m.model === "model-a")!, s.models.find((m) => m.model === "model-b")!];
     expect(a.pass_at_1).toBe(0.5);
     expect(a.pass_at_1_ci).toMatchObject({ low: 0, high: 1, level: 0.95 });

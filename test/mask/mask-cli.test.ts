@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jsonData, jsonEnvelope } from "../helpers/run-cli.js";
 
 const CLI = resolve("dist/cli/main.js");
 const run = promisify(execFile);
@@ -74,9 +75,9 @@ describe("lmr mask", () => {
     const out = join(dir, "out", "model.py");
     const r = await lmr("mask", join(dir, "model.py"), "-s", "loss_fn", "-s", "Attention", "--out", out, "--json");
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({
+    expect(jsonEnvelope(r.stdout)).toMatchObject({ ok: true, command: "mask" });
+    expect(jsonData(r.stdout)).toEqual({
       file: join(dir, "model.py"),
-      ok: true,
       out,
       targets: [
         { symbol: "loss_fn", mode: "body", start_line: 20, end_line: 24 },
@@ -113,7 +114,7 @@ describe("lmr mask", () => {
     expect(r.stdout).toBe("");
     const json = await lmr("mask", join(dir, "bad_dedent.py"), "--symbol", "f", "--json");
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, error: { code: "mask/compile-failed", type: "IndentationError", line: 4 } });
+    expect(jsonEnvelope(json.stdout)).toMatchObject({ ok: false, error: { code: "mask/compile-failed", kind: "check" }, data: { compile_error: { type: "IndentationError", line: 4 } } });
     const unchecked = await lmr("mask", join(dir, "bad_dedent.py"), "--symbol", "f", "--no-compile-check");
     expect(unchecked.code).toBe(0);
   });
@@ -121,7 +122,7 @@ describe("lmr mask", () => {
   it("lists symbols and rejects bad usage", async () => {
     const list = await lmr("mask", join(dir, "model.py"), "--list", "--json");
     expect(list.code).toBe(0);
-    const names = (JSON.parse(list.stdout) as { symbols: { name: string; line: number }[] }).symbols.map((s) => `${s.name}@${s.line}`);
+    const names = (jsonData(list.stdout) as { symbols: { name: string; line: number }[] }).symbols.map((s) => `${s.name}@${s.line}`);
     expect(names).toEqual(["Attention@3", "Attention.forward@7", "Attention.size@13", "Attention.size@17", "loss_fn@20"]);
     expect((await lmr("mask", join(dir, "model.rb"), "--symbol", "f")).code).toBe(2); // no masker for Ruby
     expect((await lmr("mask", join(dir, "model.py"))).code).toBe(2);
@@ -145,7 +146,7 @@ describe("lmr mask on TypeScript: golden file", () => {
       const printed = await lmr("mask", join(GOLDEN, "tokenizer.ts"), ...SYMBOLS.flatMap((s) => ["-s", s]), "--out", out);
       expect(printed.code, printed.stderr).toBe(0);
       expect(await readFile(out, "utf8")).toBe(await readFile(join(GOLDEN, "tokenizer.masked.ts"), "utf8"));
-      const targets = (JSON.parse(r.stdout) as { targets: { symbol: string }[] }).targets.map((t) => t.symbol);
+      const targets = (jsonData(r.stdout) as { targets: { symbol: string }[] }).targets.map((t) => t.symbol);
       expect(targets).toEqual(SYMBOLS);
     } finally {
       await rm(dirname(out), { recursive: true, force: true });
@@ -216,7 +217,7 @@ describe("lmr mask on TypeScript: inferred types", () => {
       const symbols = ["wrap", "load", "count", "local"].flatMap((s) => ["-s", s]);
       const json = await lmr("mask", join(project, "m.ts"), ...symbols, "--json");
       expect(json.code, json.stderr).toBe(0);
-      expect(JSON.parse(json.stdout)).toMatchObject({ ok: true });
+      expect(jsonEnvelope(json.stdout)).toMatchObject({ ok: true });
       const r = await lmr("mask", join(project, "m.ts"), ...symbols);
       expect(r.code, r.stderr).toBe(0);
       const stub = (name: string, last: string): string => `  // TODO: implement ${name}\n  throw new Error("not implemented: ${name}");\n${last}`;

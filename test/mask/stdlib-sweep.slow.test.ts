@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkCompiles } from "../../src/mask/check-compile.js";
 import { PythonMasker } from "../../src/mask/python/masker.js";
 import { formatSweepReport, listStdlibFiles, sweepFiles } from "../../tools/sweep/stdlib.js";
+import { jsonEnvelope } from "../helpers/run-cli.js";
 
 const CLI = resolve("dist/cli/main.js");
 const run = promisify(execFile);
@@ -48,7 +49,7 @@ describe("stdlib sweep (subset)", () => {
       const out = join(dir, `stdlib-${i}.py`);
       const args = [CLI, "mask", p.file, "--symbol", p.symbol, ...(p.line ? ["--line", String(p.line)] : []), "--out", out, "--json"];
       const r = await run("node", args);
-      expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, targets: [{ symbol: p.symbol, mode: "body" }] });
+      expect(jsonEnvelope(r.stdout)).toMatchObject({ ok: true, data: { targets: [{ symbol: p.symbol, mode: "body" }] } });
       const before = await readFile(p.file);
       const after = await readFile(out);
       expect(after.equals(before)).toBe(false);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TaskManifest } from "../../src/manifest/types.js";
 import { buildPdf } from "../paper/pdf-writer.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli, runGrader } from "../helpers/run-cli.js";
+import { runCli, runGrader, jsonData, jsonEnvelope } from "../helpers/run-cli.js";
 import { completeFlags, makeProject, type Project } from "./project.js";
 
 afterAll(removeTempDirs);
@@ -118,7 +118,7 @@ describe("lmr new writes a task that validates and builds", () => {
     const v = await runCli(["validate", taskDir, "--json"], { cwd: p.root });
     expect(v.stderr).toBe("");
     expect(v.exitCode).toBe(1);
-    const problems = (JSON.parse(v.stdout) as { problems: { pointer: string; message: string }[] }).problems;
+    const problems = (jsonData(v.stdout) as { problems: { pointer: string; message: string }[] }).problems;
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatchObject({ pointer: "/instruction", message: expect.stringMatching(/still has \d+ TODO\(author\) marker/) });
   });
@@ -171,8 +171,8 @@ describe("lmr new: other upstreams, modes and paper text", () => {
     const url = `file://${p.upstream}`;
     const r = await runCli([...completeFlags(p, { "--repo": url, "--id": "url-task" }), "--json"], { cwd: p.root, env: { LMR_CACHE: cache } });
     expect(r.exitCode).toBe(0);
-    const out = JSON.parse(r.stdout) as { ok: boolean; manifest: TaskManifest; problems: unknown[] };
-    expect(out.ok).toBe(true);
+    expect(jsonEnvelope(r.stdout).ok).toBe(true);
+    const out = jsonData(r.stdout) as { manifest: TaskManifest; problems: unknown[] };
     expect(out.manifest.upstream).toEqual({ repo: url, commit: p.commit, license: "MIT" });
     expect(await readManifest(join(p.root, "tasks", "url-task"))).toEqual(out.manifest);
   });
@@ -216,7 +216,7 @@ describe("lmr new: other upstreams, modes and paper text", () => {
     expect(text).toContain("The paper is at the root of this workspace: `paper.md` holds its text, page by page.");
     expect(text).toMatch(/- page 2, section "4 Method", near equation \(7\): "The preference loss/);
     const v = await runCli(["validate", dir, "--json"], { cwd: p.root });
-    const problems = (JSON.parse(v.stdout) as { problems: { pointer: string }[] }).problems;
+    const problems = (jsonData(v.stdout) as { problems: { pointer: string }[] }).problems;
     expect(problems.map((f) => f.pointer)).toEqual(["/instruction"]); // only the TODO(author) markers left to resolve
   });
 });

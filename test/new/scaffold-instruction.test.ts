@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { isLmrError } from "../../src/core/errors.js";
 import { scaffoldInstruction } from "../../src/scaffold/instruction.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData, jsonEnvelope } from "../helpers/run-cli.js";
 import { copyTask } from "../helpers/task-copy.js";
 import { buildPdf } from "../paper/pdf-writer.js";
 
@@ -38,7 +38,7 @@ describe("scaffold instruction (library) on copies of the example tasks", () => 
     // a draft is not a finished task: the only problem left is the author's to resolve
     const v = await runCli(["validate", dir, "--json"], { cwd: root });
     expect(v.exitCode).toBe(1);
-    const problems = (JSON.parse(v.stdout) as { problems: { pointer: string; message: string }[] }).problems;
+    const problems = (jsonData(v.stdout) as { problems: { pointer: string; message: string }[] }).problems;
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatchObject({ pointer: "/instruction" });
     expect(problems[0]!.message).toContain(`${r.todos} TODO(author) marker(s)`);
@@ -51,7 +51,7 @@ describe("scaffold instruction (library) on copies of the example tasks", () => 
     const dir = await copyTask(root, "trainer-class");
     const before = await readFile(join(dir, "instruction.md"), "utf8");
     const e = await errorOf(scaffoldInstruction(dir));
-    expect(e.code).toBe("instruction-exists");
+    expect(e.code).toBe("instruction/exists");
     expect(await readFile(join(dir, "instruction.md"), "utf8")).toBe(before);
     await scaffoldInstruction(dir, { force: true });
     const text = await readFile(join(dir, "instruction.md"), "utf8");
@@ -99,7 +99,7 @@ describe("scaffold instruction (library) on copies of the example tasks", () => 
     // the alternatives' blocks name the real symbol, which validation would report first
     await rm(join(dir, "alternatives"), { recursive: true });
     const e = await errorOf(scaffoldInstruction(dir, { force: true }));
-    expect(e.code).toBe("target-not-found");
+    expect(e.code).toBe("task/target-not-found");
     expect(e.pointer).toBe("/targets/0/symbol");
     const bad = await copyTask(await makeTempDir("instr"), "pref-loss", (m) => {
       m.category = "Robotics";
@@ -117,8 +117,9 @@ describe("lmr scaffold instruction (built CLI)", () => {
     expect(refused.stderr).toMatch(/instruction\.md: the instruction already exists \(hint: pass --force/);
     const r = await runCli(["scaffold", "instruction", dir, "--force", "--keywords", "label smoothing", "--json"], { cwd: root });
     expect(r.exitCode).toBe(0);
-    const out = JSON.parse(r.stdout) as { ok: boolean; file: string; targets: number; passages: number; todos: number };
-    expect(out).toMatchObject({ ok: true, file: join(dir, "instruction.md"), targets: 1 });
+    expect(jsonEnvelope(r.stdout)).toMatchObject({ ok: true, command: "scaffold instruction" });
+    const out = jsonData(r.stdout) as { file: string; targets: number; passages: number; todos: number };
+    expect(out).toMatchObject({ file: join(dir, "instruction.md"), targets: 1 });
     expect(out.passages).toBeGreaterThan(0);
     const text = await readFile(join(dir, "instruction.md"), "utf8");
     expect(text).toContain("label smoothing");

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TaskManifest } from "../../src/manifest/types.js";
 import { git, makeTempDir, removeTempDirs, writeFiles } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { buildPdf } from "./pdf-writer.js";
 
 /*
@@ -86,7 +86,7 @@ async function manifestOf(dir: string): Promise<TaskManifest> {
 
 async function validate(w: Walkthrough, dir: string): Promise<{ exitCode: number; problems: { pointer: string; message: string; hint: string | null }[] }> {
   const r = await runCli(["validate", dir, "--json"], { cwd: w.root, env: w.env });
-  return { exitCode: r.exitCode, problems: (JSON.parse(r.stdout) as { problems: { pointer: string; message: string; hint: string | null }[] }).problems };
+  return { exitCode: r.exitCode, problems: (jsonData(r.stdout) as { problems: { pointer: string; message: string; hint: string | null }[] }).problems };
 }
 
 describe("the Muon walkthrough: a paper never leaks into a task", () => {

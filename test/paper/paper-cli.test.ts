@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Finding } from "../../src/paper/types.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { buildPdf } from "./pdf-writer.js";
 
 afterAll(removeTempDirs);
@@ -68,7 +68,7 @@ describe("lmr paper extract / find on a PDF we generate", () => {
   it("finds a heading's page, its section and the equation number near a term", async () => {
     const r = await runCli(["paper", "find", pdf, "Method", "reward margin", "--json"]);
     expect(r.exitCode).toBe(0);
-    const hits = JSON.parse(r.stdout) as Finding[];
+    const hits = jsonData(r.stdout) as Finding[];
     expect(hits[0]).toMatchObject({ term: "Method", page: 2, line: 1, heading: "2 Method" });
     const margin = hits.find((h) => h.term === "reward margin")!;
     expect(margin).toMatchObject({ page: 2, line: 4, heading: "2 Method", equations: ["3"] });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BundleManifest } from "../../src/bundle/types.js";
 import type { FetchResult } from "../../src/paper/fetch.js";
 import { REPO_ROOT, UPSTREAMS, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData, jsonEnvelope } from "../helpers/run-cli.js";
 import { buildPdf } from "./pdf-writer.js";
 import { PdfServer } from "./pdf-server.js";
 
@@ -63,8 +63,8 @@ describe("lmr paper fetch and lmr build with papers from a local HTTP server", (
     const before = await readFile(join(tasks, "paper-alpha", "task.json"), "utf8");
     const r = await runCli(fetchArgs("--update-manifest", "--json"), { env });
     expect(r.exitCode, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { ok: boolean; papers: FetchResult[] };
-    expect(out.ok).toBe(true);
+    expect(jsonEnvelope(r.stdout).ok).toBe(true);
+    const out = jsonData(r.stdout) as { papers: FetchResult[] };
     expect(out.papers.map((p) => [p.task, p.status, p.sha256, p.bytes, p.manifest_updated])).toEqual([
       ["paper-alpha", "downloaded", sha(ALPHA), ALPHA.length, true],
       ["paper-beta", "downloaded", sha(BETA), BETA.length, true],
@@ -112,7 +112,7 @@ describe("lmr paper fetch and lmr build with papers from a local HTTP server", (
     let seen = server.seen.length;
     const r = await runCli(fetchArgs("--json", join(tasks, "paper-alpha")), { env: { LMR_CACHE: fresh } });
     expect(r.exitCode, r.stderr).toBe(0);
-    const [alpha] = (JSON.parse(r.stdout) as { papers: FetchResult[] }).papers;
+    const [alpha] = (jsonData(r.stdout) as { papers: FetchResult[] }).papers;
     expect(alpha).toMatchObject({ status: "downloaded", sha256: sha(ALPHA), requests: 2, resumed_from: 700 });
     expect(server.seen.slice(seen)).toEqual([{ path: ALPHA_PATH }, { path: ALPHA_PATH, range: "bytes=700-" }]);
     expect((await readFile(join(fresh, "papers", `${sha(ALPHA)}.pdf`))).equals(ALPHA)).toBe(true);
@@ -185,7 +185,7 @@ describe("lmr paper fetch and lmr build with papers from a local HTTP server", (
 
     const f = await runCli(fetchArgs("--papers", papers, "--json"), { env: offline });
     expect(f.exitCode, f.stderr).toBe(0);
-    expect((JSON.parse(f.stdout) as { papers: FetchResult[] }).papers.map((p) => p.status)).toEqual(["papers-dir", "papers-dir"]);
+    expect((jsonData(f.stdout) as { papers: FetchResult[] }).papers.map((p) => p.status)).toEqual(["papers-dir", "papers-dir"]);
 
     const out = join(root, "bundles-offline");
     const b = await runCli(["build", "--tasks-dir", tasks, "--out", out, "--papers", papers], { env: { LMR_CACHE: join(root, "another-empty-cache") } });

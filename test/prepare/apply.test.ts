@@ -81,9 +81,9 @@ describe("applyPrepareSteps", () => {
     await symlink(outside, join(tree, "escape"));
     const ctx = { file: "task.json" };
     const up = await failure(applyPrepareSteps(tree, [{ kind: "notebook-to-module", notebook: "../nb.ipynb", out: "m.py" }], ctx));
-    expect(up).toMatchObject({ code: "prepare-path-invalid", pointer: "/prepare/0/notebook" });
+    expect(up).toMatchObject({ code: "prepare/path-invalid", pointer: "/prepare/0/notebook" });
     const link = await failure(applyPrepareSteps(tree, [{ kind: "notebook-to-module", notebook: "nb.ipynb", out: "escape/m.py" }], ctx));
-    expect(link).toMatchObject({ code: "prepare-path-invalid", pointer: "/prepare/0/out" });
+    expect(link).toMatchObject({ code: "prepare/path-invalid", pointer: "/prepare/0/out" });
     const missing = await failure(applyPrepareSteps(tree, [{ kind: "extract-function", file: "nope.py", start: { line: 1 }, end: { line: 1 }, name: "f", params: [], returns: [] }], ctx));
     expect(missing.message).toBe("prepare step 0 (extract-function): 'nope.py' is not a file in the upstream tree");
   });

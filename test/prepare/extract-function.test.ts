@@ -140,7 +140,7 @@ describe("extract-function at module level", () => {
 describe("extract-function errors", () => {
   it("rejects a block that crosses indentation levels", async () => {
     const err = await failure(await fixture("mcts.py"), { ...selectStep, start: { anchor: "best_score, best_child = -math.inf" }, end: { anchor: "path.append(node)", occurrence: 2 } });
-    expect(err.code).toBe("prepare-block-crosses-indentation");
+    expect(err.code).toBe("prepare/block-crosses-indentation");
     expect(err.message).toBe("lines 31-45 are not whole statements at one indentation level: line 45 is outside the block that line 31 belongs to (it ends at line 37)");
     expect(err.pointer).toBe("/end");
   });
@@ -154,7 +154,7 @@ describe("extract-function errors", () => {
   it("reports an anchor that is not inside `within`, and a missing occurrence", async () => {
     const mcts = await fixture("mcts.py");
     const err = await failure(mcts, { ...selectStep, start: { anchor: "self.rng = random.Random" } });
-    expect(err.code).toBe("prepare-anchor-not-found");
+    expect(err.code).toBe("prepare/anchor-not-found");
     expect(err.message).toBe('start anchor "self.rng = random.Random": no line contains it in MCTS.search (lines 24-50)');
     expect(err.pointer).toBe("/start/anchor");
     const err2 = await failure(mcts, { ...selectStep, end: { anchor: "path.append(node)", occurrence: 3 } });
@@ -164,7 +164,7 @@ describe("extract-function errors", () => {
   it("refuses a block containing return, or a break of an outer loop", async () => {
     const src = "def f(xs):\n    for x in xs:\n        if x > 2:\n            break\n        y = x\n    if not xs:\n        return None\n    return y\n";
     const ret = await failure(src, { within: "f", start: { line: 6 }, end: { line: 7 }, name: "g", params: ["xs"], returns: [] });
-    expect(ret.code).toBe("prepare-block-escapes");
+    expect(ret.code).toBe("prepare/block-escapes");
     expect(ret.message).toBe("line 7: the block contains `return`, which returns from f; as a new function it would return from that function instead");
     const brk = await failure(src, { within: "f", start: { line: 3 }, end: { line: 4 }, name: "g", params: ["x"], returns: [] });
     expect(brk.message).toBe("line 4: `break` refers to a loop outside the block; a new function cannot break it");
@@ -325,13 +325,13 @@ describe("extract-function with main_guard (script code at module level)", () =>
 describe("extract-function main_guard errors", () => {
   it("refuses main_guard when there is no script code to guard", async () => {
     const err = await failure(await fixture("train.py"), { within: "main", start: { anchor: "# exponential" }, end: { anchor: "summary = " }, name: "ema_by_label", params: ["rows", "alpha"], returns: ["counts", "summary"], main_guard: true });
-    expect(err.code).toBe("prepare-main-guard-empty");
+    expect(err.code).toBe("prepare/main-guard-empty");
     expect(err.pointer).toBe("/main_guard");
   });
 
   it("refuses a new function that reads a name only the script code binds, naming the upstream lines", async () => {
     const err = await failure(await fixture("experiments.py"), { start: { anchor: "layer_id = args.layer - 1" }, end: { anchor: 'print(json.dumps({"layer"' }, name: "run_exp1", params: ["args", "layers"], returns: ["feat"], main_guard: true });
-    expect(err.code).toBe("prepare-main-guard-unsafe");
+    expect(err.code).toBe("prepare/main-guard-unsafe");
     expect(err.message).toBe("line 18: the new function run_exp1 reads 'SCALE', which only the script code binds (line 6): after importing the module it is undefined");
     expect(err.pointer).toBe("/params");
     expect(err.hint).toBe("add 'SCALE' to params");
@@ -340,7 +340,7 @@ describe("extract-function main_guard errors", () => {
   it("refuses when a definition that stays reads guarded names as it is defined", async () => {
     const src = ["import sys", "LIMIT = int(sys.argv[1])", "", "", "def clip(v, hi=LIMIT):", "    return min(v, hi)", "", "", "total = 0", "for i in range(5):", "    total += clip(i)", "print(total)", ""].join("\n");
     const err = await failure(src, { start: { line: 9 }, end: { line: 11 }, name: "clipped_sum", params: [], returns: ["total"], main_guard: true });
-    expect(err.code).toBe("prepare-main-guard-unsafe");
+    expect(err.code).toBe("prepare/main-guard-unsafe");
     expect(err.message).toBe("line 5: 'LIMIT' is read when the definition at line 5 runs (a decorator, default, base class or class body), but only the script code binds it (line 2): importing the module would fail");
     expect(err.pointer).toBe("/main_guard");
   });
@@ -348,7 +348,7 @@ describe("extract-function main_guard errors", () => {
   it("refuses an import and script code on one line", async () => {
     const src = "import os; home = os.getcwd()\nn = len(home)\nprint(n)\n";
     const err = await failure(src, { start: { line: 2 }, end: { line: 2 }, name: "size", params: ["home"], returns: ["n"], main_guard: true });
-    expect(err.code).toBe("prepare-main-guard-unsafe");
+    expect(err.code).toBe("prepare/main-guard-unsafe");
     expect(err.message).toBe("line 1 holds top-level code to guard and a statement that stays (import) on one line");
   });
 

@@ -66,12 +66,12 @@ describe("notebook-to-module", () => {
 
   it("names the cell that does not parse", async () => {
     const err = await failure(convertNotebook(await read("broken.ipynb"), "broken.ipynb"));
-    expect(err.code).toBe("prepare-notebook-syntax");
+    expect(err.code).toBe("prepare/notebook-syntax");
     expect(err.message).toBe('code cell 1 (notebook cell 1), its line 1 does not parse as Python: "def broken(:"');
   });
 
   it("rejects what is not an nbformat 4 notebook", async () => {
-    expect((await failure(convertNotebook("{", "x.ipynb"))).code).toBe("prepare-notebook-invalid");
+    expect((await failure(convertNotebook("{", "x.ipynb"))).code).toBe("prepare/notebook-invalid");
     expect((await failure(convertNotebook('{"nbformat": 3, "cells": []}', "x.ipynb"))).message).toBe("nbformat 3 notebooks are not supported");
   });
 });
@@ -197,10 +197,10 @@ describe("notebook-to-module: parts of cells", () => {
   it("names the part and the field of a bad range", async () => {
     const nb = await raters();
     const cases: [NotebookCellSpec, string, string, string][] = [
-      [{ cell: 2, start: { anchor: "nope" } }, "prepare-anchor-not-found", "/cells/1/start/anchor", 'start anchor "nope": no line contains it in code cell 2 (notebook cell 5; lines 1-11)'],
-      [{ cell: 2, end: { line: 12 } }, "prepare-line-out-of-range", "/cells/1/end/line", "end line 12 is outside code cell 2 (notebook cell 5; lines 1-11)"],
-      [{ cell: 2, start: { line: 9 }, end: { line: 5 } }, "prepare-cell-lines-empty", "/cells/1/end", "code cell 2: the end (line 5) comes before the start (line 9)"],
-      [{ cell: 7 }, "prepare-cell-out-of-range", "/cells/1/cell", "cells[1].cell = 7, but the notebook has 5 code cell(s) (0-4)"],
+      [{ cell: 2, start: { anchor: "nope" } }, "prepare/anchor-not-found", "/cells/1/start/anchor", 'start anchor "nope": no line contains it in code cell 2 (notebook cell 5; lines 1-11)'],
+      [{ cell: 2, end: { line: 12 } }, "prepare/line-out-of-range", "/cells/1/end/line", "end line 12 is outside code cell 2 (notebook cell 5; lines 1-11)"],
+      [{ cell: 2, start: { line: 9 }, end: { line: 5 } }, "prepare/cell-lines-empty", "/cells/1/end", "code cell 2: the end (line 5) comes before the start (line 9)"],
+      [{ cell: 7 }, "prepare/cell-out-of-range", "/cells/1/cell", "cells[1].cell = 7, but the notebook has 5 code cell(s) (0-4)"],
     ];
     for (const [spec, code, pointer, message] of cases) {
       const err = await failure(convertNotebook(nb, "raters.ipynb", [1, spec]));
@@ -217,7 +217,7 @@ describe("notebook-to-module: parts of cells", () => {
     ];
     for (const [spec, pointer, message] of cases) {
       const err = await failure(convertNotebook(nb, "raters.ipynb", [spec]));
-      expect({ code: err.code, pointer: err.pointer, message: err.message }).toEqual({ code: "prepare-cell-part-invalid", pointer, message });
+      expect({ code: err.code, pointer: err.pointer, message: err.message }).toEqual({ code: "prepare/cell-part-invalid", pointer, message });
     }
     // comments and blank lines at the edges are fine
     const ok = await convertNotebook(nb, "raters.ipynb", [{ cell: 0, start: { line: 4 }, end: { line: 7 } }]);
@@ -228,7 +228,7 @@ describe("notebook-to-module: parts of cells", () => {
     const nb = JSON.parse(await raters());
     nb.cells[5].source = ["%time x = 1\n", "%load_ext autoreload\n", "y = (1,\n", "print(y)\n"];
     const err = await failure(convertNotebook(JSON.stringify(nb), "raters.ipynb", [{ cell: 2, start: { line: 2 } }]));
-    expect(err.code).toBe("prepare-notebook-syntax");
+    expect(err.code).toBe("prepare/notebook-syntax");
     expect(err.message).toMatch(/^code cell 2 \(notebook cell 5\), its line [34] does not parse as Python/);
   });
 

@@ -7,7 +7,7 @@ import { probeBwrap } from "../../src/runner/backends.js";
 import type { SampleResult } from "../../src/run-folder/index.js";
 import { REPO_ROOT, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { explainNoRedis, startRedis, type RedisHandle } from "../helpers/redis-server.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { spawnCli, stopGracefully } from "./helpers.js";
 
 /**
@@ -45,7 +45,7 @@ describe.skipIf(noRedis !== undefined || !bwrap.ok)("lmr agent run --queue", () 
     const r = await agentRun(out, cmd, ["-n", "2", "--agent-env", "LMR_AGENT_SECRET"]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/agent runs through the queue at redis:\/\/\S+: \S+ \(2\)/);
-    const j = JSON.parse(r.stdout) as { agent: AgentRunSummary; summary: { totals: { samples: number; passed: number } } };
+    const j = jsonData(r.stdout) as { agent: AgentRunSummary; summary: { totals: { samples: number; passed: number } } };
     expect(j.agent.totals).toMatchObject({ samples: 2, ran: 2, finished: 2, infra: 0 });
     expect(j.summary.totals).toMatchObject({ samples: 2, passed: 2 });
     for (const s of ["0", "1"]) {
@@ -63,7 +63,7 @@ describe.skipIf(noRedis !== undefined || !bwrap.ok)("lmr agent run --queue", () 
     // the secret's value reached the agent on the worker only: nothing on this side holds it
     const again = await agentRun(out, cmd, ["-n", "2", "--agent-env", "LMR_AGENT_SECRET"]);
     expect(again.exitCode, again.stderr).toBe(0);
-    expect((JSON.parse(again.stdout) as { agent: AgentRunSummary }).agent.totals).toMatchObject({ ran: 0, reused: 2 });
+    expect((jsonData(again.stdout) as { agent: AgentRunSummary }).agent.totals).toMatchObject({ ran: 0, reused: 2 });
     expect(again.stderr).toContain("none needed");
     expect(await stopGracefully(worker)).toBe(0);
   });

@@ -5,7 +5,7 @@ import { validateSummary, type Summary } from "../../src/report/index.js";
 import type { QueueStatus } from "../../src/queue/queue-status.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { explainNoRedis, startRedis, type RedisHandle } from "../helpers/redis-server.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { TASK_IDS, buildExampleBundles, evalExamples, readResults, referencePatch, stubPatch, verdicts, writeJsonl } from "../eval/helpers.js";
 import { spawnCli, spawnWorker, stopGracefully } from "./helpers.js";
 
@@ -44,7 +44,7 @@ describe.skipIf(noRedis !== undefined)("lmr eval --queue with two workers", () =
     expect(await Promise.all(workers.map(stopGracefully))).toEqual([0, 0]);
     for (const w of workers) expect(w.output()).toMatch(/stopped, graded \d+ sample/);
 
-    const out = JSON.parse(r.stdout) as { summary: Summary; queue: QueueStatus };
+    const out = jsonData(r.stdout) as { summary: Summary; queue: QueueStatus };
     expect((await validateSummary(out.summary)).problems).toEqual([]);
     expect(out.summary.totals).toMatchObject({ samples: 10, graded: 10, passed: 5 });
     expect(out.queue.recorded).toBe(10);

@@ -7,6 +7,7 @@ import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { explainNoRedis, startRedis, type RedisHandle } from "../helpers/redis-server.js";
 import { PY_EXAMPLES, TASK_IDS, buildExampleBundles, countResultFiles, evalExamples, readResults, referenceFiles, referencePatch, stubPatch, verdicts, writeJsonl } from "../eval/helpers.js";
 import { findAncestor, spawnCli, spawnWorker, stopGracefully, waitFor, type Spawned } from "./helpers.js";
+import { jsonData } from "../helpers/run-cli.js";
 
 /**
  * What a queue run survives, against a real redis-server: a worker killed
@@ -93,7 +94,7 @@ describe.skipIf(noRedis !== undefined)("queue faults", () => {
     process.kill(testPid, "SIGKILL"); // the local backend's test processes are their own process group
     const code = await coord.exited;
     expect(code, coord.output()).toBe(0);
-    const out = JSON.parse(coord.output().slice(coord.output().indexOf("{"))) as { summary: Summary; queue: QueueStatus };
+    const out = jsonData<{ summary: Summary; queue: QueueStatus }>(coord.output().slice(coord.output().indexOf("{")));
     expect(out.summary.totals).toMatchObject({ samples: TOTAL, graded: TOTAL });
     await checkRun(runDir);
     const survivor = workers.find((w) => w.pid !== victim)!;

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GenerateSummary } from "../../src/generate/run-generate.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { explainNoRedis, startRedis, type RedisHandle } from "../helpers/redis-server.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { startScriptedServer, taskOf, type ScriptedServer } from "../generate/scripted-server.js";
 import { spawnCli, stopGracefully, type Spawned } from "./helpers.js";
 
@@ -58,7 +58,7 @@ describe.skipIf(noRedis !== undefined)("lmr generate --queue", () => {
     const r = await coordinator(server, out, redis.url);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/5 request\(s\) went through the queue .* answered by \S+ \(5\)/);
-    const s = JSON.parse(r.stdout) as GenerateSummary;
+    const s = jsonData(r.stdout) as GenerateSummary;
     expect(s.totals).toMatchObject({ samples: 4, ok: 2, invalid: 2, failed: 0, requests: 5, retries: 1 });
     const fail = s.tasks.find((t) => t.task_id === "pref-loss")!.samples.flatMap((x) => x.failures);
     expect(fail).toEqual([expect.objectContaining({ kind: "rate-limit", status: 429, waited_ms: 1000 })]);
@@ -76,7 +76,7 @@ describe.skipIf(noRedis !== undefined)("lmr generate --queue", () => {
     // A rerun takes every reply from the cache: no job, no request.
     const again = await coordinator(server, out, redis.url);
     expect(again.exitCode, again.stderr).toBe(0);
-    expect((JSON.parse(again.stdout) as GenerateSummary).totals).toMatchObject({ requests: 0, cached: 4 });
+    expect((jsonData(again.stdout) as GenerateSummary).totals).toMatchObject({ requests: 0, cached: 4 });
     expect(again.stderr).toMatch(/0 request\(s\) went through the queue/);
     expect(server.requests).toHaveLength(5);
     expect(await stopGracefully(w)).toBe(0);
@@ -91,7 +91,7 @@ describe.skipIf(noRedis !== undefined)("lmr generate --queue", () => {
     expect(r.exitCode).toBe(3);
     expect(r.stderr).toMatch(/has no \$LMR_QT_KEY set/);
     expect(server.requests).toHaveLength(0);
-    const s = JSON.parse(r.stdout) as GenerateSummary;
+    const s = jsonData(r.stdout) as GenerateSummary;
     expect(s.totals).toMatchObject({ failed: 4, requests: 4 });
     await expect(readFile(join(out, "submissions.jsonl"), "utf8")).rejects.toThrow(/ENOENT/);
     expect(await stopGracefully(w)).toBe(0);

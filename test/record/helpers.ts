@@ -8,7 +8,7 @@ import { candidateRequest } from "../../src/runner/candidate.js";
 import { resolvePython, runTests } from "../../src/runner/index.js";
 import type { RunOutcome } from "../../src/runner/types.js";
 import { EXAMPLE_TASKS, REPO_ROOT, makeTempDir } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { copyTask, type EditManifest } from "../helpers/task-copy.js";
 
 export const RECORD_FIXTURES = join(REPO_ROOT, "test", "fixtures", "record");
@@ -58,7 +58,7 @@ export async function buildTask(taskDir: string, env: Record<string, string> = {
   const out = await makeTempDir("record-bundle");
   const r = await runCli(["build", taskDir, "--out", out, "--json"], { env });
   expect(r.exitCode, r.stderr).toBe(0);
-  const dir = (JSON.parse(r.stdout) as { dir: string }[])[0]!.dir;
+  const dir = (jsonData(r.stdout) as { dir: string }[])[0]!.dir;
   const refDir = join(dir, "reference");
   const reference: Record<string, string> = {};
   for (const rel of await listFiles(refDir)) reference[rel] = await readFile(join(refDir, rel), "utf8");

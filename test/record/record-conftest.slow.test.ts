@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { CallsFile } from "../../src/record/calls.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonEnvelope } from "../helpers/run-cli.js";
 import { buildTask, copyTaskWithoutRecord, RECORD_FIXTURES, runReplay } from "./helpers.js";
 
 afterAll(removeTempDirs);
@@ -100,8 +100,8 @@ describe("lmr record runs the candidate's set-up and the grader's conftest.py fi
     const taskDir = await standinTask("record-conftest-broken", 'raise RuntimeError("needs a GPU")\n');
     const r = await runCli(["record", taskDir, "--driver", "from scoring import weighted_mean", "--json"]);
     expect(r.exitCode).toBe(2);
-    const out = JSON.parse(r.stdout);
-    expect(out.error.code).toBe("record-conftest-failed");
+    const out = jsonEnvelope(r.stdout) as any;
+    expect(out.error.code).toBe("record/conftest-failed");
     expect(out.error.message).toContain("tests/candidate_setup.py failed while lmr record loaded it before importing the targets: RuntimeError: needs a GPU");
     expect(out.error.pointer).toBe("/tests/candidate/setup");
     expect(await stat(join(taskDir, "fixtures/calls.json")).then(() => true, () => false)).toBe(false);

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallsFile } from "../../src/record/calls.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonEnvelope } from "../helpers/run-cli.js";
 import { buildTask, copyTaskWithoutRecord, runReplay } from "./helpers.js";
 
 afterAll(removeTempDirs);
@@ -33,9 +33,9 @@ describe("lmr record: what stops a recording", () => {
     await writeFile(join(taskDir, "bad_driver.py"), `import os\n${IMPORT}f([open(os.devnull)], [-2.0], [-1.0], [-2.0], 0.1)\n`);
     const r = await runCli(["record", taskDir, "--driver-file", "bad_driver.py", "--json"]);
     expect(r.exitCode).toBe(2);
-    const out = JSON.parse(r.stdout);
+    const out = jsonEnvelope(r.stdout) as any;
     expect(out.ok).toBe(false);
-    expect(out.error.code).toBe("record-unserialisable");
+    expect(out.error.code).toBe("record/unserialisable");
     expect(out.error.message).toContain("argument 'policy_chosen_logps' [0] has type _io.TextIOWrapper");
   });
 

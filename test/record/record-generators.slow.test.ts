@@ -3,7 +3,7 @@ import { cp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO_ROOT, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData, jsonEnvelope } from "../helpers/run-cli.js";
 import { copyTaskWithoutRecord, pythonWith, RECORD_FIXTURES } from "./helpers.js";
 
 afterAll(removeTempDirs);
@@ -79,7 +79,7 @@ describe.skipIf(!numpyPython)(`record.generators and lmr record --check (${numpy
 
     const rec = await runCli(["record", taskDir, "--python", py, "--json"]);
     expect(rec.exitCode, rec.stderr).toBe(0);
-    const out = JSON.parse(rec.stdout);
+    const out = jsonData(rec.stdout);
     expect(out.files).toEqual(["fixtures/calls.json", "fixtures/calls.npz", "fixtures/table.json"]);
     expect(out.generators).toMatchObject([{ script: "generators/table.py", outputs: ["fixtures/table.json"] }]);
     expect(JSON.parse(await readFile(join(taskDir, "fixtures/table.json"), "utf8")).rows).toHaveLength(3);
@@ -106,8 +106,9 @@ describe.skipIf(!numpyPython)(`record.generators and lmr record --check (${numpy
     expect(r.exitCode).toBe(1);
     expect(r.stdout).toContain("1 fixture file differs");
     expect(r.stdout).toContain(`/fixtures/table.json: line ${line}, /rows/1/2: committed 0.25, regenerated ${table.rows[1]![2]}`);
-    const j = JSON.parse((await check("--json")).stdout);
-    expect(j.ok).toBe(false);
+    const envelope = jsonEnvelope((await check("--json")).stdout);
+    expect(envelope).toMatchObject({ ok: false, error: { code: "record/fixtures-differ" } });
+    const j = envelope.data;
     expect(j.results[0]).toMatchObject({ task_id: "pref-loss", status: "different", differences: [{ file: "fixtures/table.json", kind: "changed", line, json_pointer: "/rows/1/2" }] });
     await writeFile(path, good);
   });
@@ -136,7 +137,7 @@ describe.skipIf(!numpyPython)(`record.generators and lmr record --check (${numpy
     const key = (await execa(py, ["-c", edit, npzPath, join(REPO_ROOT, "python")])).stdout.trim();
     const r2 = await check("--json");
     expect(r2.exitCode).toBe(1);
-    const diff = JSON.parse(r2.stdout).results[0].differences[0];
+    const diff = jsonData(r2.stdout).results[0].differences[0];
     expect(diff).toMatchObject({ file: "fixtures/calls.npz", kind: "changed", member: `${key}.npy` });
     expect(diff.message).toMatch(new RegExp(`^member ${key}\\.npy: first difference at element 5 \\(index \\(1, 2\\) of shape \\(2, 3\\), dtype <f[48]\\); the regenerated calls.json uses it at /targets/\\d/calls/\\d/`));
     await writeFile(npzPath, npz);
@@ -151,7 +152,7 @@ describe.skipIf(!numpyPython)(`record.generators and lmr record --check (${numpy
     expect(v.stdout).toContain('"record": {"generators": [{"script": "generators/notes.py", "outputs": ["fixtures/notes.json"]}]}');
     const table = await readFile(join(taskDir, "fixtures/table.json"));
     await rm(join(taskDir, "fixtures/table.json"));
-    const r = JSON.parse((await check("--json")).stdout).results[0];
+    const r = jsonData((await check("--json")).stdout).results[0];
     expect(r.differences.map((d: { file: string; kind: string }) => [d.file, d.kind])).toEqual([["fixtures/notes.json", "unclaimed"], ["fixtures/table.json", "missing"]]);
     await rm(join(taskDir, "fixtures", "notes.json"));
     await writeFile(join(taskDir, "fixtures/table.json"), table);
@@ -174,7 +175,7 @@ describe.skipIf(!numpyPython)(`record.generators and lmr record --check (${numpy
       expect(r.stderr).toContain(message);
       expect((await readFile(join(taskDir, "fixtures/calls.json"))).equals(before)).toBe(true);
       // --check reports it as a task it cannot regenerate
-      const c = JSON.parse((await check("--json")).stdout).results[0];
+      const c = jsonData((await check("--json")).stdout).results[0];
       expect(c.status).toBe("failed");
     }
     await writeFile(script, GENERATOR);
@@ -184,7 +185,7 @@ describe.skipIf(!numpyPython)(`record.generators and lmr record --check (${numpy
     const only = await generatorTask("record-generators-only", { generators: [TABLE] });
     const r = await runCli(["record", only, "--python", py, "--json"]);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ files: ["fixtures/table.json"], targets: [] });
+    expect(jsonData(r.stdout)).toMatchObject({ files: ["fixtures/table.json"], targets: [] });
 
     const manifestPath = join(only, "task.json");
     const m = JSON.parse(await readFile(manifestPath, "utf8"));
@@ -197,7 +198,7 @@ describe.skipIf(!numpyPython)(`record.generators and lmr record --check (${numpy
 
     const both = await runCli(["record", "--check", only, taskDir, "--python", py, "--json"]);
     expect(both.exitCode, both.stdout).toBe(0);
-    expect(JSON.parse(both.stdout).results.map((x: { status: string }) => x.status)).toEqual(["identical", "identical"]);
+    expect(jsonData(both.stdout).results.map((x: { status: string }) => x.status)).toEqual(["identical", "identical"]);
     const usage = await runCli(["record", "--check", only, "--seed", "3"]);
     expect(usage.exitCode).toBe(2);
     expect(usage.stderr).toContain("--check regenerates fixtures as task.json says; --seed does not apply");

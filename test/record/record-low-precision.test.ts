@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findInRecording, formatLowPrecisionWarning } from "../../src/record/low-precision.js";
 import type { CallsFile } from "../../src/record/calls.js";
 import { git, makeTempDir, removeTempDirs, writeFiles } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { pythonWith } from "./helpers.js";
 
 /*
@@ -80,7 +80,7 @@ describe("lmr record warns when the reference's path runs in low precision", () 
     const low = await newTask(root, commit, "ns-low", "step.py", "ns_scale", "from step import ns_scale\nns_scale([0.5, -1.25, 2.0])\nns_scale([3.0, 0.001], steps=5)\n");
     const r = await runCli(["record", low, "--json"], { cwd: root });
     expect(r.exitCode, r.stderr).toBe(0);
-    const result = JSON.parse(r.stdout) as { low_precision: { dtype: string; where: string; from: string }[] };
+    const result = jsonData(r.stdout) as { low_precision: { dtype: string; where: string; from: string }[] };
     expect(result.low_precision).toEqual([
       { dtype: "bfloat16", where: 'step.py:11: def ns_scale(values, steps=3, dtype="bfloat16"):', from: "source" },
       { dtype: "bfloat16", where: 'step.py:17: if dtype == "bfloat16":', from: "source" },
@@ -128,7 +128,7 @@ describe.skipIf(!torchPython)("with torch: bfloat16 tensors in the recording", (
     const dir = await newTask(root, commit, "add-one", "tstep.py", "add_one", "import torch\nfrom tstep import add_one\nadd_one(torch.ones(3))\nadd_one(torch.ones(2, dtype=torch.bfloat16))\n");
     const r = await runCli(["record", dir, "--json"], { cwd: root, env: { LMR_PYTHON: torchPython! } });
     expect(r.exitCode, r.stderr).toBe(0);
-    const result = JSON.parse(r.stdout) as { low_precision: unknown[] };
+    const result = jsonData(r.stdout) as { low_precision: unknown[] };
     expect(result.low_precision).toEqual([{ dtype: "bfloat16", where: "add_one call 1, args[0]", from: "recording" }]);
     const calls = JSON.parse(await readFile(join(dir, "fixtures", "calls.json"), "utf8")) as CallsFile;
     expect(findInRecording(calls)).toEqual(result.low_precision);

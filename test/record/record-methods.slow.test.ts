@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { CallsFile } from "../../src/record/calls.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { copyTask } from "../helpers/task-copy.js";
 import { buildTask, copyTaskWithoutRecord, runReplay } from "./helpers.js";
 
@@ -71,7 +71,7 @@ describe("recording methods", () => {
     await writeFile(join(taskDir, "driver.py"), 'import train\ntrain.main(["--steps", "3", "--batch-size", "3"])\n');
     const rec = await runCli(["record", taskDir, "--driver-file", "driver.py", "--max-calls", "3", "--json"]);
     expect(rec.exitCode, rec.stderr).toBe(0);
-    const kinds = Object.fromEntries((JSON.parse(rec.stdout).targets as { symbol: string; kind: string }[]).map((t) => [t.symbol, t.kind]));
+    const kinds = Object.fromEntries((jsonData(rec.stdout).targets as { symbol: string; kind: string }[]).map((t) => [t.symbol, t.kind]));
     expect(kinds).toEqual({
       "Trainer.__init__": "method",
       "Trainer.learning_rate": "property",
@@ -89,7 +89,7 @@ describe("recording methods", () => {
 
     const one = await runCli(["scaffold", "tests", taskDir, "--target", "Trainer.train_step", "--out", "tests/test_step_replay.py", "--json"]);
     expect(one.exitCode, one.stderr).toBe(0);
-    expect(JSON.parse(one.stdout).targets).toEqual([{ file: "trainers.py", symbol: "Trainer.train_step", calls: 3 }]);
+    expect(jsonData(one.stdout).targets).toEqual([{ file: "trainers.py", symbol: "Trainer.train_step", calls: 3 }]);
     const unknown = await runCli(["scaffold", "tests", taskDir, "--target", "Trainer.fit"]);
     expect(unknown.exitCode).toBe(2);
     expect(unknown.stderr).toContain("no recorded target 'Trainer.fit' (hint: recorded: Trainer.__init__, Trainer.learning_rate");

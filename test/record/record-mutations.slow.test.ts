@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { CallsFile } from "../../src/record/calls.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { buildTask, copyTaskWithoutRecord, pythonWith, RECORD_FIXTURES, runReplay } from "./helpers.js";
 
 afterAll(removeTempDirs);
@@ -132,7 +132,7 @@ describe.skipIf(!numpyPython)(`numpy arrays through calls.npz (${numpyPython ?? 
     const record = () => runCli(["record", taskDir, "--driver-file", "driver.py", "--python", py, "--json"]);
     const first = await record();
     expect(first.exitCode, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout).files).toEqual(["fixtures/calls.json", "fixtures/calls.npz"]);
+    expect(jsonData(first.stdout).files).toEqual(["fixtures/calls.json", "fixtures/calls.npz"]);
     const json1 = await readFile(join(taskDir, "fixtures/calls.json"));
     const npz1 = await readFile(join(taskDir, "fixtures/calls.npz"));
     expect((await record()).exitCode).toBe(0);

@@ -2,7 +2,7 @@ import { readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { completeFlags, makeProject, type Project } from "../new/project.js";
 
 /*
@@ -30,7 +30,7 @@ describe("the fixtures placeholder lmr new leaves", () => {
 
   async function validateProblems(): Promise<{ pointer: string; message: string; hint: string }[]> {
     const v = await runCli(["validate", taskDir, "--json"], { cwd: p.root, env: { LMR_APT_CACHE: "none" } });
-    return (JSON.parse(v.stdout) as { problems: { pointer: string; message: string; hint: string }[] }).problems.filter((x) => x.pointer !== "/instruction");
+    return (jsonData(v.stdout) as { problems: { pointer: string; message: string; hint: string }[] }).problems.filter((x) => x.pointer !== "/instruction");
   }
 
   it("is fine while the folder is empty, removed by lmr record, and flagged by validate when left beside fixtures", async () => {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallsFile } from "../../src/record/calls.js";
 import { makeTempDir, pythonBin, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData, jsonEnvelope } from "../helpers/run-cli.js";
 import { buildTask, copyTaskKeepingLayout, pythonWith, runPyChecks, runReplay, type Built } from "./helpers.js";
 
 afterAll(removeTempDirs);
@@ -41,9 +41,9 @@ describe("lmr record + lmr scaffold tests on a copy of pref-loss", () => {
   it("records every call of the target, byte-identical on a second run", async () => {
     const first = await runCli(["record", taskDir, "--driver-file", join(taskDir, "driver.py"), "--json"]);
     expect(first.exitCode, first.stderr).toBe(0);
-    const summary = JSON.parse(first.stdout);
+    const summary = jsonData(first.stdout);
     const generated = ((JSON.parse(originalManifest).record?.generators ?? []) as { outputs: string[] }[]).flatMap((g) => g.outputs);
-    expect(summary).toMatchObject({ ok: true, task_id: "pref-loss", files: ["fixtures/calls.json", ...generated] });
+    expect(summary).toMatchObject({ task_id: "pref-loss", files: ["fixtures/calls.json", ...generated] });
     expect(summary.targets).toEqual([{ file: "trainers.py", symbol: "preference_loss", kind: "function", calls_seen: 11, calls_recorded: 11 }]);
     const bytes1 = await readFile(join(taskDir, "fixtures/calls.json"));
 
@@ -98,7 +98,7 @@ describe("lmr record + lmr scaffold tests on a copy of pref-loss", () => {
     expect(r.stderr).toContain("--force");
     const forced = await runCli(["scaffold", "tests", taskDir, "--force", "--json"]);
     expect(forced.exitCode, forced.stderr).toBe(0);
-    expect(JSON.parse(forced.stdout)).toMatchObject({ ok: true, test_file: TEST_FILE, manifest_updated: false });
+    expect(jsonEnvelope(forced.stdout)).toMatchObject({ ok: true, data: { test_file: TEST_FILE, manifest_updated: false } });
   });
 
   it("writes a test file task.json names but that is missing, instead of refusing the manifest", async () => {
@@ -106,7 +106,7 @@ describe("lmr record + lmr scaffold tests on a copy of pref-loss", () => {
     expect((await runCli(["validate", taskDir])).exitCode).toBe(1);
     const r = await runCli(["scaffold", "tests", taskDir, "--json"]);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, test_file: TEST_FILE, manifest_updated: false });
+    expect(jsonEnvelope(r.stdout)).toMatchObject({ ok: true, data: { test_file: TEST_FILE, manifest_updated: false } });
     expect((await runCli(["validate", taskDir])).exitCode).toBe(0);
   });
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CallsFile, RecordedCall } from "../../src/record/calls.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { buildTask, copyTaskWithoutRecord, pythonWith, RECORD_FIXTURES, runReplay, type Built } from "./helpers.js";
 
 afterAll(removeTempDirs);
@@ -77,7 +77,7 @@ describe.skipIf(!torchPython)(`torch: optimizer state, .grad, sampling, generato
     const record = () => runCli(["record", taskDir, "--driver-file", "driver.py", "--python", py, "--json"]);
     const first = await record();
     expect(first.exitCode, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout).targets.map((t: { symbol: string; calls_recorded: number }) => [t.symbol, t.calls_recorded])).toEqual([
+    expect(jsonData(first.stdout).targets.map((t: { symbol: string; calls_recorded: number }) => [t.symbol, t.calls_recorded])).toEqual([
       ["Lion.step", 8], ["sample_tokens", 3], ["minibatches", 3], ["TinyRegressor.forward", 3],
     ]);
     const json1 = await readFile(join(taskDir, "fixtures/calls.json"));

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { validateSummary } from "../../src/report/validate-summary.js";
 import { BASIC_RESULTS, LEGACY_RUN, TWO_MODEL_RUN, copyFixtureRun, runCli } from "./helpers.js";
 import { checkXml } from "./xml-check.js";
+import { jsonData, jsonEnvelope } from "../helpers/run-cli.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -37,7 +38,7 @@ describe("lmr report (built CLI)", () => {
     await writeFile(file, JSON.stringify({ ...before, verdict: "passed", reason: undefined }));
     const r = await runCli(["report", dir, "--format", "json"]);
     expect(r.code, r.stderr).toBe(0);
-    const s = JSON.parse(r.stdout) as { models: { pass_at_1: number }[]; totals: { passed: number } };
+    const s = jsonData(r.stdout) as { models: { pass_at_1: number }[]; totals: { passed: number } };
     expect(s.totals.passed).toBe(3);
     expect(s.models[0]!.pass_at_1).toBeCloseTo((1 / 2 + 1 / 3 + 1) / 3, 12);
     expect(JSON.parse(await readFile(join(dir, "summary.json"), "utf8"))).toEqual(s);
@@ -78,7 +79,7 @@ describe("lmr report (built CLI)", () => {
     const dir = await freshRun();
     const r = await runCli(["report", dir, "--json"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ schema_version: 2, run: { run_id: "2025-01-15-fixture" } });
+    expect(jsonData(r.stdout)).toMatchObject({ schema_version: 2, run: { run_id: "2025-01-15-fixture" } });
   });
 
   it("exits 2 naming the missing file when RUN_DIR is not a run folder", async () => {
@@ -89,14 +90,14 @@ describe("lmr report (built CLI)", () => {
     expect(r.stderr).toContain(`lmr: ${join(dir, "run.json")}: not a run folder: run.json is missing`);
     const j = await runCli(["report", join(dir, "nope"), "--json"]);
     expect(j.code, j.stderr).toBe(2);
-    expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, error: { code: "report.not-a-run" } });
+    expect(jsonEnvelope(j.stdout)).toMatchObject({ ok: false, command: "report", error: { code: "report/not-a-run", kind: "input" } });
   });
 
   it("reports a run folder an older lmr wrote (results/<task>/<sample>/)", async () => {
     const dir = await freshRun(LEGACY_RUN);
     const r = await runCli(["report", dir, "--json"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ totals: { models: 1, samples: 7, passed: 2 }, models: [{ model: "example-model-1", pass_at_1: expect.closeTo(5 / 18, 12) }] });
+    expect(jsonData(r.stdout)).toMatchObject({ totals: { models: 1, samples: 7, passed: 2 }, models: [{ model: "example-model-1", pass_at_1: expect.closeTo(5 / 18, 12) }] });
     expect(r.stderr).toContain(`lmr: warning: ${join(dir, "results/orpo-odds-ratio-loss/1/result.json")}: invalid JSON`);
   });
 
@@ -112,12 +113,12 @@ describe("lmr report (built CLI)", () => {
     expect(html.stdout.match(/<h2>Model <code>/g)).toHaveLength(2);
     const junit = await runCli(["report", dir, "--format", "junit"]);
     expect(checkXml(junit.stdout)).toMatchObject({ ok: true, counts: { testsuite: 4, testcase: 7 } });
-    const json = JSON.parse((await runCli(["report", dir, "--json"])).stdout) as { models: { model: string; pass_at_1: number }[] };
+    const json = jsonData((await runCli(["report", dir, "--json"])).stdout) as { models: { model: string; pass_at_1: number }[] };
     expect(json.models.map((m) => [m.model, m.pass_at_1])).toEqual([["alpha", 0.75], ["Org/Beta-7B", 0.5]]);
 
     const core = await runCli(["report", dir, "--set", "core", "--format", "json"]);
     expect(core.code, core.stderr).toBe(0);
-    const s = JSON.parse(core.stdout) as { set_filter: string; models: { tasks: { task_id: string }[] }[] };
+    const s = jsonData(core.stdout) as { set_filter: string; models: { tasks: { task_id: string }[] }[] };
     expect(s.set_filter).toBe("core");
     expect(s.models.map((m) => m.tasks.map((t) => t.task_id))).toEqual([["dpo-preference-loss"], ["dpo-preference-loss"]]);
     expect(core.stderr).toBe("");

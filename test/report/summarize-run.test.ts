@@ -111,7 +111,7 @@ describe("reading broken run folders", () => {
   it("throws a usage-level LmrError naming run.json or results/ when they are missing", async () => {
     const dir = await freshRun();
     await rm(join(dir, "results"), { recursive: true });
-    await expect(summarizeRun(dir)).rejects.toMatchObject({ code: "report.not-a-run", kind: "input", file: join(dir, "results") });
+    await expect(summarizeRun(dir)).rejects.toMatchObject({ code: "report/not-a-run", kind: "input", file: join(dir, "results") });
     await rm(join(dir, "run.json"));
     const err = await summarizeRun(dir).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LmrError);
@@ -121,7 +121,7 @@ describe("reading broken run folders", () => {
   it("rejects a run.json without run_id", async () => {
     const dir = await freshRun();
     await writeFile(join(dir, "run.json"), JSON.stringify({ tasks: [] }));
-    await expect(summarizeRun(dir)).rejects.toMatchObject({ code: "report.bad-run-json", pointer: "/run_id" });
+    await expect(summarizeRun(dir)).rejects.toMatchObject({ code: "report/bad-run-json", pointer: "/run_id" });
   });
 });
 

@@ -238,6 +238,6 @@ describe.skipIf(!ok)("runPythonInImage (lmr record --sandbox docker)", () => {
     expect(slow.timedOut).toBe(true);
     expect(await lmrContainers()).toEqual([]);
     const host = await resolveRunPython({ sandbox: "none", environment: PLAIN_ENV });
-    await expect(runPythonInImage({ python: host, args: [], workDir: dir, cwd: dir, timeoutS: 5 })).rejects.toMatchObject({ code: "RUN_NOT_IN_IMAGE" });
+    await expect(runPythonInImage({ python: host, args: [], workDir: dir, cwd: dir, timeoutS: 5 })).rejects.toMatchObject({ code: "run/not-in-image" });
   });
 });

@@ -10,7 +10,7 @@ import { PY_EXAMPLES, TASK_IDS, buildExampleBundles, countResultFiles, processes
 import { CASES, HONEST } from "../hack/cases.js";
 import { MODEL, TASK_ID, buildRows } from "../hack/hack-rows.js";
 import { REPO_ROOT, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { CLI, runCli } from "../helpers/run-cli.js";
+import { CLI, runCli, jsonData } from "../helpers/run-cli.js";
 import { lmrContainers, skipUnlessDocker } from "./docker-support.js";
 
 /**
@@ -55,7 +55,7 @@ describe.skipIf(!ok)("hack suite, --sandbox docker", () => {
     console.log(`[hack suite] docker: ${CASES.length} cases in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     exitCode = r.exitCode;
     stderr = r.stderr;
-    summary = JSON.parse(r.stdout) as Summary;
+    summary = jsonData(r.stdout) as Summary;
   }, 300_000);
 
   afterAll(() => server?.close());
@@ -139,7 +139,7 @@ describe.skipIf(!ok)("kill -9 during lmr eval --sandbox docker, then the same co
     // Gone within seconds of the rerun starting, not when the rerun ends.
     await waitFor("the killed run's containers to go", async () => ((await lmrContainers()).some((n) => leftover.includes(n)) ? undefined : true), 15_000);
     expect(await code, err).toBe(0);
-    const summary = JSON.parse(out) as Summary;
+    const summary = jsonData<Summary>(out);
     expect(summary.totals).toMatchObject({ tasks: TASK_IDS.length, samples: 2 * TASK_IDS.length });
     const resumed = verdicts(await readResults(runDir));
     expect(Object.values(resumed).filter((v) => v === "passed")).toHaveLength(TASK_IDS.length);

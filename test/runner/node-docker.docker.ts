@@ -9,7 +9,7 @@ import type { Summary } from "../../src/report/index.js";
 import { resolveRunNode, runTests, type PythonEnv, type RunOutcome, type RunRequest } from "../../src/runner/index.js";
 import { HACKS, MODEL, TASK, TASK_DIR, TARGET, writeTsHackRows } from "../hack/ts-hack-cases.js";
 import { REPO_ROOT, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { PLAIN_ENV, lmrContainers, skipUnlessDocker } from "./docker-support.js";
 
 /**
@@ -34,7 +34,7 @@ describe.skipIf(!ok)("node-test images", () => {
   it("lmr env build gives a node-test task its own image, with bookworm's nodejs, the harness and the compiler", async () => {
     const r = await runCli(["env", "build", TASK_DIR, "--json"]);
     expect(r.exitCode, r.stderr).toBe(0);
-    const images = (JSON.parse(r.stdout) as { images: { image: string; spec: { node?: boolean } }[] }).images;
+    const images = (jsonData(r.stdout) as { images: { image: string; spec: { node?: boolean } }[] }).images;
     const tag = await envImageTag(NODE_SPEC);
     expect(images.map((i) => i.image)).toEqual([tag]);
     expect(images[0]!.spec.node).toBe(true);
@@ -113,7 +113,7 @@ describe.skipIf(!ok)("lmr verify and lmr eval of node-test tasks with --sandbox 
     const r = await runCli(["verify", "examples/tasks/bpe-merge", "examples/tasks/beam-search", "--sandbox", "docker", "--no-write", "--force", "--json"]);
     console.log(`[node-test docker] verify of 2 tasks in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     expect(r.exitCode, r.stderr).toBe(0);
-    const tasks = (JSON.parse(r.stdout) as { tasks: { task_id: string; ok: boolean; environment: { backend: string }; steps: Record<string, { ok: boolean; runs?: { status: string }[]; killed?: number; total?: number }> }[] }).tasks;
+    const tasks = (jsonData(r.stdout) as { tasks: { task_id: string; ok: boolean; environment: { backend: string }; steps: Record<string, { ok: boolean; runs?: { status: string }[]; killed?: number; total?: number }> }[] }).tasks;
     expect(tasks.map((t) => [t.task_id, t.ok, t.environment.backend])).toEqual([["bpe-merge", true, "docker"], ["beam-search", true, "docker"]]);
     for (const t of tasks) {
       expect(t.steps.reference!.runs!.map((x) => x.status)).toEqual(["passed", "passed", "passed"]);
@@ -142,7 +142,7 @@ describe.skipIf(!ok)("lmr verify and lmr eval of node-test tasks with --sandbox 
       const r = await runCli(["eval", "--tasks-dir", "examples/tasks", "--tasks", TASK, "--submissions", jsonl, "--out", runDir, "-j", "2", "--sandbox", "docker", "--json"]);
       code = r.exitCode;
       stderr = r.stderr;
-      summary = JSON.parse(r.stdout || "{}") as Summary;
+      summary = jsonData(r.stdout || "{}") as Summary;
     }, 300_000);
 
     it("grades every case in docker and passes only the honest submission", async () => {

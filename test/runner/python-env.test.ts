@@ -41,12 +41,12 @@ describe("resolvePython", () => {
 
   it("takes LMR_PYTHON when no --python is given", async () => {
     process.env.LMR_PYTHON = "/nonexistent/lmr-python";
-    await expect(resolvePython({})).rejects.toMatchObject({ code: "PYTHON_NOT_FOUND", kind: "infra" });
+    await expect(resolvePython({})).rejects.toMatchObject({ code: "env/python-not-found", kind: "infra" });
   });
 
   it("reports a missing interpreter as an infra error naming it", async () => {
     const err = await resolvePython({ python: "/nonexistent/python3" }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: "PYTHON_NOT_FOUND", kind: "infra" });
+    expect(err).toMatchObject({ code: "env/python-not-found", kind: "infra" });
     expect(String((err as Error).message)).toMatch(/\/nonexistent\/python3/);
   });
 
@@ -54,7 +54,7 @@ describe("resolvePython", () => {
     const bare = join(work, "bare");
     execFileSync(BASE, ["-m", "venv", "--without-pip", bare]);
     const py = join(bare, "bin", "python");
-    await expect(resolvePython({ python: py })).rejects.toMatchObject({ code: "PYTEST_MISSING", kind: "infra" });
+    await expect(resolvePython({ python: py })).rejects.toMatchObject({ code: "env/pytest-missing", kind: "infra" });
     const o = await runTests({ tree: join(FIX, "trees", "good"), grader: join(FIX, "grader"), python: { path: py, version: "3" }, timeoutTotalS: 20 });
     expect(o.status).toBe("infra");
     expect(o.reason).toMatch(/pytest is not importable/);
@@ -100,7 +100,7 @@ describe("resolvePython", () => {
   it("reports a pip failure as infra naming the package and leaves nothing in the cache", async () => {
     const cacheDir = join(work, "cache-fail");
     const err = await resolvePython({ base: BASE, requirements: ["lmr-no-such-package-xyz==1.0"], cacheDir }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: "PIP_INSTALL_FAILED", kind: "infra" });
+    expect(err).toMatchObject({ code: "env/pip-install-failed", kind: "infra" });
     expect(String((err as Error).message)).toMatch(/lmr-no-such-package-xyz/);
     expect(await readdir(join(cacheDir, "envs"))).toEqual([]);
   });

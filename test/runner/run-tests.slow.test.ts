@@ -235,9 +235,9 @@ describe("runTests outside the sandbox choice", () => {
   });
 
   it("rejects a bad request as a usage error", async () => {
-    await expect(runTests({ tree: tree("good"), grader: GRADER, python, timeoutTotalS: 0 })).rejects.toMatchObject({ code: "RUN_BAD_REQUEST" });
-    await expect(runTests({ tree: tree("good"), grader: GRADER, python, timeoutTotalS: 5, mount: "../x" })).rejects.toMatchObject({ code: "RUN_BAD_MOUNT" });
-    await expect(runTests({ tree: join(FIX, "nope"), grader: GRADER, python, timeoutTotalS: 5 })).rejects.toMatchObject({ code: "RUN_NO_DIR" });
+    await expect(runTests({ tree: tree("good"), grader: GRADER, python, timeoutTotalS: 0 })).rejects.toMatchObject({ code: "run/bad-request" });
+    await expect(runTests({ tree: tree("good"), grader: GRADER, python, timeoutTotalS: 5, mount: "../x" })).rejects.toMatchObject({ code: "run/bad-mount" });
+    await expect(runTests({ tree: join(FIX, "nope"), grader: GRADER, python, timeoutTotalS: 5 })).rejects.toMatchObject({ code: "run/no-dir" });
   });
 
   it("auto picks bwrap when it works and removes its scratch folder", async () => {

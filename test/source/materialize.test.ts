@@ -102,7 +102,7 @@ describe("URL upstream through the clone cache", () => {
     const dest = join(await tempDir("d"), "t");
     const missing = "0123456789abcdef0123456789abcdef01234567";
     const err = await caught(materializeUpstream(taskWith({ repo: url, commit: missing, license: "MIT" }, taskDir), dest, { cacheDir }));
-    expect(err.code).toBe("commit-not-found");
+    expect(err.code).toBe("upstream/commit-not-found");
     expect(err.message).toBe(`commit ${missing} not found in ${url} (after fetching)`);
     expect(err.pointer).toBe("/upstream/commit");
     expect(err.file).toBe(join(taskDir, "task.json"));
@@ -113,7 +113,7 @@ describe("URL upstream through the clone cache", () => {
     const cacheDir = await tempDir("cache");
     const bad = pathToFileURL(join(taskDir, "no-such-repo")).href;
     const err = await caught(materializeUpstream(taskWith({ repo: bad, commit: repo.first, license: "MIT" }, taskDir), join(cacheDir, "t"), { cacheDir }));
-    expect(err.code).toBe("upstream-unreachable");
+    expect([err.code, err.kind]).toEqual(["upstream/not-found", "input"]);
     expect(err.pointer).toBe("/upstream/repo");
     // the failed clone left no cache entry and no temp folder
     const host = join(cacheDir, "repos", "local");
@@ -127,7 +127,7 @@ describe("URL upstream through the clone cache", () => {
     await mkdir(cachePath, { recursive: true });
     await writeFile(join(cachePath, "HEAD"), "garbage\n");
     const err = await caught(materializeUpstream(taskWith({ repo: url, commit: repo.first, license: "MIT" }, taskDir), join(cacheDir, "t"), { cacheDir }));
-    expect(err.code).toBe("cache-corrupt");
+    expect(err.code).toBe("upstream/cache-corrupt");
     expect(err.kind).toBe("infra");
     expect(err.hint).toContain(`rm -rf '${cachePath}'`);
 
@@ -149,7 +149,7 @@ describe("URL upstream through the clone cache", () => {
     expect(await listTree(dest)).toEqual(["algo.py", "extra.py"]);
     const dest2 = join(await tempDir("d"), "t");
     const err = await caught(materializeUpstream(taskWith({ repo: url, commit: repo.first, license: "MIT", subdir: "nope" }, taskDir), dest2, { cacheDir }));
-    expect(err.code).toBe("upstream-subdir-missing");
+    expect(err.code).toBe("upstream/subdir-missing");
     expect(err.pointer).toBe("/upstream/subdir");
     expect(await exists(dest2)).toBe(false);
   });
@@ -158,7 +158,7 @@ describe("URL upstream through the clone cache", () => {
     const dest = await tempDir("full");
     await writeFile(join(dest, "keep.txt"), "x");
     const err = await caught(materializeUpstream(taskWith({ repo: url, commit: repo.first, license: "MIT" }, taskDir), dest, { cacheDir: await tempDir("cache") }));
-    expect(err.code).toBe("dest-not-empty");
+    expect(err.code).toBe("upstream/dest-not-empty");
     expect(await readdir(dest)).toEqual(["keep.txt"]);
   });
 });
@@ -195,7 +195,7 @@ describe("mirror", () => {
     const cacheDir = await tempDir("cache");
     const dest = join(await tempDir("d"), "t");
     const err = await caught(materializeUpstream(taskWith({ repo: ghUrl, commit: repo.first, license: "MIT" }, taskDir), dest, { cacheDir, mirror }));
-    expect(err.code).toBe("mirror-missing");
+    expect(err.code).toBe("upstream/mirror-missing");
     for (const p of [
       join(mirror, "Some-Owner+some-repo"),
       join(mirror, "Some-Owner+some-repo", "repo"),
@@ -259,11 +259,11 @@ describe("local path upstream", () => {
 
   it("reports a missing path, and a commit on a folder outside git", async () => {
     const err = await caught(materializeUpstream(taskWith({ path: "nowhere", license: "MIT" }, taskDir), join(taskDir, "t1")));
-    expect(err.code).toBe("upstream-path-missing");
+    expect(err.code).toBe("upstream/path-missing");
     expect(err.pointer).toBe("/upstream/path");
     const plain = await tempDir("plain");
     const err2 = await caught(materializeUpstream(taskWith({ path: plain, commit: repo.first, license: "MIT" }, taskDir), join(taskDir, "t2")));
-    expect(err2.code).toBe("upstream-not-git");
+    expect(err2.code).toBe("upstream/not-git");
   });
 });
 

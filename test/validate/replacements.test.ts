@@ -7,7 +7,7 @@ import { checkReplacements, defaultApt } from "../../src/manifest/standin-checks
 import type { TaskManifest } from "../../src/manifest/types.js";
 import { candidateSetupTemplate } from "../../src/scaffold/task-skeleton.js";
 import { makeTempDir, pythonBin, removeTempDirs, writeFiles } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { completeFlags, makeProject, type Project } from "../new/project.js";
 
 /*
@@ -75,7 +75,7 @@ describe("environment.patches", () => {
     edit(m);
     await writeFile(join(taskDir, "task.json"), JSON.stringify(m, null, 2) + "\n");
     const v = await runCli(["validate", taskDir, "--json"], { cwd: p.root, env: { LMR_APT_CACHE: "none" } });
-    return (JSON.parse(v.stdout) as { problems: { pointer: string; message: string }[] }).problems.filter((x) => x.pointer !== "/instruction").map((x) => `${x.pointer}: ${x.message}`);
+    return (jsonData(v.stdout) as { problems: { pointer: string; message: string }[] }).problems.filter((x) => x.pointer !== "/instruction").map((x) => `${x.pointer}: ${x.message}`);
   }
 
   it("is a manifest field the set-up must honour: declared but not made, on a stand-in, without a set-up", async () => {

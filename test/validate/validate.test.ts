@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jsonData, jsonEnvelope } from "../helpers/run-cli.js";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const CLI = join(REPO, "dist/cli/main.js");
@@ -89,8 +90,9 @@ describe.concurrent("lmr validate on fixtures", () => {
     expect(r.stderr).toMatch(new RegExp(`^lmr: ${FIXTURES}/bad-json/task.json: invalid JSON at line 5, column 3 \\(5:3\\): expected ',' or '}'`));
     const j = await lmr(["validate", `${FIXTURES}/bad-json`, "--json"]);
     expect(j.code, j.stderr).toBe(2);
-    const out = JSON.parse(j.stdout);
-    expect(out).toMatchObject({ ok: false, tasks: 1, problems: [{ file: `${FIXTURES}/bad-json/task.json`, pointer: "" }] });
+    expect(jsonEnvelope(j.stdout)).toMatchObject({ ok: false, command: "validate", error: { code: "manifest/bad-json", kind: "input" } });
+    const out = jsonData(j.stdout);
+    expect(out).toMatchObject({ tasks: 1, problems: [{ file: `${FIXTURES}/bad-json/task.json`, pointer: "" }] });
     expect(out.problems[0].message).toContain("5:3");
   });
 
@@ -119,12 +121,12 @@ describe.concurrent("lmr validate options and output", () => {
     await rm(empty, { recursive: true, force: true });
   });
 
-  it("prints {ok, tasks, problems} with --json, also on exit 1", async () => {
+  it("prints {tasks, problems, giveaway} in the --json envelope, also on exit 1", async () => {
     const r = await lmr(["validate", `${FIXTURES}/missing-files`, `${FIXTURES}/valid-minimal`, "--json"]);
     expect(r.code, r.stderr).toBe(1);
-    const out = JSON.parse(r.stdout);
-    expect(Object.keys(out)).toEqual(["ok", "tasks", "problems", "giveaway"]);
-    expect(out.ok).toBe(false);
+    expect(jsonEnvelope(r.stdout)).toMatchObject({ ok: false, command: "validate", error: { code: "validate/problems", kind: "check", message: "2 problems in 2 tasks" } });
+    const out = jsonData(r.stdout);
+    expect(Object.keys(out)).toEqual(["tasks", "problems", "giveaway"]);
     expect(out.tasks).toBe(2);
     expect(out.problems).toHaveLength(2);
     for (const p of out.problems) {
@@ -132,8 +134,8 @@ describe.concurrent("lmr validate options and output", () => {
       expect(p.file).toBe(`${FIXTURES}/missing-files/task.json`);
       expect(typeof p.hint).toBe("string");
     }
-    const ok = JSON.parse((await lmr(["validate", `${FIXTURES}/valid-minimal`, "--json"])).stdout);
-    expect(ok).toEqual({ ok: true, tasks: 1, problems: [], giveaway: [] });
+    const ok = jsonEnvelope((await lmr(["validate", `${FIXTURES}/valid-minimal`, "--json"])).stdout);
+    expect(ok).toEqual({ ok: true, command: "validate", data: { tasks: 1, problems: [], giveaway: [] } });
   });
 
   it("validates every task under --tasks-dir, and accepts a task.json path", async () => {
@@ -154,8 +156,8 @@ describe.concurrent("lmr validate options and output", () => {
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toBe("lmr: tasks: tasks folder does not exist (hint: run from the project root, pass --tasks-dir DIR, or name task folders as arguments)");
     const j = await lmr(["validate", "--json"], empty, empty);
-    expect(JSON.parse(j.stdout)).toEqual({
-      ok: false,
+    expect(jsonEnvelope(j.stdout)).toMatchObject({ ok: false, error: { code: "task/tasks-dir-missing" } });
+    expect(jsonData(j.stdout)).toEqual({
       tasks: 0,
       problems: [{ file: "tasks", pointer: "", message: "tasks folder does not exist", hint: expect.stringContaining("--tasks-dir") }],
     });
@@ -196,7 +198,7 @@ describe("lmr validate and the giveaway score verify recorded", () => {
       await writeFile(recFile, JSON.stringify(rec, null, 2));
       const refused = await execa("node", [CLI, "validate", dir, "--json"], { reject: false });
       expect(refused.exitCode).toBe(1);
-      const out = JSON.parse(refused.stdout);
+      const out = jsonData(refused.stdout);
       expect(out.problems).toEqual([expect.objectContaining({ pointer: "/instruction", message: expect.stringMatching(/reveals 0\.62 of the reference body.*call:logsigmoid, op:beta \* logits/) })]);
       expect(out.problems[0].hint).toMatch(/hints\.md.*giveaway\.allow/);
       expect(out.giveaway).toEqual([{ task: "pref-loss", paper: 0.62, hinted: rec.giveaway.hinted.score, allowed: false }]);

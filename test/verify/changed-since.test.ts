@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changedTasksSince } from "../../src/source/changed-tasks.js";
 import type { VerificationRecord } from "../../src/verify/record.js";
 import { git, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData, jsonEnvelope } from "../helpers/run-cli.js";
 import { copyTask } from "../helpers/task-copy.js";
 import { compileVerifySchemas, schemaErrors } from "./schemas.js";
 
@@ -47,7 +47,9 @@ beforeAll(async () => {
 
 function parse(stdout: string): Output {
   try {
-    return JSON.parse(stdout) as Output;
+    // the envelope's ok and error beside the command's data
+  const e = jsonEnvelope<Output>(stdout);
+  return { ...e.data!, ok: e.ok, ...(e.error ? { error: e.error } : {}) };
   } catch {
     throw new Error(`stdout is not JSON:\n${stdout}`);
   }
@@ -57,7 +59,7 @@ describe("--changed-since REF", () => {
   it("lmr verify --changed-since verifies exactly the added and the changed task, for real", async () => {
     const r = await runCli(["verify", "--tasks-dir", tasks, "--changed-since", first, "--runs", "1", "--mutants", "4", "--min-kill-ratio", "0.5", "--no-write", "-j", "2", "--json"]);
     const out = parse(r.stdout);
-    expect(schemaErrors(schemas.output, out), r.stderr).toEqual([]);
+    expect(schemaErrors(schemas.output, jsonData(r.stdout)), r.stderr).toEqual([]);
     expect(r.exitCode, JSON.stringify(out.tasks.map((t) => t.failure))).toBe(0);
     expect(out.tasks.map((t) => t.task_id)).toEqual(["beam-search", "pref-loss"]);
     // really run, not an earlier record reused

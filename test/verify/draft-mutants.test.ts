@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { VerificationRecord } from "../../src/verify/record.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { copyTask } from "../helpers/task-copy.js";
 import { compileVerifySchemas, schemaErrors } from "./schemas.js";
 
@@ -56,7 +56,7 @@ describe("lmr verify --draft and the mutant list", () => {
   it("--draft --list-mutants --json: the record carries each mutant's fate, marked draft, still not written", async () => {
     const r = await runCli(["verify", task, "--draft", "--runs", "1", "--mutants", "5", "--list-mutants", "-j", "2", "--json"]);
     expect(r.exitCode, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { ok: boolean; draft?: boolean; tasks: (VerificationRecord & { unchanged: boolean })[] };
+    const out = jsonData(r.stdout) as { draft?: boolean; tasks: (VerificationRecord & { unchanged: boolean })[] };
     expect(schemaErrors(schemas.output, out)).toEqual([]);
     expect(out.draft).toBe(true);
     const m = out.tasks[0]!.steps.mutants;

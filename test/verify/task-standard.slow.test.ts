@@ -4,13 +4,13 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { VerificationRecord } from "../../src/verify/record.js";
 import { makeTempDir, removeTempDirs, REPO_ROOT } from "../helpers/git-fixture.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runCli, jsonData } from "../helpers/run-cli.js";
 import { copyTask } from "../helpers/task-copy.js";
 import { compileVerifySchemas, schemaErrors } from "./schemas.js";
 
 afterAll(removeTempDirs);
 
-type Output = { ok: boolean; tasks: (VerificationRecord & { unchanged: boolean; kept?: { bundle: string; tree: string; command: string } })[] };
+type Output = { tasks: (VerificationRecord & { unchanged: boolean; kept?: { bundle: string; tree: string; command: string } })[] };
 
 const BROKEN = join("test", "fixtures", "broken-tasks");
 const SIBLINGS = join("test", "fixtures", "sibling-tasks");
@@ -23,7 +23,7 @@ if (!hasJoblib) console.warn("skipping the fork-server environment test: joblib 
 
 async function verify(args: string[]): Promise<{ exitCode: number; out: Output }> {
   const r = await runCli(["verify", ...args, "--json"]);
-  const out = JSON.parse(r.stdout) as Output;
+  const out = jsonData(r.stdout) as Output;
   expect(schemaErrors(schemas.output, out)).toEqual([]);
   return { exitCode: r.exitCode, out };
 }
@@ -196,7 +196,7 @@ describe.concurrent("the task standard in lmr verify", () => {
     // imported pickle and statistics; the second verify runs all three in a server
     for (let i = 0; i < 2; i++) {
       const r = await runCli(["verify", taskDir, "--runs", "3", "--mutants", "0", "--no-write", "-j", "1", "--sandbox", "none", "--json"], { env: { LMR_CACHE: cache } });
-      const rec = (JSON.parse(r.stdout) as Output).tasks[0]!;
+      const rec = (jsonData(r.stdout) as Output).tasks[0]!;
       expect(rec.steps.reference.runs.map((x) => [x.status, x.failed]), `verify ${i + 1}`).toEqual([["passed", 0], ["passed", 0], ["passed", 0]]);
     }
     const { readdir } = await import("node:fs/promises");
@@ -217,7 +217,7 @@ describe.concurrent("the task standard in lmr verify", () => {
     manifest.tests.files.push("tests/conftest.py", "tests/test_own_folders.py");
     await writeFile(join(taskDir, "task.json"), JSON.stringify(manifest, null, 2));
     const r = await runCli(["verify", taskDir, "--runs", "3", "--mutants", "0", "--no-write", "-j", "1", "--sandbox", "none", "--json"], { env: { LMR_CACHE: cache } });
-    const runs = (JSON.parse(r.stdout) as Output).tasks[0]!.steps.reference.runs;
+    const runs = (jsonData(r.stdout) as Output).tasks[0]!.steps.reference.runs;
     expect(runs.map((x) => x.status)).toEqual(["passed", "passed", "passed"]);
     const { readdir } = await import("node:fs/promises");
     const plans = (await readdir(join(cache, "verify"))).filter((n) => n.startsWith("server-plan-"));
@@ -233,7 +233,7 @@ describe.concurrent("the task standard in lmr verify", () => {
     const once = async (): Promise<VerificationRecord> => {
       const r = await runCli(["verify", ...args], { env });
       expect(r.exitCode, r.stderr).toBe(0);
-      return (JSON.parse(r.stdout) as Output).tasks[0]!;
+      return (jsonData(r.stdout) as Output).tasks[0]!;
     };
     const facts = (rec: VerificationRecord) => ({
       reference: rec.steps.reference.runs.map((x) => [x.status, x.passed, x.failed]),

@@ -6,13 +6,13 @@ import { hashTaskInputs } from "../../src/bundle/index.js";
 import { loadTask } from "../../src/manifest/load.js";
 import type { VerificationRecord } from "../../src/verify/record.js";
 import { REPO_ROOT, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
-import { CLI, runCli, type CliResult } from "../helpers/run-cli.js";
+import { CLI, runCli, type CliResult, jsonData, jsonEnvelope } from "../helpers/run-cli.js";
 import { copyTask } from "../helpers/task-copy.js";
 import { compileVerifySchemas, schemaErrors } from "./schemas.js";
 
 afterAll(removeTempDirs);
 
-type Output = { ok: boolean; tasks: (VerificationRecord & { unchanged: boolean })[]; problems?: unknown[]; error?: { code: string } };
+type Output = { tasks: (VerificationRecord & { unchanged: boolean })[]; problems?: unknown[] };
 
 const BROKEN = join("test", "fixtures", "broken-tasks");
 const schemas = compileVerifySchemas();
@@ -23,7 +23,7 @@ async function verifyJson(args: string[]): Promise<{ r: CliResult; out: Output }
   const r = await runCli(["verify", ...args, "--json"]);
   let out: Output;
   try {
-    out = JSON.parse(r.stdout) as Output;
+    out = jsonData(r.stdout) as Output;
   } catch {
     throw new Error(`stdout is not JSON (exit ${r.exitCode}):\n${r.stdout}\n--- stderr:\n${r.stderr}`);
   }
@@ -142,9 +142,9 @@ describe.concurrent("lmr verify on deliberately broken tasks", () => {
     await writeFile(join(root, "task.json"), '{ "id": "x", }\n');
     const r = await runCli(["verify", root, "--json"]);
     expect(r.exitCode).toBe(2);
-    const out = JSON.parse(r.stdout) as Output;
-    expect(schemaErrors(schemas.output, out)).toEqual([]);
-    expect(out.error?.code).toBe("manifest-bad-json");
+    const out = jsonEnvelope(r.stdout);
+    expect(out).toMatchObject({ ok: false, command: "verify", error: { code: "manifest/bad-json", kind: "input" } });
+    expect(out.data).toBeUndefined();
   });
 
   it("a missing interpreter is an infrastructure failure (exit 3), not a verdict on the task", async () => {

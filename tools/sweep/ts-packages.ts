@@ -173,7 +173,7 @@ async function sweepFile(abs: string, morph: TsMorph, masker: TsMasker, project:
         continue;
       }
     } catch (err) {
-      fail(isLmrError(err) && err.code === "mask/parse-error" ? "parse" : "mask", isLmrError(err) ? `${err.code}: ${err.message}` : String(err));
+      fail(isLmrError(err) && (err.code === "mask/parse-error" || err.code === "mask/masked-parse-error") ? "parse" : "mask", isLmrError(err) ? `${err.code}: ${err.message}` : String(err));
       continue;
     }
     if (project && sf) {

@@ -1,28 +1,26 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { availableParallelism } from "node:os";
-import { basename, resolve } from "node:path";
+import { resolve } from "node:path";
 import { AGENT_DIR, AGENT_RUN_FILES, runAgents, type AgentRunSummary } from "../../agent/run-agents.js";
 import { AGENT_SANDBOX_CHOICES, type AgentSandboxChoice } from "../../agent/run-agent.js";
 import { AGENT_PATHS, AGENT_PRESETS, TEMPLATE_VARIABLES, presetTemplate, templateVariables } from "../../agent/template.js";
 import { EXIT, LmrError } from "../../core/errors.js";
 import { sha256 } from "../../core/hash.js";
 import { TOOLKIT_VERSION } from "../../evaluate/run-eval.js";
-import { findTaskDirs, loadTask } from "../../manifest/load.js";
-import type { ResolvedTask } from "../../manifest/types.js";
-import { validateTasks } from "../../manifest/validate.js";
 import { openAgentQueue } from "../../queue/agent-queue.js";
 import { parseQueueUrl } from "../../queue/connection.js";
 import { createQueueDispatcher } from "../../queue/dispatch-queue.js";
 import { formatRate, formatVerdictCounts } from "../../report/format.js";
 import { writeSummary } from "../../report/summarize.js";
 import type { Summary } from "../../report/types.js";
-import { TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
+import type { TaskSetChoice } from "../../run-folder/index.js";
 import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
 import type { InstructionLevel } from "../../manifest/level.js";
 import { action } from "../action.js";
-import { levelOption } from "../api-flags.js";
-import { chooseTasks } from "../choose-tasks.js";
-import { printJson, printProblems, progress, progressDone } from "../output.js";
+import { int, levelOption, usage } from "../api-flags.js";
+import { addGrading, addQueue, addTaskSelection } from "../option-groups.js";
+import { loadChosenTasks } from "../choose-tasks.js";
+import { printJsonFailed, printJsonOk, printProblems, progress, progressDone } from "../output.js";
 
 interface AgentRunFlags {
   cmd?: string;
@@ -54,16 +52,14 @@ const presetHelp = Object.values(AGENT_PRESETS).map((p) => `  ${p.name}: ${p.abo
 
 export function registerAgent(program: Command): void {
   const agent = program.command("agent").description("run CLI agents on tasks and grade what they leave");
-  agent
+  const run = agent
     .command("run")
     .description("run a CLI agent on each task in a sandbox, diff its workspace into a patch, and grade it as lmr eval does")
     .option("--cmd <TEMPLATE>", `the agent's shell command; variables: ${TEMPLATE_VARIABLES.map((v) => `{${v}}`).join(", ")}`)
     .option("--preset <NAME>", `a documented command template: ${Object.keys(AGENT_PRESETS).join(", ")}`)
     .option("--model <NAME>", "the model of the submission rows and the value of {model} (default: the preset's name, or 'agent')")
-    .requiredOption("--out <RUN_DIR>", "run folder: agent/<model>/<task>/<sample>/ (logs, patch, trajectory), agent/submissions.jsonl, results/; rerun to resume")
-    .option("--tasks <ID...>", "only these task ids")
-    .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
-    .addOption(new Option("--set <SET>", "only the tasks of this set (default: core, or all with --tasks)").choices(TASK_SET_CHOICES))
+    .requiredOption("--out <RUN_DIR>", "run folder: agent/<model>/<task>/<sample>/ (logs, patch, trajectory), agent/submissions.jsonl, results/; rerun to resume");
+  addTaskSelection(run)
     .addOption(levelOption("the agent gets at /lmr/instruction.md (default paper); the run records it"))
     .option("-n, --samples <K>", "agent runs per task (for pass@k)", "1")
     .option("--timeout <S>", "wall limit of one agent run in seconds; past it the agent's whole process tree is killed", "1800")
@@ -72,13 +68,10 @@ export function registerAgent(program: Command): void {
     .option("--agent-image <IMAGE>", "docker image the agent is installed in")
     .option("--agent-env <NAME...>", "environment variables passed to the agent (API keys); values are never written")
     .option("--agent-bind <PATH...>", "host paths the agent may read (its install outside /usr and /opt), bound read-only at the same path")
-    .option("--agent-jobs <N>", "agents run at once", "1")
-    .option("-j, --jobs <N>", "parallel gradings (default: number of cores)")
-    .option("--sandbox <MODE>", "grading sandbox, as for lmr eval: auto | docker | bwrap | none", "auto")
-    .option("--python <PATH>", "Python interpreter for the tests; default $LMR_PYTHON, else python3")
-    .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
-    .option("--queue <URL>", "run the agents, and grade them, on `lmr worker --queue URL` processes (redis://… or rediss://…) instead of here")
-    .option("--queue-attempts <N>", "with --queue: tries per agent run and per grading before an infra result is kept", "2")
+    .option("--agent-jobs <N>", "agents run at once", "1");
+  addGrading(run, "grading sandbox, as for lmr eval: auto | docker | bwrap | none");
+  addQueue(run, "run the agents, and grade them,", { help: "tries per agent run and per grading before an infra result is kept", default: "2" });
+  run
     .option("--json", "print agent/agent-run.json and summary.json to stdout, as {agent, summary}")
     .addHelpText(
       "after",
@@ -129,15 +122,6 @@ Examples:
     .action(action(runAgentCommand));
 }
 
-function usage(flag: string, message: string, hint?: string): LmrError {
-  return new LmrError({ code: "usage/bad-flag", kind: "usage", pointer: flag, message, ...(hint ? { hint } : {}) });
-}
-
-function int(value: string, flag: string, min: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw usage(flag, `${flag} must be a whole number >= ${min}, got '${value}'`);
-  return n;
-}
 
 async function runAgentCommand(flags: AgentRunFlags): Promise<number> {
   if ((flags.cmd === undefined) === (flags.preset === undefined)) throw usage("--cmd", "give exactly one of --cmd TEMPLATE and --preset NAME", `presets: ${Object.keys(AGENT_PRESETS).join(", ")}`);
@@ -159,15 +143,7 @@ async function runAgentCommand(flags: AgentRunFlags): Promise<number> {
   const jobs = flags.jobs !== undefined ? int(flags.jobs, "--jobs", 1) : availableParallelism();
   const sandbox = await hostChoiceFor(parseSandboxChoice(flags.sandbox), flags.python);
 
-  const dirs = await findTaskDirs(flags.tasksDir);
-  const all = await Promise.all(dirs.map((d) => loadTask(d).catch(() => undefined)));
-  const chosen = chooseTasks(dirs, all, flags, "agent");
-  const report = await validateTasks(chosen);
-  if (!report.ok) {
-    printProblems(report.problems);
-    return EXIT.input;
-  }
-  const tasks = await Promise.all(chosen.map((d) => loadTask(d)));
+  const { tasks, knownTaskIds } = await loadChosenTasks(flags, "agent");
   const mirror = flags.mirror ?? process.env.LMR_MIRROR;
   const connection = flags.queue !== undefined ? parseQueueUrl(flags.queue) : undefined;
   const attempts = int(flags.queueAttempts, "--queue-attempts", 1);
@@ -195,7 +171,7 @@ async function runAgentCommand(flags: AgentRunFlags): Promise<number> {
       sandbox,
       ...(flags.python ? { python: flags.python } : {}),
       set: flags.set ?? (flags.tasks ? "all" : "core"),
-      knownTaskIds: [...new Set([...all.filter((t): t is ResolvedTask => t !== undefined).map((t) => t.manifest.id), ...dirs.map((d) => basename(d))])],
+      knownTaskIds,
       ...(dispatcher ? { dispatcher } : {}),
     },
     ...(agents ? { runSample: (input, hashes) => agents.run(input, hashes) } : {}),
@@ -206,9 +182,11 @@ async function runAgentCommand(flags: AgentRunFlags): Promise<number> {
   if (agents) process.stderr.write(`lmr: agent runs through the queue at ${connection!.display}: ${Object.entries(agents.workers()).map(([w, n]) => `${w} (${n})`).join(", ") || "none needed"}\n`);
   printProblems(outcome.problems);
   const s = await writeSummary(flags.out);
-  if (flags.json) printJson({ agent: summary, summary: s });
-  else process.stdout.write(describe(summary, s, flags.out));
   const infra = summary.totals.infra === summary.totals.samples || (s.totals.samples > 0 && s.totals.verdicts.infra === s.totals.samples);
+  if (flags.json) {
+    if (infra) printJsonFailed("agent run", new LmrError({ code: "agent/all-infra", message: "every agent run or every grading ended in an infrastructure error", hint: "see the infra reasons in agent/agent-run.json and summary.json" }), { agent: summary, summary: s });
+    else printJsonOk("agent run", { agent: summary, summary: s });
+  } else process.stdout.write(describe(summary, s, flags.out));
   return infra ? EXIT.infra : EXIT.ok;
 }
 

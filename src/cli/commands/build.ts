@@ -2,13 +2,14 @@ import type { Command } from "commander";
 import { relative, isAbsolute } from "node:path";
 import { buildBundle } from "../../bundle/build.js";
 import type { BundleInfo } from "../../bundle/types.js";
-import { EXIT, LmrError, formatProblem } from "../../core/errors.js";
+import { EXIT, exitCodeFor, LmrError, formatProblem } from "../../core/errors.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import { validateTasks } from "../../manifest/validate.js";
 import { requireLevel, type InstructionLevel } from "../../manifest/level.js";
 import { action } from "../action.js";
 import { levelOption } from "../api-flags.js";
-import { paint, printJson, printProblems, progress, progressDone } from "../output.js";
+import { invalidTasks } from "../choose-tasks.js";
+import { paint, printJsonFailed, printJsonOk, printProblems, progress, progressDone } from "../output.js";
 
 interface BuildOptions {
   out: string;
@@ -71,17 +72,18 @@ Examples:
 async function runBuild(taskDirs: string[], opts: BuildOptions): Promise<number> {
   const dirs = taskDirs.length > 0 ? taskDirs : await findTaskDirs(opts.tasksDir);
   if (dirs.length === 0) {
-    throw new LmrError({ code: "no-tasks", kind: "usage", file: opts.tasksDir, message: "no task folders found", hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks" });
+    throw new LmrError({ code: "usage/no-tasks", file: opts.tasksDir, message: "no task folders found", hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks" });
   }
   // a task still being written (TODO(author) left in its instruction) builds; lmr validate and verify refuse it
   const report = await validateTasks(dirs, { finished: false });
   if (!report.ok) {
-    if (opts.json) printJson({ ok: false, problems: report.problems });
+    const err = invalidTasks(report.problems, report.tasks, "nothing built");
+    if (opts.json) printJsonFailed("build", err, { problems: report.problems });
     else {
       printProblems(report.problems);
-      process.stderr.write(`lmr: ${report.problems.length} problem(s) in ${report.tasks} task(s); nothing built\n`);
+      process.stderr.write(`lmr: ${err.message}\n`);
     }
-    return EXIT.input;
+    return exitCodeFor(err);
   }
 
   const tasks = await Promise.all(dirs.map((d) => loadTask(d)));
@@ -111,7 +113,7 @@ async function runBuild(taskDirs: string[], opts: BuildOptions): Promise<number>
       process.stdout.write(`built ${info.task_id} → ${shown(info.dir)} (${n} target${n === 1 ? "" : "s"}, ${info.files.workspace} files)\n`);
     }
   }
-  if (opts.json) printJson(built);
+  if (opts.json) printJsonOk("build", built);
   return EXIT.ok;
 }
 

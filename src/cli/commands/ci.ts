@@ -3,7 +3,7 @@ import { EXIT } from "../../core/errors.js";
 import { displayPath } from "../../manifest/read.js";
 import { DEFAULT_CRON, DEFAULT_WORKFLOW, writeCiWorkflow } from "../../scaffold/ci-workflow.js";
 import { action } from "../action.js";
-import { printJson } from "../output.js";
+import { printJsonOk } from "../output.js";
 
 interface InitFlags {
   out: string;
@@ -52,7 +52,7 @@ Examples:
 
 async function runInit(flags: InitFlags): Promise<number> {
   const r = await writeCiWorkflow(flags.out, { tasksDir: flags.tasksDir, cron: flags.cron, nodeVersion: flags.node, ...(flags.install ? { install: flags.install } : {}), ...(flags.force ? { force: true } : {}) });
-  if (flags.json) printJson({ path: displayPath(r.path), replaced: r.replaced });
+  if (flags.json) printJsonOk("ci init", { path: displayPath(r.path), replaced: r.replaced });
   else {
     process.stdout.write(`${r.replaced ? "replaced" : "wrote"} ${displayPath(r.path)}: jobs validate and verify-changed on pull requests, pin-papers and full-verify on "${flags.cron}" and by hand\n`);
     process.stdout.write("next: check it with actionlint, commit it, and let the pin-papers job open pull requests (Settings → Actions → Workflow permissions: allow GitHub Actions to create pull requests)\n");

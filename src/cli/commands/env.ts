@@ -8,7 +8,7 @@ import {
 } from "../../env/index.js";
 import { sweepStaleContainers } from "../../runner/docker/sweep.js";
 import { action } from "../action.js";
-import { paint, printJson, progress, progressDone } from "../output.js";
+import { paint, printJsonFailed, printJsonOk, progress, progressDone } from "../output.js";
 
 interface BuildFlags { tasksDir: string; baseImage?: string; force?: boolean; print?: string | boolean; changedSince?: string; json?: boolean }
 interface ListFlags { tasksDir: string; json?: boolean }
@@ -102,17 +102,17 @@ async function runBuild(dirs: string[], flags: BuildFlags): Promise<number> {
     const all = dirs.length > 0 ? dirs : await findTaskDirs(flags.tasksDir);
     dirs = (await changedTasksSince(all, flags.changedSince, { siblings: true })).changed.map((c) => c.dir);
     if (dirs.length === 0) {
-      if (flags.json) printJson({ ok: true, images: [], seconds: 0 });
+      if (flags.json) printJsonOk("env build", { images: [], seconds: 0 });
       else process.stdout.write(`no task changed since ${flags.changedSince}: nothing to build\n`);
       return EXIT.ok;
     }
   }
   const tasks = await loadTasksFor(dirs, flags.tasksDir);
-  if (tasks.length === 0) throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders or --tasks-dir" });
+  if (tasks.length === 0) throw new LmrError({ code: "usage/no-tasks", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders or --tasks-dir" });
   const groups = await groupByEnvironment(tasks);
   if (flags.print !== undefined) {
     const layer = flags.print === true ? "env" : flags.print;
-    if (layer !== "env" && layer !== "base") throw new LmrError({ code: "usage/bad-layer", kind: "usage", message: `--print takes env or base, got '${layer}'` });
+    if (layer !== "env" && layer !== "base") throw new LmrError({ code: "usage/bad-layer", message: `--print takes env or base, got '${layer}'` });
     const g = groups[0]!;
     const plan = layer === "env" ? await planEnv(g.spec) : await planBase(g.spec, (await resolveBaseSource(g.spec.base, flags.baseImage)).ref);
     process.stdout.write(String(plan.files.Dockerfile));
@@ -124,7 +124,7 @@ async function runBuild(dirs: string[], flags: BuildFlags): Promise<number> {
     const r = await ensureEnv(g.spec, { ...(flags.baseImage ? { baseImage: flags.baseImage } : {}), force: flags.force ?? false, onEvent })
       .catch((err: unknown) => {
         // A package that does not install is the manifest's: name the first task that asks for it.
-        if (err instanceof LmrError && !err.file && err.pointer) throw new LmrError({ code: err.code, kind: err.kind, file: displayPath(g.tasks[0]!.manifestPath), pointer: err.pointer, message: err.message, ...(err.hint ? { hint: err.hint } : {}) });
+        if (err instanceof LmrError && !err.file && err.pointer) throw new LmrError({ code: err.code, file: displayPath(g.tasks[0]!.manifestPath), pointer: err.pointer, message: err.message, ...(err.hint ? { hint: err.hint } : {}) });
         throw err;
       })
       .finally(progressDone);
@@ -135,7 +135,7 @@ async function runBuild(dirs: string[], flags: BuildFlags): Promise<number> {
     }
   }
   const seconds = (performance.now() - t0) / 1000;
-  if (flags.json) printJson({ ok: true, images: rows, seconds });
+  if (flags.json) printJsonOk("env build", { images: rows, seconds });
   else if (rows.every((r) => !r.built && !r.base.built)) process.stdout.write(`all ${rows.length} environment image(s) up to date (${seconds.toFixed(1)} s)\n`);
   return EXIT.ok;
 }
@@ -153,7 +153,7 @@ async function runList(flags: ListFlags): Promise<number> {
   const groups = await usersOf(flags.tasksDir);
   const tasksOf = (i: LmrImage): string[] => groups.filter((g) => g.envTag === i.tag || (i.kind === "base" && g.baseTag === i.tag)).flatMap((g) => g.tasks.map((t) => t.manifest.id));
   if (flags.json) {
-    printJson({ images: images.map((i) => ({ ...i, tasks: tasksOf(i) })) });
+    printJsonOk("env list", { images: images.map((i) => ({ ...i, tasks: tasksOf(i) })) });
     return EXIT.ok;
   }
   if (images.length === 0) process.stdout.write("no lmr images; build some with `lmr env build`\n");
@@ -169,7 +169,11 @@ async function runPrune(flags: PruneFlags): Promise<number> {
   const groups = (await Promise.all(flags.tasksDir.map(usersOf))).flat();
   const removedContainers = flags.dryRun ? [] : await sweepStaleContainers();
   const r = await pruneImages({ envTags: new Set(groups.map((g) => g.envTag)), baseTags: new Set(groups.map((g) => g.baseTag)) }, { all: flags.all ?? false, dryRun: flags.dryRun ?? false });
-  if (flags.json) printJson({ ok: r.failed.length === 0, removed: r.removed, kept: r.kept, failed: r.failed, containers: removedContainers });
+  if (flags.json) {
+    const data = { removed: r.removed, kept: r.kept, failed: r.failed, containers: removedContainers };
+    if (r.failed.length === 0) printJsonOk("env prune", data);
+    else printJsonFailed("env prune", new LmrError({ code: "env/prune-failed", message: `could not remove ${r.failed.length} image(s): ${r.failed.map((f) => `${f.image.tag} (${f.reason})`).join("; ")}`, hint: "an image a container still uses stays; stop the container and prune again" }), data);
+  }
   else {
     for (const i of r.removed) process.stdout.write(`${flags.dryRun ? "would remove" : "removed"} ${i.kind} ${i.tag} (${mb(i.size)})\n`);
     for (const f of r.failed) process.stderr.write(`lmr: could not remove ${f.image.tag}: ${f.reason}\n`);
@@ -182,16 +186,16 @@ async function runPrune(flags: PruneFlags): Promise<number> {
 async function runBase(base: string, flags: BaseFlags): Promise<number> {
   const b = parseBase(base);
   const python = baseMajorMinor(base);
-  if (!b || !python) throw new LmrError({ code: "usage/bad-base", kind: "usage", message: `unknown base '${base}'`, hint: "debian:bookworm, debian:trixie or python:3.X-slim" });
+  if (!b || !python) throw new LmrError({ code: "usage/bad-base", message: `unknown base '${base}'`, hint: "debian:bookworm, debian:trixie or python:3.X-slim" });
   let rootfs;
   if (flags.fromRootfs) {
-    if (b.kind !== "debian") throw new LmrError({ code: "usage/rootfs-not-debian", kind: "usage", message: `--from-rootfs makes Debian bases only, not ${base}`, hint: "pull the official image where a registry is reachable, or pass --base-image" });
+    if (b.kind !== "debian") throw new LmrError({ code: "usage/rootfs-not-debian", message: `--from-rootfs makes Debian bases only, not ${base}`, hint: "pull the official image where a registry is reachable, or pass --base-image" });
     const tty = process.stderr.isTTY && !flags.json;
     rootfs = await importRootfs(b.suite, { ...(flags.mirror ? { mirror: flags.mirror } : {}), onLine: (l) => (tty ? progress(l.slice(0, 100)) : undefined) }).finally(progressDone);
     if (!flags.json) process.stdout.write(`imported ${rootfs.tag} (${mb(rootfs.size)}) from ${rootfs.mirror} in ${rootfs.seconds.toFixed(0)} s\n`);
   }
   const r = await ensureBase({ base: base as BaseName, python }, { ...(flags.baseImage ? { baseImage: flags.baseImage } : rootfs ? { baseImage: rootfs.tag } : {}), onEvent: reporter(flags.json ?? false) }).finally(progressDone);
-  if (flags.json) printJson({ ok: true, rootfs: rootfs ?? null, base: r });
+  if (flags.json) printJsonOk("env base", { rootfs: rootfs ?? null, base: r });
   else process.stdout.write(`${r.tag} ${r.built ? `built in ${r.seconds.toFixed(1)} s` : "up to date"} (${mb(r.size)})\n`);
   return EXIT.ok;
 }

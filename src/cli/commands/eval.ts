@@ -1,26 +1,23 @@
-import { Option, type Command } from "commander";
-import { chooseTasks } from "../choose-tasks.js";
+import type { Command } from "commander";
+import { loadChosenTasks } from "../choose-tasks.js";
 import { availableParallelism } from "node:os";
-import { basename } from "node:path";
 import { EXIT, LmrError } from "../../core/errors.js";
 import { TOOLKIT_VERSION, runEval } from "../../evaluate/run-eval.js";
 import { parseShard } from "../../evaluate/shard.js";
 import { parseQueueUrl } from "../../queue/connection.js";
 import { createQueueDispatcher } from "../../queue/dispatch-queue.js";
 import { formatQueueStatus } from "../../queue/queue-status.js";
-import { findTaskDirs, loadTask } from "../../manifest/load.js";
-import type { ResolvedTask } from "../../manifest/types.js";
-import { validateTasks } from "../../manifest/validate.js";
 import { formatRate, formatVerdictCounts } from "../../report/format.js";
 import { writeSummary } from "../../report/summarize.js";
 import type { Summary } from "../../report/types.js";
-import { TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
+import type { TaskSetChoice } from "../../run-folder/index.js";
 import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
 import { action } from "../action.js";
 import type { InstructionLevel } from "../../manifest/level.js";
 import { resolveSubmissionLevel } from "../../evaluate/submission-level.js";
-import { levelOption } from "../api-flags.js";
-import { printJson, printProblems, progress, progressDone } from "../output.js";
+import { count, levelOption } from "../api-flags.js";
+import { addGrading, addQueue, addTaskSelection } from "../option-groups.js";
+import { printJsonFailed, printJsonOk, printProblems, progress, progressDone } from "../output.js";
 
 interface EvalFlags {
   submissions: string;
@@ -41,21 +38,15 @@ interface EvalFlags {
 }
 
 export function registerEval(program: Command): void {
-  program
+  const cmd = program
     .command("eval")
     .description("grade an agent's submissions over tasks: isolated, parallel, resumable")
     .requiredOption("--submissions <PATH>", "folder of workspaces (one per task id) or a JSONL of {task_id, model, patch} / {task_id, model, files}")
-    .requiredOption("--out <RUN_DIR>", "run folder: results/<model>/<task>/<sample>/, summary.json; rerun to resume")
-    .option("--tasks <ID...>", "only these task ids")
-    .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
-    .addOption(new Option("--set <SET>", "only the tasks of this set (default: core, or all with --tasks)").choices(TASK_SET_CHOICES))
-    .option("-j, --jobs <N>", "parallel gradings (default: number of cores)")
-    .option("--samples <K>", "grade at most K samples per task and model")
-    .option("--sandbox <MODE>", "auto | docker | bwrap | none (auto: docker where the task's image is built, else bwrap, else none)", "auto")
-    .option("--python <PATH>", "Python interpreter for the tests; default $LMR_PYTHON, else python3")
-    .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
-    .option("--queue <URL>", "grade on `lmr worker`s through Redis (redis://… or rediss://…) instead of in this process")
-    .option("--queue-attempts <N>", "with --queue: tries per sample before an infra result is written (retried with backoff: 2 s, 4 s, …)", "3")
+    .requiredOption("--out <RUN_DIR>", "run folder: results/<model>/<task>/<sample>/, summary.json; rerun to resume");
+  addTaskSelection(cmd);
+  addGrading(cmd).option("--samples <K>", "grade at most K samples per task and model");
+  addQueue(cmd, "grade", { help: "tries per sample before an infra result is written (retried with backoff: 2 s, 4 s, …)", default: "3" });
+  cmd
     .addOption(levelOption("the submissions were made at (default: what generate.json beside the submissions says, else paper); one per run folder"))
     .option("--shard <I/N>", "grade only part I of N of the (task, model, sample) triples; merge with `lmr report RUN_1 … RUN_N`")
     .option("--json", "print summary.json to stdout (with --queue: {summary, queue})")
@@ -113,33 +104,18 @@ Examples:
     .action(action(runEvalCommand));
 }
 
-function count(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new LmrError({ code: "usage/bad-number", kind: "usage", message: `${flag} must be a whole number >= 1, got '${value}'` });
-  return n;
-}
-
 async function runEvalCommand(flags: EvalFlags): Promise<number> {
   const sandbox = await hostChoiceFor(parseSandboxChoice(flags.sandbox), flags.python);
   const jobs = count(flags.jobs, "--jobs") ?? availableParallelism();
   const samples = count(flags.samples, "--samples");
-  const dirs = await findTaskDirs(flags.tasksDir);
-  const all = await Promise.all(dirs.map((d) => loadTask(d).catch(() => undefined)));
-  const chosen = chooseTasks(dirs, all, flags, "eval");
-  const report = await validateTasks(chosen);
-  if (!report.ok) {
-    printProblems(report.problems);
-    return EXIT.input;
-  }
-  const loaded = await Promise.all(chosen.map((d) => loadTask(d)));
+  const { tasks: loaded, knownTaskIds } = await loadChosenTasks(flags, "eval");
   const level = await resolveSubmissionLevel(flags.submissions, flags.level);
   const queue = flags.queue ? createQueueDispatcher({ connection: parseQueueUrl(flags.queue), sandbox, attempts: count(flags.queueAttempts, "--queue-attempts") ?? 3, toolkitVersion: TOOLKIT_VERSION, onStatus: (s) => progress(formatQueueStatus(s)), log: (l) => process.stderr.write(`${l}\n`) }) : undefined;
   const outcome = await runEval({
     submissions: flags.submissions,
     tasks: loaded,
     // A folder whose manifest does not load still names a task: rows for it are not "unknown".
-    knownTaskIds: [...new Set([...all.filter((t): t is ResolvedTask => t !== undefined).map((t) => t.manifest.id), ...dirs.map((d) => basename(d))])],
+    knownTaskIds,
     set: flags.set ?? (flags.tasks ? "all" : "core"),
     level,
     outDir: flags.out,
@@ -161,12 +137,16 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
     );
   }
   const s = await writeSummary(flags.out);
-  if (flags.json) printJson(queue ? { summary: s, queue: queue.finalStatus() ?? null } : s);
-  else {
+  const infra = allInfra(s);
+  if (flags.json) {
+    const data = queue ? { summary: s, queue: queue.finalStatus() ?? null } : s;
+    if (infra) printJsonFailed("eval", new LmrError({ code: "eval/all-infra", message: `every one of the ${s.totals.samples} samples ended in an infrastructure error`, hint: "see the infra reasons in the summary" }), data);
+    else printJsonOk("eval", data);
+  } else {
     if (outcome.shard) process.stdout.write(`shard ${outcome.shard.index}/${outcome.shard.count} (plan ${outcome.shard.plan.slice(0, 12)}): merge the shards with lmr report RUN_1 … RUN_${outcome.shard.count}\n`);
     process.stdout.write(describeOutcome(s, outcome.graded, outcome.reused, flags.out));
   }
-  return allInfra(s) ? EXIT.infra : EXIT.ok;
+  return infra ? EXIT.infra : EXIT.ok;
 }
 
 

@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
 import { isAbsolute, relative, resolve } from "node:path";
-import { EXIT, LmrError } from "../../core/errors.js";
+import { EXIT, exitCodeFor, LmrError } from "../../core/errors.js";
 import { writeFileAtomic } from "../../core/fs-atomic.js";
 import { exportLmrBenchTask } from "../../interop/export/lmr-bench.js";
 import { makeJsonlRow, renderJsonl, type JsonlRow } from "../../interop/export/jsonl.js";
@@ -14,8 +14,8 @@ import { DEFAULT_LEVEL, requireLevel, type InstructionLevel } from "../../manife
 import { TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
 import { action } from "../action.js";
 import { levelOption } from "../api-flags.js";
-import { chooseTasks } from "../choose-tasks.js";
-import { paint, printJson, printProblems, progress, progressDone } from "../output.js";
+import { chooseTasks, invalidTasks } from "../choose-tasks.js";
+import { paint, printJsonFailed, printJsonOk, printProblems, progress, progressDone } from "../output.js";
 
 const FORMATS = ["lmr-bench", "jsonl", "hf", "harbor", "inspect"] as const;
 type Format = (typeof FORMATS)[number];
@@ -119,31 +119,32 @@ async function runExport(taskDirs: string[], opts: ExportOptions): Promise<numbe
     progressDone();
   });
   if (!report.ok) {
-    if (opts.json) printJson({ ok: false, problems: report.problems });
+    const err = invalidTasks(report.problems, report.tasks, "nothing exported");
+    if (opts.json) printJsonFailed("export", err, { problems: report.problems });
     else {
       printProblems(report.problems);
-      process.stderr.write(`lmr: ${report.problems.length} problem(s) in ${report.tasks} task(s); nothing exported\n`);
+      process.stderr.write(`lmr: ${err.message}\n`);
     }
-    return EXIT.input;
+    return exitCodeFor(err);
   }
   if (opts.format === "jsonl") {
     const file = resolve(opts.out);
     await writeFileAtomic(file, renderJsonl(rows)).catch((err: unknown) => {
-      throw new LmrError({ code: "export-write-failed", kind: "infra", file, message: `cannot write it (${(err as Error).message})`, hint: "choose a writable --out file", cause: err });
+      throw new LmrError({ code: "export/write-failed", file, message: `cannot write it (${(err as Error).message})`, hint: "choose a writable --out file", cause: err });
     });
     written.push(file);
   }
   if (opts.format === "hf") {
     const dir = resolve(opts.out);
     written.push(...(await writeHfDataset(dir, hfRows).catch((err: unknown) => {
-      throw new LmrError({ code: "export-write-failed", kind: "infra", file: dir, message: `cannot write the dataset there (${(err as Error).message})`, hint: "choose a writable --out folder", cause: err });
+      throw new LmrError({ code: "export/write-failed", file: dir, message: `cannot write the dataset there (${(err as Error).message})`, hint: "choose a writable --out folder", cause: err });
     })));
   }
   if (opts.format === "harbor") written.push(...(await writeHarborDatasetFiles(opts.out, harnessTasks, level)));
   if (opts.format === "inspect") written.push(...(await writeInspectFiles(opts.out, harnessTasks.map((t) => t.id), level)));
   for (const w of warnings) process.stderr.write(`${paint("yellow", `warning: ${w}`, process.stderr)}\n`);
   const nRows = opts.format === "jsonl" ? rows.length : hfRows.length;
-  if (opts.json) printJson({ ok: true, format: opts.format, level, written, warnings, ...(opts.format === "jsonl" || opts.format === "hf" ? { rows: nRows } : {}) });
+  if (opts.json) printJsonOk("export", { format: opts.format, level, written, warnings, ...(opts.format === "jsonl" || opts.format === "hf" ? { rows: nRows } : {}) });
   else {
     const what = opts.format === "jsonl" || opts.format === "hf" ? `${nRows} row${nRows === 1 ? "" : "s"} → ${written.map(shown).join(", ")}` : written.map(shown).join(", ");
     process.stdout.write(`exported ${dirs.length} task${dirs.length === 1 ? "" : "s"} (${opts.format}): ${what}\n`);

@@ -1,20 +1,19 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { resolve } from "node:path";
-import { chooseTasks } from "../choose-tasks.js";
-import { EXIT } from "../../core/errors.js";
+import { loadChosenTasks } from "../choose-tasks.js";
+import { EXIT, LmrError } from "../../core/errors.js";
 import { GENERATE_FILES, runGenerate, type GenerateSummary } from "../../generate/run-generate.js";
 import { sha256 } from "../../core/hash.js";
 import { readApiKey, redactUrl } from "../../llm/client.js";
 import { openQueueChat } from "../../queue/chat-queue.js";
 import { parseQueueUrl } from "../../queue/connection.js";
 import { DEFAULT_RETRY } from "../../llm/retry.js";
-import { findTaskDirs, loadTask } from "../../manifest/load.js";
-import { validateTasks } from "../../manifest/validate.js";
-import { TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
+import type { TaskSetChoice } from "../../run-folder/index.js";
 import { action } from "../action.js";
 import type { InstructionLevel } from "../../manifest/level.js";
 import { checkKeyEnvName, levelOption, int, num, parseBaseUrl, parsePrice, usage } from "../api-flags.js";
-import { printJson, printProblems, progress, progressDone } from "../output.js";
+import { addQueue, addTaskSelection } from "../option-groups.js";
+import { printJsonFailed, printJsonOk, progress, progressDone } from "../output.js";
 
 interface GenerateFlags {
   baseUrl?: string;
@@ -44,16 +43,14 @@ interface GenerateFlags {
 }
 
 export function registerGenerate(program: Command): void {
-  program
+  const cmd = program
     .command("generate")
     .description("the no-agent baseline: prompt a model over an OpenAI-compatible API and write its replies as a submission for lmr eval")
     .option("--base-url <URL>", "the API's base URL, e.g. https://api.openai.com/v1 or http://localhost:8000/v1 (vLLM, llama.cpp, Ollama)")
     .option("--model <NAME>", "model name sent to the API; also the model of the submission rows")
     .option("--api-key-env <VAR>", "name of the environment variable that holds the API key (the key itself is never written anywhere)", "OPENAI_API_KEY")
-    .option("--out <DIR>", "generation folder: submissions.jsonl, generate.json (summary), responses/ (reply cache), bundles/; rerun to resume")
-    .option("--tasks <ID...>", "only these task ids")
-    .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
-    .addOption(new Option("--set <SET>", "only the tasks of this set (default: core, or all with --tasks)").choices(TASK_SET_CHOICES))
+    .option("--out <DIR>", "generation folder: submissions.jsonl, generate.json (summary), responses/ (reply cache), bundles/; rerun to resume");
+  addTaskSelection(cmd)
     .option("-n, --samples <K>", "samples per task (for pass@k)", "1")
     .option("--temperature <T>", "sampling temperature", "0")
     .option("--top-p <P>", "nucleus sampling")
@@ -69,7 +66,8 @@ export function registerGenerate(program: Command): void {
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
     .addOption(levelOption("of the prompts (default paper); generate.json records it and lmr eval grades at it"))
     .option("--dry-run", "print each task's prompt and token counts; no request, nothing written")
-    .option("--queue <URL>", "make the requests on \`lmr worker --queue URL\` processes (each with the API key in its own environment) instead of here")
+  addQueue(cmd, "make the requests (each worker with the API key in its own environment)");
+  cmd
     .option("--json", "print generate.json (with --dry-run: the prompts) to stdout")
     .addHelpText(
       "after",
@@ -122,15 +120,7 @@ async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
   const apiKey = flags.dryRun || connection ? undefined : readApiKey(flags.apiKeyEnv);
   if (samples > 1 && temperature === 0 && flags.seed === undefined) process.stderr.write(`lmr: note: ${samples} samples at temperature 0 are likely the same reply; pass --temperature (and --seed) for pass@k\n`);
 
-  const dirs = await findTaskDirs(flags.tasksDir);
-  const all = await Promise.all(dirs.map((d) => loadTask(d).catch(() => undefined)));
-  const chosen = chooseTasks(dirs, all, flags, "generate");
-  const report = await validateTasks(chosen);
-  if (!report.ok) {
-    printProblems(report.problems);
-    return EXIT.input;
-  }
-  const tasks = await Promise.all(chosen.map((d) => loadTask(d)));
+  const { tasks } = await loadChosenTasks(flags, "generate");
   const timeoutMs = Math.round(timeoutS * 1000);
   const queued = connection
     ? await openQueueChat({ connection, runId: sha256(`${resolve(flags.out!)}\n${flags.model}`).slice(0, 16), baseUrl, apiKeyEnv: flags.apiKeyEnv, timeoutMs })
@@ -162,7 +152,7 @@ async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
     process.stderr.write(`lmr: ${st.jobs} request(s) went through the queue at ${connection!.display}; answered by ${Object.entries(st.workers).map(([w, n]) => `${w} (${n})`).join(", ") || "no worker"}\n`);
   }
   if (outcome.dryRun) {
-    if (flags.json) printJson({ dry_run: true, model: flags.model, base_url: redactUrl(baseUrl), samples, max_prompt_tokens: maxPromptTokens, tasks: outcome.tasks });
+    if (flags.json) printJsonOk("generate", { dry_run: true, model: flags.model, base_url: redactUrl(baseUrl), samples, max_prompt_tokens: maxPromptTokens, tasks: outcome.tasks });
     else {
       for (const t of outcome.tasks) {
         process.stdout.write(`===== ${t.task_id}: ${t.prompt_tokens} prompt tokens${t.paper ? `, paper ${t.paper.tokens} tokens (${t.paper.kept}/${t.paper.sections} sections${t.paper.omitted.length > 0 ? `; left out: ${t.paper.omitted.join("; ")}` : ""})` : ", no paper"}; ${t.cached}/${samples} samples cached\n`);
@@ -174,8 +164,10 @@ async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
     return EXIT.ok;
   }
   const s = outcome.summary;
-  if (flags.json) printJson(s);
-  else process.stdout.write(describe(s, flags.out!));
+  if (flags.json) {
+    if (s.complete) printJsonOk("generate", s);
+    else printJsonFailed("generate", new LmrError({ code: "generate/incomplete", message: "some requests failed; the samples they were for are missing", hint: "run the same command again: what is cached is kept" }), s);
+  } else process.stdout.write(describe(s, flags.out!));
   for (const t of s.tasks) for (const r of t.samples) if (r.status === "failed") process.stderr.write(`lmr: ${t.task_id}#${r.sample}: request failed: ${r.reason}\n`);
   return s.complete ? EXIT.ok : EXIT.infra;
 }

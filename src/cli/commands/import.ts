@@ -7,7 +7,7 @@ import type { Defect, ImportOptions } from "../../interop/types.js";
 import { CATEGORIES, type Category } from "../../manifest/types.js";
 import { suggestClosest } from "../../manifest/suggest.js";
 import { action } from "../action.js";
-import { paint, printJson } from "../output.js";
+import { paint, printJsonFailed, printJsonOk } from "../output.js";
 
 interface LmrBenchOptions {
   out: string;
@@ -32,7 +32,7 @@ export function registerImport(program: Command): void {
     .option("--default-category <C>", "category for implementations whose category is missing or not one of the nine")
     .option("--force", "replace task folders that already exist")
     .option("--dry-run", "report defects and what would be written; write nothing")
-    .option("--json", "print {ok, tasks, written, skipped, defects} as JSON")
+    .option("--json", "print {tasks, written, skipped, defects} as JSON (the data of the --json envelope)")
     .addHelpText(
       "after",
       `
@@ -67,7 +67,9 @@ async function runLmrBench(dir: string, opts: LmrBenchOptions): Promise<number> 
   const result = await importLmrBench(dir, opts.out, options);
   const unrepaired = result.defects.filter((d) => !d.repaired).length;
   if (opts.json) {
-    printJson({ ok: unrepaired === 0, tasks: result.tasks.map((t) => t.id), written: result.written, skipped: result.skipped, defects: result.defects });
+    const data = { tasks: result.tasks.map((t) => t.id), written: result.written, skipped: result.skipped, defects: result.defects };
+    if (unrepaired === 0) printJsonOk("import lmr-bench", data);
+    else printJsonFailed("import lmr-bench", new LmrError({ code: "import/unrepaired-defects", message: `${unrepaired} defect${unrepaired === 1 ? "" : "s"} not repaired`, hint: "see data.defects: fix them in the source or by hand in the imported tasks" }), data);
   } else {
     for (const d of result.defects) process.stdout.write(`${formatDefect(d)}\n`);
     const verb = opts.dryRun ? "would import" : "imported";
@@ -88,8 +90,7 @@ function checkCategory(c: string): Category {
   if (found) return found;
   const close = suggestClosest(c, CATEGORIES);
   throw new LmrError({
-    code: "unknown-category",
-    kind: "usage",
+    code: "import/unknown-category",
     message: `--default-category ${JSON.stringify(c)} is not one of the nine categories`,
     hint: close ? `did you mean ${JSON.stringify(close)}?` : `use one of: ${CATEGORIES.join("; ")}`,
   });

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { formatProblem } from "../../core/errors.js";
+import { formatProblem, LmrError } from "../../core/errors.js";
 import { JUDGE_CACHE_DIR, runJudge, type JudgeSummary } from "../../judge/run-judge.js";
 import { readApiKey, redactUrl } from "../../llm/client.js";
 import { DEFAULT_RETRY } from "../../llm/retry.js";
@@ -7,7 +7,7 @@ import { JUDGE_CLASSES, JUDGE_FILE } from "../../run-folder/index.js";
 import type { InstructionLevel } from "../../manifest/level.js";
 import { action, EXIT } from "../action.js";
 import { checkKeyEnvName, int, num, parseBaseUrl, parsePrice, usage, levelOption } from "../api-flags.js";
-import { printJson, progress, progressDone } from "../output.js";
+import { printJsonFailed, printJsonOk, progress, progressDone } from "../output.js";
 
 interface JudgeFlags {
   level?: InstructionLevel;
@@ -127,7 +127,7 @@ async function runJudgeCommand(runDir: string, flags: JudgeFlags): Promise<numbe
   progressDone();
   for (const p of outcome.dryRun ? outcome.problems : outcome.summary.problems) process.stderr.write(`lmr: warning: ${formatProblem(p)}\n`);
   if (outcome.dryRun) {
-    if (flags.json) printJson({ dry_run: true, judge_model: flags.model, base_url: redactUrl(baseUrl), votes, samples: outcome.samples });
+    if (flags.json) printJsonOk("judge", { dry_run: true, judge_model: flags.model, base_url: redactUrl(baseUrl), votes, samples: outcome.samples });
     else {
       for (const s of outcome.samples) {
         process.stdout.write(`===== ${s.task_id}#${s.sample} (${s.model}): ${s.prompt_tokens} prompt tokens; ${s.cached_votes}/${votes} votes cached\n`);
@@ -138,8 +138,10 @@ async function runJudgeCommand(runDir: string, flags: JudgeFlags): Promise<numbe
     return EXIT.ok;
   }
   const s = outcome.summary;
-  if (flags.json) printJson(s);
-  else process.stdout.write(describe(s));
+  if (flags.json) {
+    if (s.complete) printJsonOk("judge", s);
+    else printJsonFailed("judge", new LmrError({ code: "judge/incomplete", message: "some samples got no vote with a class", hint: "run the same command again to ask for them" }), s);
+  } else process.stdout.write(describe(s));
   for (const r of s.samples) if (r.status === "infra") process.stderr.write(`lmr: ${r.task_id}#${r.sample} (${r.model}): no vote got a class; see its ${JUDGE_FILE}, rerun to ask again\n`);
   return s.complete ? EXIT.ok : EXIT.infra;
 }

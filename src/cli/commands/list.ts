@@ -8,7 +8,7 @@ import { describeTask, renderTaskLines, renderTaskTable, type TaskRow } from "..
 import { TASK_SET_CHOICES, isInSet, type TaskSetChoice } from "../../run-folder/index.js";
 import { readVerification } from "../../verify/verify-task.js";
 import { action } from "../action.js";
-import { printJson } from "../output.js";
+import { printJsonFailed, printJsonOk } from "../output.js";
 
 interface ListFlags {
   tasksDir: string;
@@ -49,7 +49,7 @@ Examples:
 async function runList(flags: ListFlags): Promise<number> {
   const format = flags.json ? "json" : flags.format;
   if (!["text", "md", "json"].includes(format)) {
-    throw new LmrError({ code: "usage/bad-format", kind: "usage", message: `--format must be text, md or json, got '${format}'` });
+    throw new LmrError({ code: "usage/bad-format", message: `--format must be text, md or json, got '${format}'` });
   }
   const rows: TaskRow[] = [];
   for (const dir of await findTaskDirs(flags.tasksDir)) {
@@ -61,13 +61,16 @@ async function runList(flags: ListFlags): Promise<number> {
   if (flags.check) {
     const current = await readFile(flags.check, "utf8").catch(() => "");
     if (current !== text) {
-      process.stderr.write(`lmr: ${flags.check} is out of date (hint: run lmr list --format ${format}${flags.set === "all" ? "" : ` --set ${flags.set}`} --write ${flags.check})\n`);
+      const err = new LmrError({ code: "list/out-of-date", file: flags.check, message: "is out of date", hint: `run lmr list --format ${format}${flags.set === "all" ? "" : ` --set ${flags.set}`} --write ${flags.check}` });
+      if (flags.json) printJsonFailed("list", err, rows);
+      process.stderr.write(`lmr: ${flags.check} is out of date (hint: ${err.hint})\n`);
       return EXIT.check;
     }
+    if (flags.json) printJsonOk("list", rows);
     return EXIT.ok;
   }
   if (flags.write) await writeFileAtomic(flags.write, text);
-  else if (format === "json") printJson(rows);
+  else if (format === "json") printJsonOk("list", rows);
   else process.stdout.write(text);
   return EXIT.ok;
 }

@@ -10,7 +10,8 @@ import { finishTypeCheck, formatTypeProblem, openTypeCheck } from "../../mask/ts
 import { createTsTypeOracle } from "../../mask/ts/types.js";
 import type { MaskSpec, Masker, SymbolInfo } from "../../mask/types.js";
 import { action } from "../action.js";
-import { printJson } from "../output.js";
+import { usage } from "../api-flags.js";
+import { printJsonFailed, printJsonOk } from "../output.js";
 
 interface MaskOptions {
   symbol: string[];
@@ -36,7 +37,7 @@ export function registerMask(program: Command): void {
     .option("--region <START:END>", "mode region: first and last line to mask, 1-based and inclusive; a side that is not a number is an anchor (text of the line)")
     .option("-o, --out <PATH>", "write the masked source here (atomically) instead of printing it")
     .option("--list", "list the file's functions, methods and classes instead of masking")
-    .option("--json", "print JSON: {file, ok, targets} (the source is written only with --out)")
+    .option("--json", "print JSON: {file, targets} as the envelope's data (the source is written only with --out)")
     .option("--no-compile-check", "do not compile() a Python result (LMR_PYTHON or python3), nor type-check a TS/JS one against the nearest tsconfig.json")
     .addHelpText(
       "after",
@@ -72,7 +73,7 @@ async function runMask(file: string, opts: MaskOptions): Promise<number> {
   const masker = maskerFor(file);
   const source = await readSource(file);
   if (opts.list) return printSymbols(file, await masker.listSymbols(source), opts.json === true);
-  if (opts.symbol.length === 0) throw usage("give --symbol NAME (repeatable), or --list to see the file's symbols");
+  if (opts.symbol.length === 0) throw usage("--symbol", "give --symbol NAME (repeatable), or --list to see the file's symbols", MASK_HELP);
   const specs = await buildSpecs(masker, source, opts);
   // TS/JS with a tsconfig above: the project is loaded once, for the stubs' types and then the check
   const project = opts.compileCheck && masker instanceof TsMasker ? await openTypeCheck(file) : undefined;
@@ -86,7 +87,7 @@ async function runMask(file: string, opts: MaskOptions): Promise<number> {
     const typed = project && finishTypeCheck(project, result.source);
     if (typed && typed.added.length > 0) {
       const message = `the masked source adds ${typed.added.length} type error(s) under ${typed.tsconfig}: ${typed.added.slice(0, 3).map(formatTypeProblem).join("; ")}`;
-      if (opts.json) printJson({ file, ok: false, targets, error: { code: "mask/type-errors", message, added: typed.added } });
+      if (opts.json) printJsonFailed("mask", new LmrError({ code: "mask/type-errors", file, message }), { file, targets, added: typed.added });
       else process.stderr.write(`lmr: ${file}: ${message}\n`);
       return EXIT.check;
     }
@@ -94,13 +95,13 @@ async function runMask(file: string, opts: MaskOptions): Promise<number> {
     const [outcome] = await checkCompiles([{ name: file, source: result.source }]);
     if (outcome && !outcome.ok) {
       const message = `the masked source does not compile: ${formatCompileError(outcome)}`;
-      if (opts.json) printJson({ file, ok: false, targets, error: { code: "mask/compile-failed", message, ...outcome.error } });
+      if (opts.json) printJsonFailed("mask", new LmrError({ code: "mask/compile-failed", file, message }), { file, targets, compile_error: outcome.error });
       else process.stderr.write(`lmr: ${file}: ${message}\n`);
       return EXIT.check;
     }
   }
   if (opts.out) await writeFileAtomic(opts.out, result.source);
-  if (opts.json) printJson({ file, ok: true, targets, ...(opts.out ? { out: opts.out } : {}) });
+  if (opts.json) printJsonOk("mask", { file, targets, ...(opts.out ? { out: opts.out } : {}) });
   else if (!opts.out) process.stdout.write(result.source);
   else process.stderr.write(`masked ${targets.map((t) => t.symbol).join(", ")} → ${opts.out}\n`);
   return EXIT.ok;
@@ -112,20 +113,20 @@ async function readSource(file: string): Promise<string> {
     bytes = await readFile(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new LmrError({ code: "mask/read-failed", kind: "input", file, message: code === "ENOENT" ? "no such file" : `cannot read: ${String(err)}`, hint: "check the path" });
+    throw new LmrError({ code: "mask/read-failed", file, message: code === "ENOENT" ? "no such file" : `cannot read: ${String(err)}`, hint: "check the path" });
   }
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
-    throw new LmrError({ code: "mask/not-utf8", kind: "input", file, message: "the file is not valid UTF-8", hint: "convert it to UTF-8 first" });
+    throw new LmrError({ code: "mask/not-utf8", file, message: "the file is not valid UTF-8", hint: "convert it to UTF-8 first" });
   }
 }
 
 async function buildSpecs(masker: Masker, source: string, opts: MaskOptions): Promise<MaskSpec[]> {
-  if (opts.mode !== undefined && !MODES.includes(opts.mode as MaskMode)) throw usage(`unknown --mode "${opts.mode}"; use body, region or class`);
-  if (opts.line !== undefined && opts.symbol.length > 1) throw usage("--line applies to one symbol; mask the others in a separate call");
-  if (opts.region !== undefined && opts.symbol.length > 1) throw usage("--region applies to one symbol");
-  if (opts.region !== undefined && opts.mode !== undefined && opts.mode !== "region") throw usage(`--region needs --mode region, not ${opts.mode}`);
+  if (opts.mode !== undefined && !MODES.includes(opts.mode as MaskMode)) throw usage("--mode", `unknown --mode "${opts.mode}"; use body, region or class`, MASK_HELP);
+  if (opts.line !== undefined && opts.symbol.length > 1) throw usage("--line", "--line applies to one symbol; mask the others in a separate call", MASK_HELP);
+  if (opts.region !== undefined && opts.symbol.length > 1) throw usage("--region", "--region applies to one symbol", MASK_HELP);
+  if (opts.region !== undefined && opts.mode !== undefined && opts.mode !== "region") throw usage("--region", `--region needs --mode region, not ${opts.mode}`, MASK_HELP);
   const line = opts.line === undefined ? undefined : parsePositive(opts.line, "--line");
   const region = opts.region === undefined ? undefined : parseRegion(opts.region);
   const kinds = opts.mode === undefined && region === undefined ? await masker.listSymbols(source) : [];
@@ -140,24 +141,22 @@ async function buildSpecs(masker: Masker, source: string, opts: MaskOptions): Pr
 
 function parseRegion(text: string): { start: LineRef; end: LineRef } {
   const parts = text.split(":");
-  if (parts.length !== 2 || parts[0] === "" || parts[1] === "") throw usage(`--region "${text}" is not START:END (e.g. 12:20)`);
+  if (parts.length !== 2 || parts[0] === "" || parts[1] === "") throw usage("--region", `--region "${text}" is not START:END (e.g. 12:20)`, MASK_HELP);
   const ref = (p: string): LineRef => (/^\d+$/.test(p) ? { line: parsePositive(p, "--region") } : { anchor: p });
   return { start: ref(parts[0]!), end: ref(parts[1]!) };
 }
 
 function parsePositive(text: string, flag: string): number {
   const n = Number(text);
-  if (!/^\d+$/.test(text) || n < 1) throw usage(`${flag} must be a positive line number, got "${text}"`);
+  if (!/^\d+$/.test(text) || n < 1) throw usage(flag, `${flag} must be a positive line number, got "${text}"`, MASK_HELP);
   return n;
 }
 
-function usage(message: string): LmrError {
-  return new LmrError({ code: "mask/usage", kind: "usage", message, hint: "run `lmr mask --help`" });
-}
+const MASK_HELP = "run `lmr mask --help`";
 
 function printSymbols(file: string, symbols: SymbolInfo[], json: boolean): number {
   if (json) {
-    printJson({ file, ok: true, symbols });
+    printJsonOk("mask", { file, symbols });
     return EXIT.ok;
   }
   const rows = symbols.map((s) => [String(s.line), s.kind, s.name, s.signature.replace(/\s*\r?\n\s*/g, " ")]);

@@ -5,7 +5,7 @@ import { createTask, DEFAULT_TASKS_DIR } from "../../new/create-task.js";
 import { formatNextSteps, walkNextSteps } from "../../new/next.js";
 import type { NewFlags } from "../../new/types.js";
 import { action } from "../action.js";
-import { printJson, printProblems } from "../output.js";
+import { printJsonFailed, printJsonOk, printProblems } from "../output.js";
 
 interface NewCliFlags extends NewFlags {
   json?: boolean;
@@ -79,11 +79,13 @@ async function runNew(flags: NewCliFlags): Promise<number> {
   const note = (line: string): void => void process.stderr.write(`lmr: ${line}\n`);
   const result = await createTask(flags, { cwd: process.cwd(), ...(ask ? { ask } : {}), ...(flags.json ? {} : { note }) }).catch((err: unknown) => {
     // Ctrl+C at a prompt: nothing was written (the task folder appears only at the end)
-    if (err instanceof Error && err.name === "ExitPromptError") throw new LmrError({ code: "new/cancelled", kind: "usage", message: "cancelled; nothing was written" });
+    if (err instanceof Error && err.name === "ExitPromptError") throw new LmrError({ code: "new/cancelled", message: "cancelled; nothing was written" });
     throw err;
   });
   if (flags.json) {
-    printJson({ ok: result.problems.length === 0, task_dir: result.taskDir, files: result.files, manifest: result.manifest, problems: result.problems, next: result.next });
+    const data = { task_dir: result.taskDir, files: result.files, manifest: result.manifest, problems: result.problems, next: result.next };
+    if (result.problems.length === 0) printJsonOk("new", data);
+    else printJsonFailed("new", new LmrError({ code: "new/not-valid-yet", file: result.taskDir, message: `the new task does not validate yet: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`, hint: "see data.problems and data.next: the steps that fill in what is missing" }), data);
     return result.problems.length === 0 ? EXIT.ok : EXIT.check;
   }
   if (result.problems.length > 0) {

@@ -6,7 +6,7 @@ import { fetchTaskPaper, type FetchResult } from "../../paper/fetch.js";
 import { arxivBaseFrom, formatBytes } from "../../paper/pin.js";
 import { papersDirFrom } from "../../paper/resolve.js";
 import { action } from "../action.js";
-import { printJson } from "../output.js";
+import { printJsonFailed, printJsonOk } from "../output.js";
 
 interface FetchFlags {
   tasksDir: string;
@@ -54,12 +54,12 @@ Examples:
 async function runFetch(taskDirs: string[], flags: FetchFlags): Promise<number> {
   const dirs = taskDirs.length > 0 ? taskDirs : await findTaskDirs(flags.tasksDir);
   if (dirs.length === 0) {
-    throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks" });
+    throw new LmrError({ code: "usage/no-tasks", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks" });
   }
   const papersDir = papersDirFrom(flags.papers);
   const arxivBase = arxivBaseFrom(flags.arxivBase);
   if (!/^https?:\/\//.test(arxivBase)) {
-    throw new LmrError({ code: "paper-bad-arxiv-base", kind: "usage", message: `--arxiv-base must be an http(s) URL, got '${arxivBase}'`, hint: "e.g. --arxiv-base https://export.arxiv.org/pdf/" });
+    throw new LmrError({ code: "paper/bad-arxiv-base", message: `--arxiv-base must be an http(s) URL, got '${arxivBase}'`, hint: "e.g. --arxiv-base https://export.arxiv.org/pdf/" });
   }
   const results: FetchResult[] = [];
   const failures: LmrError[] = [];
@@ -80,7 +80,10 @@ async function runFetch(taskDirs: string[], flags: FetchFlags): Promise<number> 
   }
   if (flags.json) {
     const problems: Problem[] = failures.map((e) => ({ file: e.file, pointer: e.pointer, message: e.message, hint: e.hint }));
-    printJson({ ok: failures.length === 0, papers: results, problems });
+    // the envelope's error is the failure that decided the exit code; every failure is in data.problems
+    const worst = failures.find((e) => exitCodeFor(e) === code);
+    if (worst) printJsonFailed("paper fetch", worst, { papers: results, problems });
+    else printJsonOk("paper fetch", { papers: results, problems });
   }
   return code;
 }

@@ -5,7 +5,7 @@ import { extractPaper, readPaperPages } from "../../paper/extract.js";
 import { findInPaper, formatFinding } from "../../paper/find.js";
 import { toMarkdown } from "../../paper/markdown.js";
 import { action } from "../action.js";
-import { printJson } from "../output.js";
+import { printArtifact, printJsonFailed, printJsonOk } from "../output.js";
 import { registerPaperFetch } from "./paper-fetch.js";
 
 interface ExtractOptions {
@@ -80,7 +80,7 @@ async function runExtract(pdf: string, opts: ExtractOptions): Promise<number> {
   const count = Object.keys(paper.pages).length;
   if (opts.out !== undefined) await write(opts.out, () => writeJsonAtomic(opts.out!, paper.pages));
   if (opts.md !== undefined) await write(opts.md, () => writeFileAtomic(opts.md!, toMarkdown(paper.pages)));
-  if (opts.out === undefined) printJson(paper.pages);
+  if (opts.out === undefined) printArtifact(paper.pages);
   const written = [opts.out, opts.md].filter((f): f is string => f !== undefined);
   if (written.length > 0) process.stderr.write(`lmr: ${pdf}: ${count} page${count === 1 ? "" : "s"} → ${written.join(", ")}\n`);
   return EXIT.ok;
@@ -88,11 +88,12 @@ async function runExtract(pdf: string, opts: ExtractOptions): Promise<number> {
 
 async function runFind(paperPath: string, terms: string[], opts: FindOptions): Promise<number> {
   const blank = terms.findIndex((t) => t.trim() === "");
-  if (blank >= 0) throw new LmrError({ code: "paper-term-blank", kind: "usage", message: `term ${blank + 1} is blank`, hint: "give words to search for" });
+  if (blank >= 0) throw new LmrError({ code: "paper/term-blank", message: `term ${blank + 1} is blank`, hint: "give words to search for" });
   const { pages } = await readPaperPages(paperPath);
   const findings = findInPaper(pages, terms);
   const missing = terms.filter((t) => !findings.some((f) => f.term === t));
-  if (opts.json) printJson(findings);
+  if (opts.json && missing.length > 0) printJsonFailed("paper find", new LmrError({ code: "paper/term-not-found", file: paperPath, message: `not found: ${missing.map((t) => JSON.stringify(t)).join(", ")}`, hint: "try another spelling, or a shorter term" }), findings);
+  else if (opts.json) printJsonOk("paper find", findings);
   else for (const f of findings) process.stdout.write(`${formatFinding(f)}\n`);
   for (const t of missing) process.stderr.write(`lmr: ${paperPath}: "${t}" not found\n`);
   return missing.length > 0 ? EXIT.check : EXIT.ok;
@@ -102,6 +103,6 @@ async function write(file: string, run: () => Promise<void>): Promise<void> {
   try {
     await run();
   } catch (err) {
-    throw new LmrError({ code: "paper-write-failed", kind: "infra", file, message: `cannot write it (${(err as Error).message})`, hint: "choose a writable path", cause: err });
+    throw new LmrError({ code: "paper/write-failed", file, message: `cannot write it (${(err as Error).message})`, hint: "choose a writable path", cause: err });
   }
 }

@@ -9,7 +9,8 @@ import { extractFunction } from "../../prepare/extract-function.js";
 import { convertNotebook } from "../../prepare/notebook.js";
 import { suggestSignature } from "../../prepare/suggest.js";
 import { action } from "../action.js";
-import { printJson } from "../output.js";
+import { usage } from "../api-flags.js";
+import { printJsonOk } from "../output.js";
 
 interface ExtractOptions {
   within?: string;
@@ -95,7 +96,7 @@ Examples:
 }
 
 async function runExtract(file: string, opts: ExtractOptions): Promise<number> {
-  if (!opts.suggest && opts.name === undefined) throw usage("--name is required (or pass --suggest to only propose a signature)");
+  if (!opts.suggest && opts.name === undefined) throw usage("--name", "--name is required (or pass --suggest to only propose a signature)", PREPARE_HELP);
   const source = await readInput(file);
   const start = parseRef(opts.start, opts.startOccurrence, "--start");
   const end = parseRef(opts.end, opts.endOccurrence, "--end");
@@ -113,7 +114,7 @@ async function runExtract(file: string, opts: ExtractOptions): Promise<number> {
   if (opts.suggest) {
     const step: ExtractFunctionStep = { kind: "extract-function", file: toPosix(relative(resolve(opts.root ?? "."), resolve(file))), ...spec };
     const onImport = sig.runs_on_import ? { runs_on_import: sig.runs_on_import } : {};
-    if (opts.json) printJson({ ok: true, params, returns, start_line: result.start_line, end_line: result.end_line, ...onImport, step });
+    if (opts.json) printJsonOk("prepare extract", { params, returns, start_line: result.start_line, end_line: result.end_line, ...onImport, step });
     else {
       const guard = sig.runs_on_import
         ? `import:  runs lines ${sig.runs_on_import.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ")}${mainGuard ? " (main_guard puts them under `if __name__ == \"__main__\":`)" : " (main_guard off)"}\n`
@@ -125,8 +126,8 @@ async function runExtract(file: string, opts: ExtractOptions): Promise<number> {
   if (!given) process.stderr.write(`lmr: using the suggested signature: ${result.call} (pass --param/--return to choose)\n`);
   if (opts.mainGuard === undefined && mainGuard) process.stderr.write(`lmr: importing ${file} runs top-level code: main_guard is on (pass --no-main-guard to leave it)\n`);
   if (opts.out) await writeFileAtomic(opts.out, result.source);
-  const summary = { ok: true, file, out: opts.out ?? null, start_line: result.start_line, end_line: result.end_line, def_line: result.def_line, call: result.call, params, returns, ...(result.guarded ? { main_guard: true, guarded: result.guarded } : {}) };
-  if (opts.json) printJson(opts.out ? summary : { ...summary, source: result.source });
+  const summary = { file, out: opts.out ?? null, start_line: result.start_line, end_line: result.end_line, def_line: result.def_line, call: result.call, params, returns, ...(result.guarded ? { main_guard: true, guarded: result.guarded } : {}) };
+  if (opts.json) printJsonOk("prepare extract", opts.out ? summary : { ...summary, source: result.source });
   else if (opts.out) process.stdout.write(`extracted lines ${result.start_line}-${result.end_line} into ${name} (line ${result.def_line} of ${opts.out}): ${result.call}\n`);
   else process.stdout.write(result.source);
   return EXIT.ok;
@@ -137,8 +138,8 @@ async function runNotebook(notebook: string, opts: NotebookOptions): Promise<num
   const cells = opts.cells === undefined ? undefined : parseCells(opts.cells);
   const mod = await located(notebook, () => convertNotebook(json, toPosix(notebook), cells));
   if (opts.out) await writeFileAtomic(opts.out, mod.source);
-  const summary = { ok: true, notebook, out: opts.out ?? null, cells: mod.cells, dropped_lines: mod.dropped_lines, dropped_cells: mod.dropped_cells };
-  if (opts.json) printJson(opts.out ? summary : { ...summary, source: mod.source });
+  const summary = { notebook, out: opts.out ?? null, cells: mod.cells, dropped_lines: mod.dropped_lines, dropped_cells: mod.dropped_cells };
+  if (opts.json) printJsonOk("prepare notebook", opts.out ? summary : { ...summary, source: mod.source });
   else if (opts.out) process.stdout.write(`wrote ${opts.out}: code cells ${mod.cells.join(", ")}, ${mod.dropped_lines} IPython line(s) and ${mod.dropped_cells.length} cell(s) dropped\n`);
   else process.stdout.write(mod.source);
   return EXIT.ok;
@@ -146,20 +147,20 @@ async function runNotebook(notebook: string, opts: NotebookOptions): Promise<num
 
 function parseRef(text: string, occurrence: string | undefined, flag: string): LineRef {
   if (/^\d+$/.test(text)) {
-    if (occurrence !== undefined) throw usage(`${flag}-occurrence only applies to an anchor, not the line number ${text}`);
+    if (occurrence !== undefined) throw usage(`${flag}-occurrence`, `${flag}-occurrence only applies to an anchor, not the line number ${text}`, PREPARE_HELP);
     const line = Number(text);
-    if (line < 1) throw usage(`${flag} ${text}: lines are 1-based`);
+    if (line < 1) throw usage(flag, `${flag} ${text}: lines are 1-based`, PREPARE_HELP);
     return { line };
   }
-  if (text === "") throw usage(`${flag} is empty`);
+  if (text === "") throw usage(flag, `${flag} is empty`, PREPARE_HELP);
   if (occurrence === undefined) return { anchor: text };
-  if (!/^[1-9]\d*$/.test(occurrence)) throw usage(`${flag}-occurrence must be a positive integer, got '${occurrence}'`);
+  if (!/^[1-9]\d*$/.test(occurrence)) throw usage(`${flag}-occurrence`, `${flag}-occurrence must be a positive integer, got '${occurrence}'`, PREPARE_HELP);
   return { anchor: text, occurrence: Number(occurrence) };
 }
 
 function parseCells(text: string): number[] {
   const parts = text.split(",").map((s) => s.trim());
-  if (parts.some((p) => !/^\d+$/.test(p))) throw usage(`--cells '${text}': give 0-based code-cell indices separated by commas, e.g. 0,2,3`);
+  if (parts.some((p) => !/^\d+$/.test(p))) throw usage("--cells", `--cells '${text}': give 0-based code-cell indices separated by commas, e.g. 0,2,3`, PREPARE_HELP);
   return parts.map(Number);
 }
 
@@ -171,7 +172,7 @@ async function readInput(path: string): Promise<string> {
   try {
     return await readFile(path, "utf8");
   } catch (err) {
-    throw new LmrError({ code: "file-unreadable", message: `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, file: path, hint: "check the path" });
+    throw new LmrError({ code: "prepare/file-unreadable", message: `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, file: path, hint: "check the path" });
   }
 }
 
@@ -180,11 +181,9 @@ async function located<T>(file: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
-    if (err instanceof LmrError) throw new LmrError({ code: err.code, kind: err.kind, message: err.message, file, hint: err.hint, cause: err });
+    if (err instanceof LmrError) throw new LmrError({ code: err.code, message: err.message, file, hint: err.hint, cause: err });
     throw err;
   }
 }
 
-function usage(message: string): LmrError {
-  return new LmrError({ code: "usage", kind: "usage", message, hint: "see lmr prepare --help" });
-}
+const PREPARE_HELP = "see lmr prepare --help";

@@ -1,8 +1,8 @@
-import { EXIT, formatProblem } from "../../core/errors.js";
+import { EXIT, formatProblem, LmrError } from "../../core/errors.js";
 import { displayPath } from "../../manifest/read.js";
 import { checkFixtures, type FixtureCheckOptions, type FixtureCheckResult } from "../../record/fixtures-check.js";
 import { loadTaskForRecording } from "../../record/load.js";
-import { paint, printJson, progress, progressDone } from "../output.js";
+import { paint, printJsonFailed, printJsonOk, progress, progressDone } from "../output.js";
 
 /**
  * `lmr record --check TASK_DIR…`: checkFixtures on each task, one after the other (each
@@ -21,7 +21,16 @@ export async function runRecordCheck(taskDirs: string[], opts: FixtureCheckOptio
     if (!opts.json) printResult(displayPath(task.dir), result);
   }
   const code = Math.max(EXIT.ok, ...results.map((r) => (r.status === "failed" ? EXIT.input : r.status === "different" ? EXIT.check : EXIT.ok)));
-  if (opts.json) printJson({ ok: code === EXIT.ok, results });
+  if (opts.json) {
+    const failed = results.filter((r) => r.status === "failed");
+    const different = results.filter((r) => r.status === "different");
+    if (failed.length > 0) {
+      const e = failed[0]!.error!;
+      printJsonFailed("record", new LmrError({ code: "record/check-failed", message: `${failed.length} task${failed.length === 1 ? "" : "s"} could not regenerate ${failed.length === 1 ? "its" : "their"} fixtures; ${failed[0]!.task_id}: ${e.code}: ${e.message}`, ...(e.file ? { file: e.file } : {}), ...(e.pointer ? { pointer: e.pointer } : {}), ...(e.hint ? { hint: e.hint } : {}) }), { results });
+    } else if (different.length > 0) {
+      printJsonFailed("record", new LmrError({ code: "record/fixtures-differ", message: `the regenerated fixtures of ${different.map((r) => r.task_id).join(", ")} differ from the committed ones`, hint: "see data.results[].differences; re-record with lmr record if the change is meant" }), { results });
+    } else printJsonOk("record", { results });
+  }
   return code;
 }
 

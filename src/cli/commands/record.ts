@@ -6,7 +6,7 @@ import { DEFAULT_MAX_CALLS, DEFAULT_RECORD_TIMEOUT_S, recordCalls, type DriverSp
 import { loadTaskForRecording } from "../../record/load.js";
 import { formatLowPrecisionWarning } from "../../record/low-precision.js";
 import { action } from "../action.js";
-import { paint, printJson, progress, progressDone } from "../output.js";
+import { paint, printJsonOk, progress, progressDone } from "../output.js";
 import { runRecordCheck } from "./record-check.js";
 import { parseSandboxChoice } from "../../runner/backends.js";
 
@@ -89,7 +89,7 @@ function wholeNumber(value: string | undefined, flag: string, min: number): numb
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isInteger(n) || n < min) {
-    throw new LmrError({ code: "usage/bad-number", kind: "usage", message: `${flag} must be a whole number >= ${min}, got '${value}'`, hint: `e.g. ${flag} 10` });
+    throw new LmrError({ code: "usage/bad-number", message: `${flag} must be a whole number >= ${min}, got '${value}'`, hint: `e.g. ${flag} 10` });
   }
   return n;
 }
@@ -101,17 +101,17 @@ async function runRecord(taskDirs: string[], flags: RecordFlags): Promise<number
   if (flags.check) {
     for (const [flag, given] of [["--driver", flags.driver], ["--driver-file", flags.driverFile], ["--max-calls", flags.maxCalls], ["--seed", flags.seed]] as const) {
       if (given !== undefined) {
-        throw new LmrError({ code: "usage/check-flag", kind: "usage", message: `--check regenerates fixtures as task.json says; ${flag} does not apply`, hint: "set record.driver (and record.max_calls) in task.json; the seed comes from the committed calls.json" });
+        throw new LmrError({ code: "usage/check-flag", message: `--check regenerates fixtures as task.json says; ${flag} does not apply`, hint: "set record.driver (and record.max_calls) in task.json; the seed comes from the committed calls.json" });
       }
     }
     return runRecordCheck(taskDirs, { sandbox, ...(timeoutS !== undefined ? { timeoutS } : {}), ...(flags.python ? { python: flags.python } : {}), ...(flags.mirror ? { mirror: flags.mirror } : {}), json: flags.json === true });
   }
   if (taskDirs.length !== 1) {
-    throw new LmrError({ code: "usage/one-task", kind: "usage", message: `lmr record records one task at a time, got ${taskDirs.length}`, hint: "pass one TASK_DIR, or --check to compare several" });
+    throw new LmrError({ code: "usage/one-task", message: `lmr record records one task at a time, got ${taskDirs.length}`, hint: "pass one TASK_DIR, or --check to compare several" });
   }
   const taskDir = taskDirs[0]!;
   if (flags.driver !== undefined && flags.driverFile !== undefined) {
-    throw new LmrError({ code: "usage/driver-twice", kind: "usage", message: "pass --driver or --driver-file, not both", hint: "use --driver-file for anything longer than a line" });
+    throw new LmrError({ code: "usage/driver-twice", message: "pass --driver or --driver-file, not both", hint: "use --driver-file for anything longer than a line" });
   }
   const driver: DriverSpec | undefined = flags.driver !== undefined ? { code: flags.driver } : flags.driverFile !== undefined ? { file: flags.driverFile } : undefined;
   const maxCalls = wholeNumber(flags.maxCalls, "--max-calls", 1);
@@ -128,7 +128,7 @@ async function runRecord(taskDirs: string[], flags: RecordFlags): Promise<number
     sandbox,
   }).finally(progressDone);
   if (flags.json) {
-    printJson({ ok: true, ...result });
+    printJsonOk("record", result);
     return EXIT.ok;
   }
   const where = displayPath(task.dir);

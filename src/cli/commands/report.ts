@@ -10,7 +10,7 @@ import { buildSummary, summarizeRun, writeSummary } from "../../report/summarize
 import { REPORT_FORMATS, type ReportFormat, type SummaryProblem } from "../../report/types.js";
 import { SUMMARY_FILE, TASK_SET_CHOICES, type TaskSetChoice } from "../../run-folder/index.js";
 import { action, EXIT } from "../action.js";
-import { paint } from "../output.js";
+import { paint, printJsonOk } from "../output.js";
 
 const MAX_PROBLEMS_SHOWN = 20;
 
@@ -82,7 +82,7 @@ Examples:
           summary = buildSummary(merged, opts.set === "all" ? {} : { set: opts.set });
           // a merged summary is written nowhere, but what --format json prints is the schema's all the same
           const check = await validateSummary(summary);
-          if (!check.ok) throw new LmrError({ code: "report.summary-invalid", kind: "infra", message: `the merged summary does not match schema/summary.schema.json: ${check.problems.map((p) => `${p.pointer || "/"} ${p.message}`).join("; ")}`, hint: "this is a bug in lmr; please report it with the run folders" });
+          if (!check.ok) throw new LmrError({ code: "report/summary-invalid", message: `the merged summary does not match schema/summary.schema.json: ${check.problems.map((p) => `${p.pointer || "/"} ${p.message}`).join("; ")}`, hint: "this is a bug in lmr; please report it with the run folders" });
           dir = ""; // problems name their folder themselves
         } else {
           const whole = await writeSummary(dir);
@@ -91,13 +91,18 @@ Examples:
         printWarnings(dir, summary.problems);
         // the HTML page's sample panels show files of the sample folders (diff, logs) that the summary does not hold
         if (format === "html") merged ??= await loadRuns(runDirs);
+        // JSON on stdout is the envelope every --json prints; a JSON file (--out) is the summary itself
+        if (format === "json" && opts.out === undefined) {
+          printJsonOk("report", summary);
+          return EXIT.ok;
+        }
         const text = renderReport(summary, format, format === "html" && merged ? await loadSampleDetails(merged) : undefined);
         if (opts.out === undefined) {
           process.stdout.write(text);
         } else {
           const out = resolve(opts.out);
           await writeFileAtomic(out, text).catch((err: unknown) => {
-            throw new LmrError({ code: "report.write-failed", kind: "infra", message: `cannot write the report: ${(err as Error).message}`, file: out, hint: "choose a writable --out path", cause: err });
+            throw new LmrError({ code: "report/write-failed", message: `cannot write the report: ${(err as Error).message}`, file: out, hint: "choose a writable --out path", cause: err });
           });
           process.stderr.write(`lmr: wrote ${format} report to ${out}${dir ? ` (summary: ${join(dir, SUMMARY_FILE)})` : ""}\n`);
         }

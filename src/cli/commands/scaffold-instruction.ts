@@ -3,7 +3,7 @@ import { EXIT } from "../../core/errors.js";
 import { displayPath } from "../../manifest/read.js";
 import { scaffoldInstruction } from "../../scaffold/instruction.js";
 import { action } from "../action.js";
-import { printJson } from "../output.js";
+import { printJsonOk } from "../output.js";
 
 interface InstructionFlags {
   force?: boolean;
@@ -58,7 +58,7 @@ async function runInstruction(taskDir: string, flags: InstructionFlags): Promise
     ...(flags.template !== undefined ? { template: flags.template } : {}),
   });
   if (flags.json) {
-    printJson({ ok: true, ...r });
+    printJsonOk("scaffold instruction", r);
     return EXIT.ok;
   }
   const paper = r.passages === undefined ? "no paper text" : `${r.passages} paper passage${r.passages === 1 ? "" : "s"} cited`;

@@ -5,7 +5,7 @@ import { displayPath } from "../../manifest/read.js";
 import { scaffoldTests } from "../../scaffold/tests.js";
 import { registerScaffoldInstruction } from "./scaffold-instruction.js";
 import { action } from "../action.js";
-import { printJson } from "../output.js";
+import { printJsonOk } from "../output.js";
 
 /** `lmr scaffold <what>`: generators of task files a person then edits. Subcommands register here. */
 export function registerScaffold(program: Command): Command {
@@ -66,7 +66,7 @@ async function runScaffoldTests(taskDir: string, flags: TestsFlags): Promise<num
     ...(flags.target ? { targets: flags.target } : {}),
   });
   if (flags.json) {
-    printJson({ ok: true, ...result });
+    printJsonOk("scaffold tests", result);
     return EXIT.ok;
   }
   const where = displayPath(task.dir);

@@ -1,10 +1,10 @@
 import type { Command } from "commander";
-import { EXIT, formatProblem, isLmrError, type Problem } from "../../core/errors.js";
+import { EXIT, formatProblem, isLmrError, LmrError, type Problem } from "../../core/errors.js";
 import { changedTasksSince } from "../../source/changed-tasks.js";
 import { displayPath, findTaskDirs, resolveTaskDir } from "../../manifest/read.js";
 import { validateTasks } from "../../manifest/validate.js";
 import { action } from "../action.js";
-import { paint, printJson } from "../output.js";
+import { paint, printJsonFailed, printJsonOk } from "../output.js";
 
 interface ValidateOptions {
   tasksDir: string;
@@ -19,7 +19,7 @@ export function registerValidate(program: Command): void {
     .argument("[TASK_DIR...]", "task folders (or their task.json) to check; default: every task under --tasks-dir")
     .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
     .option("--changed-since <REF>", "only the tasks whose inputs changed between git revision REF and the working tree (the task folder, its local upstream); ids are still compared with every task")
-    .option("--json", "print {ok, tasks, problems[]} as JSON")
+    .option("--json", "print {tasks, problems[], giveaway} as JSON (the data of the --json envelope)")
     .addHelpText(
       "after",
       `
@@ -60,11 +60,13 @@ async function runValidate(taskDirs: string[], opts: ValidateOptions): Promise<n
     // Unreadable input still gets the --json shape, with the unreadable file as the problem.
     if (!opts.json || !isLmrError(err) || err.kind !== "input") throw err;
     const problem: Problem = { file: err.file, pointer: err.pointer, message: err.message, hint: err.hint };
-    printJson({ ok: false, tasks, problems: [normalizeProblem(problem)] });
+    printJsonFailed("validate", err, { tasks, problems: [normalizeProblem(problem)] });
     return EXIT.input;
   }
   if (opts.json) {
-    printJson({ ok: report.ok, tasks: report.tasks, problems: report.problems.map(normalizeProblem), giveaway: report.giveaway });
+    const data = { tasks: report.tasks, problems: report.problems.map(normalizeProblem), giveaway: report.giveaway };
+    if (report.ok) printJsonOk("validate", data);
+    else printJsonFailed("validate", new LmrError({ code: "validate/problems", message: `${plural(report.problems.length, "problem")} in ${plural(report.tasks, "task")}`, hint: "see data.problems" }), data);
   } else {
     for (const p of report.problems) process.stdout.write(`${formatProblem(p)}\n`);
     if (report.giveaway.length > 0) process.stdout.write(formatGiveaway(report.giveaway));

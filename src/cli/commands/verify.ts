@@ -1,24 +1,17 @@
 import type { Command } from "commander";
-import { sweepTrustedScratch } from "../../runner/trusted-scratch.js";
-import { EXIT, LmrError, formatProblem } from "../../core/errors.js";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { availableParallelism, tmpdir } from "node:os";
-import pLimit from "p-limit";
-import { dirname, join, resolve } from "node:path";
-import type { Problem } from "../../core/errors.js";
+import { availableParallelism } from "node:os";
+import { EXIT, LmrError } from "../../core/errors.js";
 import { changedTasksSince, type ChangedTasks } from "../../source/changed-tasks.js";
-import { findTaskDirs, loadTask } from "../../manifest/load.js";
-import { displayPath, readManifest, resolveTaskDir } from "../../manifest/read.js";
-import { validateTasks } from "../../manifest/validate.js";
+import { findTaskDirs } from "../../manifest/load.js";
+import { displayPath, resolveTaskDir } from "../../manifest/read.js";
 import { hostChoiceFor, parseSandboxChoice } from "../../runner/backends.js";
-import type { SandboxChoice } from "../../runner/types.js";
-import { STEP_NAMES, VERIFICATION_FILE, type MutantFateRow, type VerificationRecord } from "../../verify/record.js";
-import { checkFixturesStep } from "../../verify/fixtures-step.js";
+import { STEP_NAMES, type MutantFateRow, type VerificationRecord } from "../../verify/record.js";
 import { createRunSlots } from "../../verify/run-slots.js";
-import { SiblingReferences } from "../../verify/siblings.js";
-import { recordInvalidManifest, verifyTask, type KeptBundle, type VerifyEvent, type VerifyOptions } from "../../verify/verify-task.js";
+import type { VerifyEvent } from "../../verify/verify-task.js";
+import { verifyTasks, type VerifiedTask, type VerifyTasksOptions } from "../../verify/verify-tasks.js";
 import { action } from "../action.js";
-import { paint, printJson, progress, progressDone } from "../output.js";
+import { count } from "../api-flags.js";
+import { paint, printJsonFailed, printJsonOk, progress, progressDone } from "../output.js";
 
 interface VerifyFlags {
   tasksDir: string;
@@ -108,20 +101,11 @@ Examples:
     .action(action(runVerify));
 }
 
-function count(value: string | undefined, flag: string, min: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isInteger(n) || n < min) {
-    throw new LmrError({ code: "usage/bad-number", kind: "usage", message: `${flag} must be a whole number >= ${min}, got '${value}'`, hint: `e.g. ${flag} 3` });
-  }
-  return n;
-}
-
 /** --mutants: a count, or 'all' (every mutant the generator makes). */
 function mutantCount(value: string | undefined): number | "all" | undefined {
   if (value?.trim().toLowerCase() === "all") return "all";
   if (value !== undefined && !/^\s*\d+\s*$/.test(value)) {
-    throw new LmrError({ code: "usage/bad-number", kind: "usage", message: `--mutants must be a whole number >= 0 or 'all', got '${value}'`, hint: "e.g. --mutants 20, or --mutants all to list every mutant" });
+    throw new LmrError({ code: "usage/bad-number", message: `--mutants must be a whole number >= 0 or 'all', got '${value}'`, hint: "e.g. --mutants 20, or --mutants all to list every mutant" });
   }
   return count(value, "--mutants", 0);
 }
@@ -129,20 +113,14 @@ function mutantCount(value: string | undefined): number | "all" | undefined {
 function ratio(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const r = Number(value);
-  if (value.trim() === "" || !(r >= 0 && r <= 1)) throw new LmrError({ code: "usage/bad-ratio", kind: "usage", message: `--min-kill-ratio must be between 0 and 1, got '${value}'`, hint: "e.g. --min-kill-ratio 0.8" });
+  if (value.trim() === "" || !(r >= 0 && r <= 1)) throw new LmrError({ code: "usage/bad-ratio", message: `--min-kill-ratio must be between 0 and 1, got '${value}'`, hint: "e.g. --min-kill-ratio 0.8" });
   return r;
 }
 
-function sandboxChoice(value: string): SandboxChoice {
-  return parseSandboxChoice(value);
-}
-
 async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number> {
-  // what a verify or record killed with -9 left on the tmpfs
-  await sweepTrustedScratch();
   const given = taskDirs.length > 0 ? taskDirs : await findTaskDirs(flags.tasksDir);
   if (given.length === 0) {
-    throw new LmrError({ code: "no-tasks", kind: "usage", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders or --tasks-dir" });
+    throw new LmrError({ code: "usage/no-tasks", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders or --tasks-dir" });
   }
   const runs = count(flags.runs, "--runs", 1);
   const mutants = mutantCount(flags.mutants);
@@ -152,7 +130,7 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
   // and took 566 s; -j 4 / 3 tasks 78 % and 478 s; -j 6 / 4 tasks 468 s. Same outcomes in all three.
   const jobs = count(flags.jobs, "--jobs", 1) ?? Math.max(2, availableParallelism()) + 2;
   const tasksAtOnce = count(flags.tasksAtOnce, "--tasks-at-once", 1) ?? 3;
-  const opts: VerifyOptions = {
+  const opts: VerifyTasksOptions = {
     ...(runs !== undefined ? { runs } : {}),
     ...(mutants !== undefined ? { mutants } : {}),
     ...(minKillRatio !== undefined ? { minKillRatio } : {}),
@@ -161,7 +139,7 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
     slots: createRunSlots(jobs),
     ...(flags.mirror ? { mirror: flags.mirror } : {}),
     ...(flags.python ? { python: flags.python } : {}),
-    sandbox: await hostChoiceFor(sandboxChoice(flags.sandbox), flags.python),
+    sandbox: await hostChoiceFor(parseSandboxChoice(flags.sandbox), flags.python),
     // a draft is checked for its author: it always runs and never leaves a record
     force: (flags.force ?? false) || flags.draft === true,
     write: flags.write && flags.draft !== true,
@@ -170,6 +148,8 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
     keep: flags.keep ?? false,
     fastMutants: flags.fastMutants,
     forkServer: flags.forkServer,
+    tasksAtOnce,
+    datasetScan: flags.datasetScan,
   };
   let changed: ChangedTasks | undefined;
   let dirs = given;
@@ -178,18 +158,30 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
     dirs = changed.changed.map((c) => c.dir);
     if (!flags.json) process.stdout.write(describeChanged(changed));
     if (dirs.length === 0) {
-      if (flags.json) printJson({ ok: true, tasks: [], changed_since: changedJson(changed) });
+      if (flags.json) printJsonOk("verify", { tasks: [], changed_since: changedJson(changed) });
       return EXIT.ok;
     }
   }
-  const siblingWork = await mkdtemp(join(tmpdir(), "lmr-siblings-"));
-  if (flags.datasetScan) opts.siblings = new SiblingReferences(siblingWork, opts);
-  opts.checkFixtures = (task, bundle) => checkFixturesStep(task, opts, bundle);
-  try {
-    return await verifyAll(dirs, flags, opts, tasksAtOnce, changed);
-  } finally {
-    await rm(siblingWork, { recursive: true, force: true });
-  }
+  const board = new ProgressBoard(dirs.length);
+  const { tasks, problems } = await verifyTasks(dirs, {
+    ...opts,
+    onEvent: (e) => board.update(e),
+    onTaskDone: (id) => board.finish(id),
+    onResult: (r) => {
+      if (!flags.json) board.print(describeOne(r, opts));
+    },
+  }).finally(progressDone);
+  const records = tasks.map((t) => ({ ...t.record, unchanged: t.unchanged, ...(t.kept ? { kept: t.kept } : {}) }));
+  const failed = records.filter((r) => !r.ok);
+  // exit 3 only when every failure is the toolkit's (no interpreter, no sandbox): nothing was learned about the tasks
+  const infra = failed.length > 0 && failed.every((r) => r.failure?.kind === "infra");
+  if (flags.json) {
+    const data = { tasks: records, ...(problems.length > 0 ? { problems } : {}), ...(changed ? { changed_since: changedJson(changed) } : {}), ...(opts.draft ? { draft: true } : {}) };
+    if (failed.length === 0) printJsonOk("verify", data);
+    else printJsonFailed("verify", new LmrError({ code: infra ? "verify/infra" : "verify/failed", message: `${failed.length} of ${records.length} tasks failed verification: ${failed.map((r) => r.task_id).join(", ")}`, hint: "see data.tasks[].failure" }), data);
+  } else process.stdout.write(`${records.length - failed.length}/${records.length} tasks verified${opts.draft ? " as drafts (nothing written; run lmr verify without --draft once the instruction is finished)" : ""}\n`);
+  if (failed.length === 0) return EXIT.ok;
+  return infra ? EXIT.infra : EXIT.check;
 }
 
 /** What --changed-since chose, before the results. */
@@ -205,96 +197,17 @@ function changedJson(c: ChangedTasks): { ref: string; commit: string; changed: {
   return { ref: c.ref, commit: c.commit, changed: c.changed.map((t) => ({ task: displayPath(resolveTaskDir(t.dir)), reason: t.reason })), unchanged: c.unchanged.map((d) => displayPath(resolveTaskDir(d))) };
 }
 
-async function verifyAll(dirs: string[], flags: VerifyFlags, opts: VerifyOptions, tasksAtOnce: number, changed?: ChangedTasks): Promise<number> {
-  // Unreadable folders and malformed JSON stop here (exit 2); an invalid manifest is a failed check of that task.
-  // A draft leaves out the finished-instruction check; what that check would say is printed beside the results.
-  const report = await validateTasks(dirs, { finished: !opts.draft });
-  const draftNotes = new Map<string, string[]>();
-  if (opts.draft) {
-    const seen = new Set(report.problems.map((p) => formatProblem(p)));
-    for (const p of (await validateTasks(dirs)).problems) {
-      if (seen.has(formatProblem(p))) continue;
-      const dir = resolve(p.file ? dirname(p.file) : ".");
-      draftNotes.set(dir, [...(draftNotes.get(dir) ?? []), `  draft: not checked: ${formatProblem(p)}`]);
-    }
-  }
-  const problemsByDir = new Map<string, Problem[]>();
-  for (const p of report.problems) {
-    const dir = resolve(p.file ? dirname(p.file) : ".");
-    problemsByDir.set(dir, [...(problemsByDir.get(dir) ?? []), p]);
-  }
-  type Verified = { record: VerificationRecord; unchanged: boolean; rerunReason?: string; reproduced?: boolean; reproducedAt?: string; warnings?: string[]; kept?: KeptBundle };
-  const board = new ProgressBoard(dirs.length);
-  const verifyOne = async (dir: string): Promise<Verified> => {
-    const problems = problemsByDir.get(resolveTaskDir(dir));
-    let id: string | undefined;
-    try {
-      if (problems) {
-        const raw = await readManifest(dir);
-        return { record: await recordInvalidManifest(raw.dir, (raw.data as { id?: unknown } | null)?.id, problems, opts), unchanged: false };
-      }
-      const task = await loadTask(dir);
-      id = task.manifest.id;
-      return await verifyTask(task, { ...opts, onEvent: (e) => board.update(e) });
-    } finally {
-      board.finish(id);
-    }
-  };
-  const describeOne = (dir: string, result: Verified): string => {
-    const written = opts.write !== false && !problemsByDir.has(resolveTaskDir(dir));
-    let text = describe(result.record, result.unchanged, displayPath(resolveTaskDir(dir)), written, opts.draft === true) + "\n";
-    if (result.rerunReason) text += `  verified again: ${result.rerunReason}\n`;
-    if (result.reproduced) text += "  reproduced: this run matches every claim of the committed record, left as it is\n";
-    if (result.reproducedAt) text += `  reproduced on this machine at ${result.reproducedAt}\n`;
-    for (const w of result.warnings ?? []) text += `  ${paint("yellow", "warning")}: ${w}\n`;
-    for (const note of draftNotes.get(resolveTaskDir(dir)) ?? []) text += `${note}\n`;
-    if (opts.listMutants) text += mutantTable(result.record);
-    if (result.kept) text += `  kept: ${result.kept.bundle}\n  rerun the reference's tests by hand:\n    ${result.kept.command}\n`;
-    return text;
-  };
-  // tasks run side by side, results print in the order the tasks were given, each as soon as those before it are done
-  const limit = pLimit(Math.max(1, tasksAtOnce));
-  let stopping = false;
-  // longest first (by each task's last recorded time; a task without a record counts as long): the
-  // slowest task no longer starts last and leaves the other slots idle at the end
-  const expected = await Promise.all(dirs.map(async (dir) => (await lastVerificationSeconds(dir)) ?? Number.POSITIVE_INFINITY));
-  const pending: Promise<Verified>[] = new Array<Promise<Verified>>(dirs.length);
-  for (const i of [...dirs.keys()].sort((a, b) => expected[b]! - expected[a]! || a - b)) {
-    pending[i] = limit(() => (stopping ? Promise.reject(new Error("not verified: an earlier task stopped the run")) : verifyOne(dirs[i]!)));
-  }
-  // a later task's failure is reported when its turn comes, not as an unhandled rejection meanwhile
-  for (const p of pending) p.catch(() => undefined);
-  const records: (VerificationRecord & { unchanged: boolean; kept?: KeptBundle })[] = [];
-  try {
-    for (const [i, dir] of dirs.entries()) {
-      const result = await pending[i]!;
-      records.push({ ...result.record, unchanged: result.unchanged, ...(result.kept ? { kept: result.kept } : {}) });
-      if (!flags.json) board.print(describeOne(dir, result));
-    }
-  } catch (err) {
-    stopping = true;
-    throw err;
-  } finally {
-    // a task that threw stops the run: nothing new starts, the tasks in flight finish cleaning up
-    await Promise.allSettled(pending);
-    progressDone();
-  }
-  const failed = records.filter((r) => !r.ok);
-  if (flags.json) printJson({ ok: failed.length === 0, tasks: records, ...(report.problems.length > 0 ? { problems: report.problems } : {}), ...(changed ? { changed_since: changedJson(changed) } : {}), ...(opts.draft ? { draft: true } : {}) });
-  else process.stdout.write(`${records.length - failed.length}/${records.length} tasks verified${opts.draft ? " as drafts (nothing written; run lmr verify without --draft once the instruction is finished)" : ""}\n`);
-  if (failed.length === 0) return EXIT.ok;
-  // exit 3 only when every failure is the toolkit's (no interpreter, no sandbox): nothing was learned about the tasks
-  return failed.every((r) => r.failure?.kind === "infra") ? EXIT.infra : EXIT.check;
-}
-
-/** The total seconds of a task's last verification, where its record says. */
-async function lastVerificationSeconds(dir: string): Promise<number | undefined> {
-  try {
-    const r = JSON.parse(await readFile(join(resolveTaskDir(dir), VERIFICATION_FILE), "utf8")) as { timings?: { total_s?: unknown } };
-    return typeof r.timings?.total_s === "number" ? r.timings.total_s : undefined;
-  } catch {
-    return undefined;
-  }
+/** One task's result as the terminal shows it: the verdict line, then what to look at. */
+function describeOne(result: VerifiedTask, opts: VerifyTasksOptions): string {
+  let text = describe(result.record, result.unchanged, displayPath(resolveTaskDir(result.dir)), result.written, opts.draft === true) + "\n";
+  if (result.rerunReason) text += `  verified again: ${result.rerunReason}\n`;
+  if (result.reproduced) text += "  reproduced: this run matches every claim of the committed record, left as it is\n";
+  if (result.reproducedAt) text += `  reproduced on this machine at ${result.reproducedAt}\n`;
+  for (const w of result.warnings ?? []) text += `  ${paint("yellow", "warning")}: ${w}\n`;
+  for (const note of result.draftNotes) text += `  ${note}\n`;
+  if (opts.listMutants) text += mutantTable(result.record);
+  if (result.kept) text += `  kept: ${result.kept.bundle}\n  rerun the reference's tests by hand:\n    ${result.kept.command}\n`;
+  return text;
 }
 
 /**

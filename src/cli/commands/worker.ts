@@ -1,11 +1,12 @@
 import type { Command } from "commander";
 import { join } from "node:path";
-import { EXIT, LmrError } from "../../core/errors.js";
+import { EXIT } from "../../core/errors.js";
 import { parseQueueUrl } from "../../queue/connection.js";
 import { serveWorker } from "../../queue/serve-worker.js";
 import { defaultCacheDir } from "../../source/cache.js";
 import { action } from "../action.js";
-import { printJson } from "../output.js";
+import { int } from "../api-flags.js";
+import { printJsonOk } from "../output.js";
 
 interface WorkerFlags {
   queue: string;
@@ -66,12 +67,6 @@ Examples:
     .action(action(runWorkerCommand));
 }
 
-function count(value: string, flag: string, min: number): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) throw new LmrError({ code: "usage/bad-number", kind: "usage", pointer: flag, message: `${flag} must be a whole number >= ${min}, got '${value}'` });
-  return n;
-}
-
 async function runWorkerCommand(flags: WorkerFlags): Promise<number> {
   const connection = parseQueueUrl(flags.queue);
   let signals = 0;
@@ -89,12 +84,12 @@ async function runWorkerCommand(flags: WorkerFlags): Promise<number> {
     connection,
     tasksDir: flags.tasksDir,
     bundlesDir: flags.bundles ?? join(defaultCacheDir(), "bundles"),
-    concurrency: count(flags.concurrency, "--concurrency", 1),
-    requests: count(flags.requests, "--requests", 1),
-    agents: count(flags.agents, "--agents", 1),
-    lockS: count(flags.lockS, "--lock-s", 1),
+    concurrency: int(flags.concurrency, "--concurrency", 1),
+    requests: int(flags.requests, "--requests", 1),
+    agents: int(flags.agents, "--agents", 1),
+    lockS: int(flags.lockS, "--lock-s", 1),
     ...(flags.run ? { runId: flags.run } : {}),
-    ...(flags.idleExit !== undefined ? { idleExitS: count(flags.idleExit, "--idle-exit", 1) } : {}),
+    ...(flags.idleExit !== undefined ? { idleExitS: int(flags.idleExit, "--idle-exit", 1) } : {}),
     ...(flags.python ? { python: flags.python } : {}),
     ...(flags.mirror ? { mirror: flags.mirror } : {}),
     log: (line) => process.stderr.write(`${line}\n`),
@@ -102,7 +97,7 @@ async function runWorkerCommand(flags: WorkerFlags): Promise<number> {
   });
   process.off("SIGTERM", onSignal);
   process.off("SIGINT", onSignal);
-  if (flags.json) printJson({ worker: outcome.id, done: outcome.done, reason: outcome.reason });
+  if (flags.json) printJsonOk("worker", { worker: outcome.id, done: outcome.done, reason: outcome.reason });
   else process.stderr.write(`lmr worker ${outcome.id}: ${outcome.reason}, graded ${outcome.done} sample(s)\n`);
   return EXIT.ok;
 }

@@ -97,9 +97,8 @@ async function writeBridge(testsRoot: string, task: ResolvedTask): Promise<void>
   const m = task.manifest;
   if (await exists(join(testsRoot, "conftest.py"))) {
     throw new LmrError({
-      code: "EXPORT_CONFTEST_CLASH",
+      code: "export/conftest-clash",
       message: `${m.id}: the grader has a conftest.py at its top level, where the export's bridge conftest goes; move it into the tests' folder (e.g. tests/conftest.py) in task.json's tests.files`,
-      kind: "usage",
     });
   }
   for (const [name, content] of Object.entries(await readToolkitPython())) {

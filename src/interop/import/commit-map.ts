@@ -14,21 +14,21 @@ export async function readCommitMap(file: string): Promise<Record<string, RepoFa
   try {
     text = await readFile(file, "utf8");
   } catch (err) {
-    throw new LmrError({ code: "commit-map-unreadable", file, message: `cannot read the commit map (${(err as NodeJS.ErrnoException).code ?? String(err)})`, hint: "give a JSON file {\"<repo url>\": \"<sha>\"}" });
+    throw new LmrError({ code: "import/commit-map-unreadable", file, message: `cannot read the commit map (${(err as NodeJS.ErrnoException).code ?? String(err)})`, hint: "give a JSON file {\"<repo url>\": \"<sha>\"}" });
   }
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (err) {
-    throw new LmrError({ code: "commit-map-invalid", file, message: `not valid JSON (${(err as Error).message})`, hint: "write {\"https://github.com/owner/name\": \"<40-hex sha>\"}" });
+    throw new LmrError({ code: "import/commit-map-invalid", file, message: `not valid JSON (${(err as Error).message})`, hint: "write {\"https://github.com/owner/name\": \"<40-hex sha>\"}" });
   }
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
-    throw new LmrError({ code: "commit-map-invalid", file, message: "expected an object of repository URL → commit", hint: "write {\"https://github.com/owner/name\": \"<40-hex sha>\"}" });
+    throw new LmrError({ code: "import/commit-map-invalid", file, message: "expected an object of repository URL → commit", hint: "write {\"https://github.com/owner/name\": \"<40-hex sha>\"}" });
   }
   const out: Record<string, RepoFacts> = {};
   for (const [url, v] of Object.entries(data as Record<string, unknown>)) {
     const pointer = `/${url.replace(/~/g, "~0").replace(/\//g, "~1")}`;
-    const bad = (message: string, hint: string): LmrError => new LmrError({ code: "commit-map-invalid", file, pointer, message, hint });
+    const bad = (message: string, hint: string): LmrError => new LmrError({ code: "import/commit-map-invalid", file, pointer, message, hint });
     const facts = typeof v === "string" ? { commit: v } : typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
     if (!facts) throw bad(`value for ${url} is neither a commit nor an object`, "give \"<sha>\" or {\"commit\": \"<sha>\", ...}");
     const commit = facts.commit;

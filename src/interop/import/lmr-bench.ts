@@ -90,13 +90,13 @@ async function moveIntoPlace(staged: string, final: string, stage: string): Prom
 async function listPaperFolders(dir: string): Promise<{ abs: string; shown: string }[]> {
   const abs = resolve(dir);
   if (!(await isDir(abs))) {
-    throw new LmrError({ code: "import-dir-missing", file: dir, message: "not a folder", hint: "give the LMR-Bench benchmark folder (one folder per paper, each with info.json)" });
+    throw new LmrError({ code: "import/dir-missing", file: dir, message: "not a folder", hint: "give the LMR-Bench benchmark folder (one folder per paper, each with info.json)" });
   }
   if (await isFile(join(abs, INFO))) return [{ abs, shown: dir }];
   const names = (await readdir(abs, { withFileTypes: true })).filter((e) => e.isDirectory() && !e.name.startsWith(".")).map((e) => e.name);
   const withInfo = await Promise.all(names.map((n) => isFile(join(abs, n, INFO))));
   if (!withInfo.some(Boolean)) {
-    throw new LmrError({ code: "import-no-papers", file: dir, message: `no paper folder with ${INFO} in it`, hint: "point at the folder that holds 1-DPO/, 2-.../ (each with info.json)" });
+    throw new LmrError({ code: "import/no-papers", file: dir, message: `no paper folder with ${INFO} in it`, hint: "point at the folder that holds 1-DPO/, 2-.../ (each with info.json)" });
   }
   names.sort((a, b) => leadingNumber(a) - leadingNumber(b) || (a < b ? -1 : a > b ? 1 : 0));
   return names.map((n) => ({ abs: join(abs, n), shown: join(dir, n) }));

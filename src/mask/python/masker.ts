@@ -1,5 +1,5 @@
 import type { Parser } from "web-tree-sitter";
-import { LmrError } from "../../core/errors.js";
+import { LmrError, type ErrorCode } from "../../core/errors.js";
 import { findSyntaxError, getPythonParser, type Tree } from "../../lang/python-parser.js";
 import { applyEdits, checkOverlaps, type TextEdit } from "../apply-edits.js";
 import { locateSymbol } from "../locate-symbol.js";
@@ -74,13 +74,12 @@ export class PythonMasker implements Masker {
       return hit;
     }
     const tree = parser.parse(source);
-    if (!tree) throw new LmrError({ code: "mask/parse-error", kind: "infra", file, message: "tree-sitter returned no tree" });
+    if (!tree) throw new LmrError({ code: "mask/no-tree", file, message: "tree-sitter returned no tree" });
     const bad = findSyntaxError(tree.rootNode);
     if (bad) {
       tree.delete();
       throw new LmrError({
         code: "mask/parse-error",
-        kind: "input",
         file,
         pointer: `line ${bad.startPosition.row + 1}`,
         message: `the input does not parse (tree-sitter ${bad.isMissing ? `missing ${bad.type}` : "syntax error"} at line ${bad.startPosition.row + 1})`,
@@ -100,7 +99,7 @@ export class PythonMasker implements Masker {
   }
 
   private maskParsed(parser: Parser, parsed: ParsedSource, source: string, specs: MaskSpec[], file: string | undefined): MaskResult {
-    if (specs.length === 0) throw new LmrError({ code: "mask/no-targets", kind: "usage", file, message: "no symbol to mask", hint: "give at least one symbol" });
+    if (specs.length === 0) throw new LmrError({ code: "mask/no-targets", file, message: "no symbol to mask", hint: "give at least one symbol" });
     const edits: TextEdit[] = [];
     const defs: PyDef[] = [];
     specs.forEach((spec, owner) => {
@@ -131,8 +130,8 @@ export class PythonMasker implements Masker {
   }
 
   private planSpec(source: string, parsed: ParsedSource, def: PyDef, spec: MaskSpec, owner: number, file: string | undefined): TextEdit[] {
-    const fail = (code: string, message: string, hint: string): never => {
-      throw new LmrError({ code, kind: "input", file, pointer: spec.symbol, message, hint });
+    const fail = (code: ErrorCode, message: string, hint: string): never => {
+      throw new LmrError({ code, file, pointer: spec.symbol, message, hint });
     };
     if (!MODES.has(spec.mode)) fail("mask/bad-mode", `unknown mask mode "${String(spec.mode)}"`, "use body, region or class");
     if (spec.region && spec.mode !== "region") fail("mask/bad-mode", `a region is given but the mode is "${spec.mode}"`, "use mode region, or drop the region");

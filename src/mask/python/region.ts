@@ -21,7 +21,7 @@ export function planRegionEdit(
   const startLine = resolveLineRef(source, def, region.start, "start", file);
   const endLine = resolveLineRef(source, def, region.end, "end", file);
   const fail = (message: string, hint: string): never => {
-    throw new LmrError({ code: "mask/bad-region", kind: "input", file, pointer: def.qualname, message, hint });
+    throw new LmrError({ code: "mask/bad-region", file, pointer: def.qualname, message, hint });
   };
   if (endLine < startLine) fail(`region end (line ${endLine}) is before its start (line ${startLine})`, "swap start and end");
   const items = listBodyItems(def.node);
@@ -108,13 +108,13 @@ function listNestedBlocks(statement: Node): Node[][] {
 export function resolveLineRef(source: string, def: PyDef, ref: LineRef, which: "start" | "end", file: string | undefined): number {
   if ("line" in ref) {
     if (!Number.isInteger(ref.line) || ref.line < 1) {
-      throw new LmrError({ code: "mask/bad-region", kind: "input", file, pointer: `region.${which}.line`, message: `region ${which} line must be a positive integer, got ${String(ref.line)}` });
+      throw new LmrError({ code: "mask/bad-region", file, pointer: `region.${which}.line`, message: `region ${which} line must be a positive integer, got ${String(ref.line)}` });
     }
     return ref.line;
   }
   const wanted = ref.occurrence ?? 1;
   if (ref.anchor === "" || !Number.isInteger(wanted) || wanted < 1) {
-    throw new LmrError({ code: "mask/bad-region", kind: "input", file, pointer: `region.${which}`, message: `region ${which} needs a non-empty anchor and a positive occurrence` });
+    throw new LmrError({ code: "mask/bad-region", file, pointer: `region.${which}`, message: `region ${which} needs a non-empty anchor and a positive occurrence` });
   }
   let lineStart = findLineStart(source, def.node.startIndex);
   let line = def.line;
@@ -129,7 +129,6 @@ export function resolveLineRef(source: string, def: PyDef, ref: LineRef, which: 
   }
   throw new LmrError({
     code: "mask/anchor-not-found",
-    kind: "input",
     file,
     pointer: `region.${which}.anchor`,
     message: `anchor ${JSON.stringify(ref.anchor)} occurs ${seen} time(s) in ${def.qualname}, wanted occurrence ${wanted}`,

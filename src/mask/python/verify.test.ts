@@ -61,7 +61,7 @@ describe("verifyMasked", () => {
     const { edit, masked } = await editBody("A.n", "raise (NotImplementedError\n        x = 1");
     for (const mode of ["changed", "full"] as const) {
       const err = await verify(mode, [edit], masked);
-      expect(err?.code).toBe("mask/parse-error");
+      expect(err?.code).toBe("mask/masked-parse-error");
       expect(err?.kind).toBe("check");
       expect(Number(err?.pointer?.replace("line ", ""))).toBeGreaterThanOrEqual(6);
     }
@@ -74,7 +74,7 @@ describe("verifyMasked", () => {
     const masked = applyEdits(source, edits);
     for (const mode of ["changed", "full"] as const) {
       const err = await verify(mode, edits, masked);
-      expect(err?.code, mode).toBe("mask/parse-error");
+      expect(err?.code, mode).toBe("mask/masked-parse-error");
     }
     expect(await verify("none", edits, masked)).toBeUndefined();
     // the same shift with a valid body: a misplaced piece would not parse

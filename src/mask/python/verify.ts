@@ -23,8 +23,7 @@ export function verifyMasked(parser: Parser, tree: Tree, masked: string, edits: 
   const line = mode === "full" ? findErrorFull(parser, tree, masked, edits) : findErrorChanged(parser, masked, edits);
   if (line === undefined) return;
   throw new LmrError({
-    code: "mask/parse-error",
-    kind: "check",
+    code: "mask/masked-parse-error",
     file,
     pointer: `line ${line}`,
     message: `the masked source does not parse (error at line ${line} of the result)`,

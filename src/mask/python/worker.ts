@@ -170,7 +170,7 @@ export class PythonWorker {
   }
 
   private fail(message: string): void {
-    this.failure ??= new LmrError({ code: "mask/python-unavailable", kind: "infra", message, hint: "set LMR_PYTHON to a working Python 3 interpreter" });
+    this.failure ??= new LmrError({ code: "mask/python-unavailable", message, hint: "set LMR_PYTHON to a working Python 3 interpreter" });
     for (const p of this.pending.splice(0)) p.reject(this.failure);
   }
 }

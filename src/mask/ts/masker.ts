@@ -1,5 +1,5 @@
 import type { SourceFile } from "ts-morph";
-import { LmrError } from "../../core/errors.js";
+import { LmrError, type ErrorCode } from "../../core/errors.js";
 import { describeDiagnostic, FLAVOR_EXTENSIONS, flavorOf, isTypedFlavor, parseTsSource, parseTsSourceWith, readSyntaxDiagnostics, type ScriptFlavor, type TsMorph } from "../../lang/ts-source.js";
 import { applyEdits, checkOverlaps, type TextEdit } from "../apply-edits.js";
 import { locateSymbol } from "../locate-symbol.js";
@@ -58,7 +58,7 @@ export class TsMasker implements Masker {
   }
 
   async mask(source: string, specs: MaskSpec[], file?: string, options: TsMaskOptions = {}): Promise<MaskResult> {
-    if (specs.length === 0) throw new LmrError({ code: "mask/no-targets", kind: "usage", file, message: "no symbol to mask", hint: "give at least one symbol" });
+    if (specs.length === 0) throw new LmrError({ code: "mask/no-targets", file, message: "no symbol to mask", hint: "give at least one symbol" });
     const flavor = flavorOf(file, this.flavor);
     const parsed = await this.load(source, flavor, file);
     try {
@@ -170,7 +170,6 @@ export class TsMasker implements Masker {
       dispose();
       throw new LmrError({
         code: "mask/parse-error",
-        kind: "input",
         file,
         message: `the input does not parse as ${flavor.startsWith("ts") ? "TypeScript" : "JavaScript"} (${where})`,
         hint: "mask only files that TypeScript parses without errors (.ts/.tsx/.js/.mjs/.cjs/.jsx decide how)",
@@ -202,8 +201,8 @@ interface BodyEdit {
 
 /** The edits for one spec; those that mask a body are pushed to `bodies` too. */
 function planSpec(source: string, def: TsDef, spec: MaskSpec, index: TsIndex, ctx: BodyContext, owner: number, file: string | undefined, bodies: BodyEdit[]): TextEdit[] {
-  const fail = (code: string, message: string, hint: string): never => {
-    throw new LmrError({ code, kind: "input", file, pointer: spec.symbol, message, hint });
+  const fail = (code: ErrorCode, message: string, hint: string): never => {
+    throw new LmrError({ code, file, pointer: spec.symbol, message, hint });
   };
   if (!MODES.has(spec.mode)) fail("mask/bad-mode", `unknown mask mode "${String(spec.mode)}"`, "use body, region or class");
   if (spec.region && spec.mode !== "region") fail("mask/bad-mode", `a region is given but the mode is "${spec.mode}"`, "use mode region, or drop the region");
@@ -235,8 +234,7 @@ function checkParses(morph: TsMorph, masked: string, flavor: ScriptFlavor, file:
     const bad = readSyntaxDiagnostics(sf)[0];
     if (!bad) return;
     throw new LmrError({
-      code: "mask/parse-error",
-      kind: "check",
+      code: "mask/masked-parse-error",
       file,
       message: `the masked source does not parse (${describeDiagnostic(morph.ts, sf, bad)} of the result)`,
       hint: "this is a masker bug or an unusual layout; report the file and symbol",

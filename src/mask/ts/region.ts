@@ -16,7 +16,7 @@ import { detectEol, findLineStart, readLineIndent, startsItsLine } from "../text
  */
 export function planTsRegionEdit(source: string, def: TsDef, region: { start: LineRef; end: LineRef }, typed: boolean, morph: TsMorph, owner: number, file: string | undefined): TextEdit {
   const fail = (message: string, hint: string): never => {
-    throw new LmrError({ code: "mask/bad-region", kind: "input", file, pointer: def.qualname, message, hint });
+    throw new LmrError({ code: "mask/bad-region", file, pointer: def.qualname, message, hint });
   };
   const body = def.body;
   if (!body || !morph.Node.isBlock(body)) return fail(`${def.qualname} has no block body`, "use mode body for an arrow function with an expression body");
@@ -91,13 +91,13 @@ function declaredNames(run: Statement[], morph: TsMorph): string[] {
 export function resolveTsLineRef(source: string, def: TsDef, ref: LineRef, which: "start" | "end", file: string | undefined): number {
   if ("line" in ref) {
     if (!Number.isInteger(ref.line) || ref.line < 1) {
-      throw new LmrError({ code: "mask/bad-region", kind: "input", file, pointer: `region.${which}.line`, message: `region ${which} line must be a positive integer, got ${String(ref.line)}` });
+      throw new LmrError({ code: "mask/bad-region", file, pointer: `region.${which}.line`, message: `region ${which} line must be a positive integer, got ${String(ref.line)}` });
     }
     return ref.line;
   }
   const wanted = ref.occurrence ?? 1;
   if (ref.anchor === "" || !Number.isInteger(wanted) || wanted < 1) {
-    throw new LmrError({ code: "mask/bad-region", kind: "input", file, pointer: `region.${which}`, message: `region ${which} needs a non-empty anchor and a positive occurrence` });
+    throw new LmrError({ code: "mask/bad-region", file, pointer: `region.${which}`, message: `region ${which} needs a non-empty anchor and a positive occurrence` });
   }
   let lineStart = findLineStart(source, def.headerStart);
   let line = def.line;
@@ -112,7 +112,6 @@ export function resolveTsLineRef(source: string, def: TsDef, ref: LineRef, which
   }
   throw new LmrError({
     code: "mask/anchor-not-found",
-    kind: "input",
     file,
     pointer: `region.${which}.anchor`,
     message: `anchor ${JSON.stringify(ref.anchor)} occurs ${seen} time(s) in ${def.qualname}, wanted occurrence ${wanted}`,

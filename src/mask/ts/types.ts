@@ -105,7 +105,7 @@ class CheckerOracle implements TsTypeOracle {
     if (file.getFullText() !== text) file.replaceWithText(text);
     const program = this.project.getProgram().compilerObject;
     const sf = program.getSourceFile(file.getFilePath());
-    if (!sf) throw new LmrError({ code: "mask/oracle-no-file", kind: "infra", file: this.file, message: "the type checker's program does not hold the file", hint: "create the oracle over a project that includes it" });
+    if (!sf) throw new LmrError({ code: "mask/oracle-no-file", file: this.file, message: "the type checker's program does not hold the file", hint: "create the oracle over a project that includes it" });
     return { sf, program, checker: program.getTypeChecker() };
   }
 }

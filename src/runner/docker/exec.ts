@@ -41,7 +41,7 @@ export async function runPythonInImage(o: {
   memoryMb?: number;
 }): Promise<ContainerRun> {
   const image = o.python.image;
-  if (!image) throw new LmrError({ code: "RUN_NOT_IN_IMAGE", kind: "usage", message: `${o.python.path} is not an interpreter of a task image`, hint: "resolve it with resolveRunPython({ sandbox: \"docker\", environment })" });
+  if (!image) throw new LmrError({ code: "run/not-in-image", message: `${o.python.path} is not an interpreter of a task image`, hint: "resolve it with resolveRunPython({ sandbox: \"docker\", environment })" });
   const name = `lmr-tool-${process.pid}-${randomBytes(5).toString("hex")}`;
   const user = containerUser();
   const home = join(o.workDir, "home");
