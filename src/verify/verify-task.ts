@@ -210,8 +210,7 @@ async function runSteps(ctx: StepContext, record: VerificationRecord, work: stri
   if (!built.bundle) return end();
   const bundle = built.bundle;
   record.giveaway = await scoreTaskGiveaway(task, bundle);
-  const low = formatLowPrecisionWarning(await findInTargets(m.targets, join(bundle.dir, BUNDLE_FILES.reference)));
-  if (low) ending.warnings.push(low);
+  ending.warnings.push(...(await lowPrecisionWarnings(task, bundle)));
   record.inputs = withBundleInputs(record.inputs, bundle);
 
   const fixtures = startFixturesStep(ctx, bundle);
@@ -227,15 +226,13 @@ async function runSteps(ctx: StepContext, record: VerificationRecord, work: stri
   }
   const { target } = resolved;
   const python = target.python;
-  // a node:test task runs with the Node that runs lmr: there is no interpreter to resolve, and its harness traces no lines and has no fork server
-  const node = m.tests.runner === "node-test";
-  record.environment.python = { path: python.path, version: python.version };
-  record.environment.packages = node ? {} : await packageVersions(python.path, ["pytest", ...m.environment.requirements]);
+  await noteInterpreter(record.environment, task, python);
 
   const references = await readReferences(bundle);
   const base = { ...baseRequest(task, bundle, python, opts, work), target };
   const fresh: RunOverlay = (overlay, extra = {}) => runTests({ ...base, overlay, ...extra });
-  const fast = opts.fastMutants !== false && !node;
+  // the Node harness traces no lines and has no fork server: its mutants run the whole suite
+  const fast = opts.fastMutants !== false && m.tests.runner !== "node-test";
   ctx.emit("reference", `reference × ${settings.runs}`);
   const ref = await referenceStep({ references, runs: settings.runs, slots: ctx.slots, base, environment: m.environment, fast, useServer: fast && opts.forkServer !== false, cacheDir: ctx.cacheDir, hashes: bundle.hashes, tick: ctx.tick("reference") });
   const server = (held.server = ref.server);
@@ -248,7 +245,7 @@ async function runSteps(ctx: StepContext, record: VerificationRecord, work: stri
   // stub, alternatives, mutants and the leak scan are independent: they share the run slots
   const trusted: RunOverlay = (overlay, extra = {}) => (server ? server.run({ ...base, overlay, ...extra }) : fresh(overlay, extra));
   const stubKillers = fast ? (await readKillers(ctx.cacheDir, bundle.hashes.grader)).slice(0, 3) : [];
-  const settled = await Promise.allSettled([
+  await settleAll([
     stubStep(ctx, { trusted, fast, killers: stubKillers, referenceInfra: record.steps.reference.infra === true, python }).then((s) => (record.steps.stub = s)),
     (record.steps.reference.ok ? alternativesAndMutantsStep(ctx, { bundle, references, reference: ref, fast, fresh, trusted }) : notRunWithoutReference(record.steps)).then((s) => {
       record.steps.mutants = s.mutants;
@@ -257,9 +254,6 @@ async function runSteps(ctx: StepContext, record: VerificationRecord, work: stri
     leakScanStep(ctx, bundle, references).then((s) => (record.steps.leaks = s)),
     fixtures,
   ]);
-  // every step settles before the bundle and the fork server go away, even when one throws
-  const thrown = settled.find((x): x is PromiseRejectedResult => x.status === "rejected");
-  if (thrown) throw thrown.reason;
   if (opts.keep) held.kept = await keepForHand(bundle, references, task, python);
   const done = await endWithFixtures();
   return held.kept ? { ...done, kept: held.kept } : done;
@@ -341,6 +335,25 @@ async function resolveTarget(ctx: StepContext): Promise<{ target: RunTarget } | 
   } catch (err) {
     return { failure: { ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0, runs: [] } };
   }
+}
+
+/** Every step settles before the bundle and the fork server go away, even when one throws; then the first that threw does. */
+async function settleAll(steps: Promise<unknown>[]): Promise<void> {
+  const settled = await Promise.allSettled(steps);
+  const thrown = settled.find((x): x is PromiseRejectedResult => x.status === "rejected");
+  if (thrown) throw thrown.reason;
+}
+
+/** What the author should look at though nothing fails: low-precision code on the reference's path. */
+async function lowPrecisionWarnings(task: ResolvedTask, bundle: BundleInfo): Promise<string[]> {
+  const low = formatLowPrecisionWarning(await findInTargets(task.manifest.targets, join(bundle.dir, BUNDLE_FILES.reference)));
+  return low ? [low] : [];
+}
+
+/** The interpreter the tests run with and the versions of the packages the task requires (a node:test task runs with the Node that runs lmr: none). */
+async function noteInterpreter(env: VerificationRecord["environment"], task: ResolvedTask, python: PythonEnv): Promise<void> {
+  env.python = { path: python.path, version: python.version };
+  env.packages = task.manifest.tests.runner === "node-test" ? {} : await packageVersions(python.path, ["pytest", ...task.manifest.environment.requirements]);
 }
 
 /** What the reference runs say of where they ran: the backend, a docker image, and the exact Node of a node:test task. */
