@@ -2,8 +2,8 @@ import type { Parser } from "web-tree-sitter";
 import { LmrError } from "../core/errors.js";
 import { findSyntaxError, getPythonParser, type Tree } from "../lang/python-parser.js";
 import { applyEdits, checkOverlaps, type TextEdit } from "./apply-edits.js";
-import { locateSymbol } from "./locate-symbol.js";
-import { collectMethods, detectIndentUnit, planBodyEdit } from "./python-body.js";
+import { collectMethods, locateSymbol } from "./locate-symbol.js";
+import { detectIndentUnit, planBodyEdit } from "./python-body.js";
 import { describeBody, findHeaderColon, indexDefinitions, type PyDef, type PyIndex } from "./python-index.js";
 import { planRegionEdit } from "./python-region.js";
 import { verifyMasked, type VerifyMode } from "./python-verify.js";
@@ -142,7 +142,7 @@ export class PythonMasker implements Masker {
     }
     if (spec.mode === "class") {
       if (def.kind !== "class") fail("mask/wrong-mode", `"${spec.symbol}" is a ${def.kind}, not a class`, "use mode body for functions and methods");
-      const methods = collectMethods(parsed.index, def);
+      const methods = collectMethods(parsed.index.defs, def);
       if (methods.length === 0) fail("mask/nothing-to-mask", `class "${spec.symbol}" has no methods`, "mask a class with methods, or use mode region");
       return methods.map((m) => planBodyEdit(source, m, this.indentUnitOf(source, parsed), owner));
     }

@@ -2,8 +2,8 @@ import type { SourceFile } from "ts-morph";
 import { LmrError } from "../core/errors.js";
 import { describeDiagnostic, FLAVOR_EXTENSIONS, flavorOf, isTypedFlavor, parseTsSource, parseTsSourceWith, readSyntaxDiagnostics, type ScriptFlavor, type TsMorph } from "../lang/ts-source.js";
 import { applyEdits, checkOverlaps, type TextEdit } from "./apply-edits.js";
-import { locateSymbol } from "./locate-symbol.js";
-import { collectTsMethods, detectTsIndentUnit, keepInferredTypes, planTsBodyEdit, type BodyContext } from "./ts-body.js";
+import { collectMethods, locateSymbol } from "./locate-symbol.js";
+import { detectTsIndentUnit, keepInferredTypes, planTsBodyEdit, type BodyContext } from "./ts-body.js";
 import { indexTsDefinitions, type TsDef, type TsIndex } from "./ts-index.js";
 import { planTsRegionEdit } from "./ts-region.js";
 import type { TsStubFacts, TsTypeOracle } from "./ts-types.js";
@@ -214,7 +214,7 @@ function planSpec(source: string, def: TsDef, spec: MaskSpec, index: TsIndex, ct
   }
   if (spec.mode === "class") {
     if (def.kind !== "class") fail("mask/wrong-mode", `"${spec.symbol}" is a ${def.kind}, not a class`, "use mode body for functions and methods");
-    const methods = collectTsMethods(index, def);
+    const methods = collectMethods(index.defs, def);
     if (methods.length === 0) fail("mask/nothing-to-mask", `class "${spec.symbol}" has no method with a body`, "mask a class with methods");
     return methods.map((m) => {
       const edit = planTsBodyEdit(source, m, ctx, owner);

@@ -2,8 +2,7 @@ import { groupBy } from "../core/collections.js";
 import { LmrError } from "../core/errors.js";
 import { mulberry32 } from "../core/random.js";
 import { findSyntaxError, parsePython, type Node } from "../lang/python-parser.js";
-import { locateSymbol } from "../mask/locate-symbol.js";
-import { collectMethods } from "../mask/python-body.js";
+import { collectMethods, locateSymbol } from "../mask/locate-symbol.js";
 import { indexDefinitions, type PyIndex } from "../mask/python-index.js";
 import { collectMutationPoints, numberCandidates, type Edit, type MutantCandidate, type MutantOperator } from "./mutant-points.js";
 import { enumerateTsCandidates, tsParsesCleanly } from "./ts-mutants.js";
@@ -84,7 +83,7 @@ export async function enumerateCandidates(source: string, targets: MutantTarget[
 /** The body of a function target; for a class, the body of every method in it (as mode "class" masks them). */
 function locateBodies(index: PyIndex, target: MutantTarget): Node[] {
   const def = locateSymbol(index, target.symbol, target.line, undefined);
-  const functions = def.kind === "class" ? collectMethods(index, def) : [def];
+  const functions = def.kind === "class" ? collectMethods(index.defs, def) : [def];
   return functions.map((d) => d.node.childForFieldName("body")).filter((b): b is Node => b !== null);
 }
 
