@@ -3,6 +3,7 @@ import { LmrError } from "../core/errors.js";
 import { findSyntaxError, getPythonParser, type Tree } from "../lang/python-parser.js";
 import { applyEdits, checkOverlaps, type TextEdit } from "./apply-edits.js";
 import { collectMethods, locateSymbol } from "./locate-symbol.js";
+import { checkSpecMode } from "./spec-check.js";
 import { detectIndentUnit, planBodyEdit } from "./python-body.js";
 import { describeBody, findHeaderColon, indexDefinitions, type PyDef, type PyIndex } from "./python-index.js";
 import { planRegionEdit } from "./python-region.js";
@@ -23,8 +24,6 @@ interface ParsedSource {
   bytes: ByteOffsets;
   indentUnit?: string;
 }
-
-const MODES = new Set(["body", "region", "class"]);
 
 /** The Python masker: tree-sitter (web-tree-sitter) based, pure text in and out. */
 export class PythonMasker implements Masker {
@@ -131,13 +130,8 @@ export class PythonMasker implements Masker {
   }
 
   private planSpec(source: string, parsed: ParsedSource, def: PyDef, spec: MaskSpec, owner: number, file: string | undefined): TextEdit[] {
-    const fail = (code: string, message: string, hint: string): never => {
-      throw new LmrError({ code, kind: "input", file, pointer: spec.symbol, message, hint });
-    };
-    if (!MODES.has(spec.mode)) fail("mask/bad-mode", `unknown mask mode "${String(spec.mode)}"`, "use body, region or class");
-    if (spec.region && spec.mode !== "region") fail("mask/bad-mode", `a region is given but the mode is "${spec.mode}"`, "use mode region, or drop the region");
-    if (spec.mode === "region") {
-      if (!spec.region) return fail("mask/bad-region", `mode region needs a region for "${spec.symbol}"`, "give region {start, end}");
+    const fail = checkSpecMode(spec, file);
+    if (spec.mode === "region" && spec.region) {
       return [planRegionEdit(source, def, spec.region, owner, file)];
     }
     if (spec.mode === "class") {

@@ -78,6 +78,14 @@ describe("TsMasker", () => {
     expect((err as LmrError).hint).toContain("from the header line");
   });
 
+  it("refuses a region outside mode region, and mode region without a region, as the Python masker does", async () => {
+    const rejection = (p: Promise<unknown>): Promise<LmrError> => p.then(() => { throw new Error("expected an LmrError"); }, (e: unknown) => e as LmrError);
+    const stray = await rejection(ts.mask(SOURCE, [{ symbol: "add", mode: "body", region: { start: { line: 3 }, end: { line: 3 } } }], "m.ts"));
+    expect([stray.code, stray.pointer]).toEqual(["mask/bad-mode", "add"]);
+    const bare = await rejection(ts.mask(SOURCE, [{ symbol: "add", mode: "region" }], "m.ts"));
+    expect(bare.code).toBe("mask/bad-region");
+  });
+
   it("masks every method with a body in mode class", async () => {
     const r = await ts.mask(SOURCE, [{ symbol: "Box", mode: "class" }], "m.ts");
     expect(r.source).toContain('throw new Error("not implemented: Box.value")');
