@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Masks every function and method of the Python stdlib's top-level .py files, one at a
 // time, and checks each result (compiles; only the body span changed; signature and
-// docstring kept). Uses the built library: run `npx tsc -p .` first.
+// docstring kept). Uses the built library and tools: run `npm run build && npx tsc -p tools` first.
 //   node scripts/stdlib-sweep.mjs [--every N] [--verify changed|full] [--json]
 // Python: $LMR_PYTHON or python3. Exit 0 when every def passes, 1 otherwise.
-import { PythonMasker } from "../dist/mask/python-masker.js";
-import { formatSweepReport, listStdlibFiles, sweepFiles } from "../dist/mask/sweep.js";
+import { PythonMasker } from "../dist/mask/python/masker.js";
+import { formatSweepReport, listStdlibFiles, sweepFiles } from "../dist-dev/sweep/stdlib.js";
 
 const args = process.argv.slice(2);
 const valueOf = (flag, fallback) => {

@@ -3,13 +3,13 @@
 // (rxjs, mobx, immer, @reduxjs/toolkit, @tanstack/query-core: devDependencies at exact
 // versions), one at a time, and checks each result: the masker finds what the compiler API
 // finds; it parses; only the body span changed; header, JSDoc and decorators kept; and no
-// new type error in the file. Uses the built library: run `npx tsc -p .` first.
+// new type error in the file. Uses the built library and tools: run `npm run build && npx tsc -p tools` first.
 //   node scripts/ts-sweep.mjs [--every N] [--package NAME]... [--match TEXT]... [--no-types] [--plain-stubs] [--importers] [--json]
 // --package: only these packages; --match: only files whose path (relative to the package)
 // contains one of the texts (to rerun the failing ones); --plain-stubs: stubs without the
 // type checker's help (`any` returns, as lmr mask makes with no tsconfig), to see what it fixes.
 // Exit 0 when every definition passes, 1 otherwise.
-import { formatTsSweepReport, listPackageSources, sweepTsFiles, SWEEP_PACKAGES } from "../dist/mask/ts-sweep.js";
+import { formatTsSweepReport, listPackageSources, sweepTsFiles, SWEEP_PACKAGES } from "../dist-dev/sweep/ts-packages.js";
 import { relative } from "node:path";
 
 const USAGE = "usage: node scripts/ts-sweep.mjs [--every N] [--package NAME]... [--match TEXT]... [--no-types] [--plain-stubs] [--importers] [--json]\n";

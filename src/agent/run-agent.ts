@@ -8,7 +8,7 @@ import { probeDocker } from "../env/docker-cli.js";
 import { probeBwrap } from "../runner/backends.js";
 import { createPidsLimit } from "../runner/limits.js";
 import { copyTree } from "../runner/scratch.js";
-import { trackContainer } from "../runner/docker-sweep.js";
+import { trackContainer } from "../runner/docker/sweep.js";
 import { KILL_GRACE_MS, killGroup } from "../runner/supervise.js";
 import { agentEnv, bwrapAgentArgs, dockerAgentArgs, interpreterFolders, type AgentMounts } from "./sandbox.js";
 import { AGENT_PATHS, expandTemplate } from "./template.js";

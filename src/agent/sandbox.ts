@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { OWNER_LABEL, ownerLabel } from "../runner/docker-sweep.js";
+import { OWNER_LABEL, ownerLabel } from "../runner/docker/sweep.js";
 import { AGENT_PATHS } from "./template.js";
 
 /** The host folders an agent's sandbox is made of: the scratch copies it may write, what it may read. */

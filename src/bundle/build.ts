@@ -8,9 +8,9 @@ import { DEFAULT_LEVEL, instructionPath } from "../manifest/level.js";
 import type { ResolvedTask, Target } from "../manifest/types.js";
 import { flavorOf, isTypedFlavor } from "../lang/ts-source.js";
 import { maskerFor } from "../mask/registry.js";
-import { TsMasker } from "../mask/ts-masker.js";
-import { findTsconfig, openTypeCheck } from "../mask/ts-typecheck.js";
-import { createTsTypeOracle } from "../mask/ts-types.js";
+import { TsMasker } from "../mask/ts/masker.js";
+import { findTsconfig, openTypeCheck } from "../mask/ts/typecheck.js";
+import { createTsTypeOracle } from "../mask/ts/types.js";
 import type { MaskSpec } from "../mask/types.js";
 import { applyPrepareSteps } from "../prepare/apply.js";
 import { materializeUpstream } from "../source/materialize.js";
@@ -147,7 +147,7 @@ async function maskTargets(task: ResolvedTask, workspace: string, referenceDir: 
       const masker = maskerFor(file);
       const specs = group.map((g) => g.spec);
       // as `lmr mask` does: a .ts/.tsx file under a tsconfig.json of the workspace is masked with the
-      // type checker, so its stub keeps the type callers inferred from the body (src/mask/ts-types.ts)
+      // type checker, so its stub keeps the type callers inferred from the body (src/mask/ts/types.ts)
       const abs = join(workspace, file);
       const tsconfig = masker instanceof TsMasker && isTypedFlavor(flavorOf(file, "js")) ? findTsconfig(abs, workspace) : undefined;
       const project = tsconfig === undefined ? undefined : await openTypeCheck(abs, tsconfig);

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { findSyntaxError, parsePython, type Node } from "../lang/python-parser.js";
 import type { ResolvedTask } from "../manifest/types.js";
-import { formatTodo } from "../mask/python-body.js";
-import { describeBody, findDocstring, indexDefinitions } from "../mask/python-index.js";
+import { formatTodo } from "../mask/python/body.js";
+import { describeBody, findDocstring, indexDefinitions } from "../mask/python/symbols.js";
 import { locateSymbol } from "../mask/locate-symbol.js";
 
 /** What `workspace.strip` took out of one file. */

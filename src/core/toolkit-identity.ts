@@ -11,9 +11,11 @@ export const TOOLKIT_VERSION = (require("../../package.json") as { version: stri
 
 /**
  * The code that decides outcomes, relative to the toolkit's root: both harnesses and the bridge,
- * the record/replay helpers, and the built masker, bundle builder, runner, grader and verify
- * steps. A change to any file here (one line of the Python harness, a masker fix) is a new toolkit
- * identity: verification records and grading results made by another one are not reused.
+ * the record/replay helpers, and the built masker, bundle builder, interpreter and image
+ * resolution (env/), runner, grader, verify steps and the fixture check and low-precision scan
+ * they call (record/). A change to any file here (one line of the Python harness, a masker
+ * fix) is a new toolkit identity: verification records and grading results made by another
+ * one are not reused.
  */
 export const IDENTITY_ROOTS = [
   "python",
@@ -21,7 +23,9 @@ export const IDENTITY_ROOTS = [
   "dist/mask",
   "dist/prepare",
   "dist/bundle",
+  "dist/env",
   "dist/runner",
+  "dist/record",
   "dist/evaluate",
   "dist/verify",
   "dist/lang",

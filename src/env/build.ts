@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { LmrError } from "../core/errors.js";
-import { pipFailedPackage } from "../runner/python-env.js";
+import { pipFailedPackage } from "./python-env.js";
 import { dockerError, inspectImage, probeDocker, streamDocker, type ImageInfo } from "./docker-cli.js";
 import { LABEL, ROOTFS_REPO, planBase, planEnv, type BaseImagePlan, type EnvImagePlan } from "./images.js";
 import { baseImageVariable, parseBase, type EnvSpec } from "./spec.js";

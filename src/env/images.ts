@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { sha256, listFiles } from "../core/hash.js";
 import { toolkitPath } from "../core/paths.js";
-import { renderTemplate } from "../scaffold/instruction-template.js";
+import { renderTemplate } from "../core/template.js";
 import { IMAGE_UID, baseImageVariable, describeSpec, parseBase, type EnvSpec } from "./spec.js";
 
 /*

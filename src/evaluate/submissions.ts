@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { LmrError, type Problem } from "../core/errors.js";
 import { sha256 } from "../core/hash.js";
 import { checkRelativePath } from "../core/paths.js";
-import { deriveTaskId } from "../interop/naming.js";
+import { deriveTaskId } from "../manifest/task-id.js";
 import { SAMPLE_ID, describeSampleKey, type SampleKey } from "../run-folder/index.js";
 
 /**

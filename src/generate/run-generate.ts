@@ -6,7 +6,7 @@ import { buildBundle, hashTaskInputs, BUNDLE_FILES, type BundleInfo, type Bundle
 import { writeFileAtomic, writeJsonAtomic } from "../core/fs-atomic.js";
 import { TOOLKIT_VERSION } from "../evaluate/run-eval.js";
 import { ResponseCache, hashPrompt, type ResponseKey } from "../llm/cache.js";
-import { classifyApiError, createChatCall, type ChatCall, type ChatReply, type ChatRequest } from "../llm/client.js";
+import { classifyApiError, createChatCall, redactUrl, type ChatCall, type ChatReply, type ChatRequest } from "../llm/client.js";
 import { callWithRetry, type AttemptRecord, type RetryPolicy, type TryFailure } from "../llm/retry.js";
 import { TOKENIZER_NAME } from "../llm/tokenizer.js";
 import type { ResolvedTask } from "../manifest/types.js";
@@ -142,18 +142,6 @@ export interface DryRunTask {
 export type GenerateOutcome =
   | { dryRun: false; summary: GenerateSummary; submissionsPath?: string; summaryPath: string }
   | { dryRun: true; tasks: DryRunTask[] };
-
-/** The base URL with any user:password part removed, for summaries and messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = "";
-    u.password = "";
-    return u.toString().replace(/\/$/, "");
-  } catch {
-    return "(unparsable URL)";
-  }
-}
 
 /**
  * The no-agent baseline: one prompt per task, K samples each, replies

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { readInfo } from "./lmr-bench-info.js";
-import { deriveTaskId, slugify, testFileFor } from "./naming.js";
-import { parseRequirements } from "./requirements.js";
+import { readInfo } from "./import/info.js";
+import { deriveTaskId, slugify, testFileFor } from "../manifest/task-id.js";
+import { parseRequirements } from "./import/requirements.js";
 
 describe("task ids", () => {
   it("derives folder + function slugs", () => {

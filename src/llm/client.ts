@@ -104,3 +104,15 @@ export function readApiKey(envName: string, env: NodeJS.ProcessEnv = process.env
   }
   return key;
 }
+
+/** The base URL with any user:password part removed, for summaries and messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = "";
+    u.password = "";
+    return u.toString().replace(/\/$/, "");
+  } catch {
+    return "(unparsable URL)";
+  }
+}

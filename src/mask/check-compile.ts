@@ -1,4 +1,4 @@
-import { PythonWorker, resolvePython } from "./python-worker.js";
+import { PythonWorker, resolvePython } from "./python/worker.js";
 
 export interface CompileError {
   /** Python's exception type: SyntaxError, IndentationError, TabError, ValueError... */

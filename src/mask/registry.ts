@@ -1,7 +1,7 @@
 import { extname } from "node:path";
 import { LmrError } from "../core/errors.js";
-import { PythonMasker } from "./python-masker.js";
-import { TsMasker } from "./ts-masker.js";
+import { PythonMasker } from "./python/masker.js";
+import { TsMasker } from "./ts/masker.js";
 import type { Masker } from "./types.js";
 
 // TS/JS maskers are cheap to make: ts-morph loads on their first use

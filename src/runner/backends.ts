@@ -3,7 +3,7 @@ import { existsSync, lstatSync, readdirSync, readlinkSync, statSync } from "node
 import { probeDocker } from "../env/docker-cli.js";
 import type { TestRunnerName } from "../env/spec.js";
 import type { Environment } from "../manifest/types.js";
-import { findDockerTarget, type DockerTarget } from "./docker-image.js";
+import { findDockerTarget, type DockerTarget } from "./docker/image.js";
 import { LmrError } from "../core/errors.js";
 import { SANDBOX_CHOICES, type Backend, type BackendName, type SandboxChoice, type WrapOptions } from "./types.js";
 
@@ -145,7 +145,7 @@ export function probeBwrap(): Promise<{ ok: boolean; reason?: string }> {
 }
 
 /**
- * Docker: tests run in the task's environment image (see src/runner/docker-run.ts);
+ * Docker: tests run in the task's environment image (see src/runner/docker/run.ts);
  * `wrap` is never used, the docker executor builds its own `docker run`.
  */
 export const dockerBackend: Backend = {

@@ -2,9 +2,9 @@ import { ensureEnv } from "../env/build.js";
 import { DEBIAN_NODE, IMAGE_NODE, IMAGE_PYTHON, majorMinor, normaliseEnvironment, type TestRunnerName } from "../env/spec.js";
 import type { Environment } from "../manifest/types.js";
 import { noteBackend } from "./backends.js";
-import { findDockerTarget, forgetDockerTargets } from "./docker-image.js";
-import { nodeRuntime } from "./node-env.js";
-import { resolvePython, type ResolvePythonOptions } from "./python-env.js";
+import { findDockerTarget, forgetDockerTargets } from "./docker/image.js";
+import { nodeRuntime } from "../env/node-env.js";
+import { resolvePython, type ResolvePythonOptions } from "../env/python-env.js";
 import type { PythonEnv, SandboxChoice } from "./types.js";
 
 export interface RunPythonOptions extends ResolvePythonOptions {

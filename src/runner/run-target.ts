@@ -1,26 +1,10 @@
 import { LmrError } from "../core/errors.js";
 import type { Environment } from "../manifest/types.js";
 import { bwrapBackend, dockerBackend, hostChoiceFor, localBackend, selectBackend } from "./backends.js";
-import type { DockerTarget } from "./docker-image.js";
 import { resolveRunNode, resolveRunPython } from "./run-python.js";
-import type { Backend, BackendName, PythonEnv, SandboxChoice, TestRunner } from "./types.js";
+import type { Backend, BackendName, PythonEnv, RunTarget, SandboxChoice, TestRunner } from "./types.js";
 
-/**
- * Where a task's runs happen, decided once per task: the backend that runs them, the
- * interpreter (or Node) they run with, on the host or in the task's image, and why. verify,
- * eval and the fork servers take this object; nothing re-decides from the `--sandbox` string
- * run by run, and keys and records name what ran (`docker` and an image id, `bwrap`,
- * `local`), never `auto`.
- */
-export interface RunTarget {
-  backend: BackendName;
-  python: PythonEnv;
-  /** docker: the image the runs use. */
-  image?: DockerTarget;
-  runner: TestRunner;
-  /** Why this backend (what `auto` found, or that it was asked for). */
-  reason: string;
-}
+export type { RunTarget };
 
 export interface ResolveTargetOptions {
   sandbox: SandboxChoice;

@@ -7,7 +7,7 @@ import { hashTree } from "../core/hash.js";
 import { checkRelativePath, toolkitPath } from "../core/paths.js";
 import { selectBackend } from "./backends.js";
 import { backendOf } from "./run-target.js";
-import { executeInDocker, missingModuleVerdict } from "./docker-run.js";
+import { executeInDocker, missingModuleVerdict } from "./docker/run.js";
 import { harnessArgs, nodeCandidateArgs, nodeHarnessArgs } from "./harness-args.js";
 import { CANDIDATE_SCRIPT, CANDIDATE_SHM_MB, CANDIDATE_SOCKET, CANDIDATE_TMP_MB, candidateArgs, spawnCandidate } from "./candidate.js";
 import { buildChildEnv, createRunLimits, findPrlimit } from "./limits.js";
@@ -17,6 +17,7 @@ import { LogBuffer, killGroup, superviseRun } from "./supervise.js";
 import type { Backend, Isolation, RunOutcome, RunRequest, WrapOptions } from "./types.js";
 import { decideVerdict, type ProcessFacts } from "./verdict.js";
 import type { RecordReader } from "./channel.js";
+import type { Execution } from "./execution.js";
 
 const HARNESS = toolkitPath("python", "lmr_harness", "run_pytest.py");
 const HARNESS_INI = toolkitPath("python", "lmr_harness", "pytest.ini");
@@ -77,14 +78,6 @@ function changedFiles(before: Record<string, string>, after: Record<string, stri
   return [...keys].filter((k) => before[k] !== after[k]).sort();
 }
 
-/** What one backend's execution hands back to the verdict. */
-export interface Execution {
-  facts: ProcessFacts;
-  reader: RecordReader;
-  log: string;
-  isolation: Isolation;
-}
-
 /**
  * Run the grader's pytest tests against a copy of `tree` and decide the outcome
  * from the harness's authenticated records plus the exit status; nothing the
@@ -131,13 +124,18 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
 
   const scratch = await prepareScratch(req.tree, req.grader, mount, req.overlay, req.scratchParent, scratchLayout(req));
   try {
-    const before = await hashTree(scratch.mountDir);
+    // bwrap and docker mount the grader read-only (and the candidate never sees it): only a
+    // local run can change it, so only a local run pays for hashing it before and after
+    const watchGrader = !docker && sel.backend.name === "local";
+    const before = watchGrader ? await hashTree(scratch.mountDir) : undefined;
     const run = docker
       ? await executeInDocker(req, docker, scratch, mount, memoryMb, network)
       : await execute(req, sel.backend, scratch, mount, memoryMb, network);
     const { facts, reader, log, isolation } = run;
-    const after = await hashTree(scratch.mountDir).catch(() => ({ files: {} as Record<string, string> }));
-    facts.graderModified = changedFiles(before.files, after.files);
+    if (before) {
+      const after = await hashTree(scratch.mountDir).catch(() => ({ files: {} as Record<string, string> }));
+      facts.graderModified = changedFiles(before.files, after.files);
+    }
     let verdict = decideVerdict(reader.state, { ...facts, ...(req.stopAtFirstFailure ? { stopAtFirstFailure: true } : {}) });
     if (docker) {
       // The version the image really has, as the harness saw it.
@@ -258,8 +256,8 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
       log,
     }));
   } finally {
-    await candidate.stop();
-    await Promise.all([oLimits.release(), cLimits.release()]);
+    // the tests have ended: their cgroups go while the candidate is brought down
+    await Promise.all([oLimits.release(), candidate.stop().then(() => cLimits.release())]);
   }
   const startError = candidate.startError();
   if (startError) facts.candidateStartError = startError;

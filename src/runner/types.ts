@@ -1,17 +1,13 @@
+import type { ImageRecord, PythonEnv } from "../env/types.js";
+import type { EnvSpec } from "../env/spec.js";
 import type { Environment } from "../manifest/types.js";
+
+export type { ImageRecord, PythonEnv };
 
 /** `auto` takes docker (daemon answers, the task's image exists), else bwrap (it works here), else local. */
 export type SandboxChoice = "auto" | "docker" | "bwrap" | "none";
 export const SANDBOX_CHOICES: readonly SandboxChoice[] = ["auto", "docker", "bwrap", "none"];
 export type BackendName = "docker" | "bwrap" | "local";
-
-/** The image a docker run used: its tag, its id (sha256 of its config) and a registry digest where it has one. */
-export interface ImageRecord {
-  tag: string;
-  id: string;
-  /** repo@sha256:… from a registry; null for images built or imported on this machine. */
-  digest: string | null;
-}
 
 /** What runs the grader's tests: pytest (python/lmr_harness) or Node's built-in runner (node/lmr-harness). */
 export type TestRunner = "pytest" | "node-test";
@@ -132,16 +128,6 @@ export interface ProcessRun {
 /** How much of a tool process's output a ProcessRun keeps. */
 export const PROCESS_OUTPUT_TAIL = 8000;
 
-/** An interpreter a run uses: `path` is the real executable (sys.executable), not a shim. */
-export interface PythonEnv {
-  path: string;
-  version: string;
-  /** sys.prefix / sys.base_prefix: folders the sandbox must keep visible. */
-  prefixes?: string[];
-  /** The interpreter lives in this task image (docker): anything run with it runs there. */
-  image?: ImageRecord & { gpu: boolean };
-}
-
 export interface RunRequest {
   /** The tree under test (a workspace with the submission applied). Never modified: the runner copies it. */
   tree: string;
@@ -166,7 +152,7 @@ export interface RunRequest {
   python: PythonEnv;
   sandbox?: SandboxChoice;
   /** Where the run happens, resolved once per task (resolveRunTarget): when given, `sandbox` is not consulted. */
-  target?: import("./run-target.js").RunTarget;
+  target?: RunTarget;
   /** Wall limit for the whole run; the process group is killed when it passes. */
   timeoutTotalS: number;
   /** Per-test limit: a soft alarm fails the test; a test still running `grace` seconds later gets the run killed. */
@@ -243,4 +229,35 @@ export interface Backend {
   wrap(cmd: string[], opts: WrapOptions): string[];
   /** What this backend enforces, for the outcome record. */
   describe(opts: WrapOptions): Pick<Isolation, "network" | "filesystem">;
+}
+
+/** The image a docker run uses, resolved from the task's environment. */
+export interface DockerTarget {
+  tag: string;
+  /** The image id (sha256:…): what `docker run` is given, so the record names exactly what ran. */
+  id: string;
+  digest: string | null;
+  /** The interpreter tests run with: the venv's python, or for a node-test image its node. */
+  python: string;
+  /** What is known before the harness says hello: the spec's Python, or "node" (the image's Debian nodejs). */
+  pythonVersion: string;
+  spec: EnvSpec;
+  gpu: boolean;
+}
+
+/**
+ * Where a task's runs happen, decided once per task: the backend that runs them, the
+ * interpreter (or Node) they run with, on the host or in the task's image, and why. verify,
+ * eval and the fork servers take this object; nothing re-decides from the `--sandbox` string
+ * run by run, and keys and records name what ran (`docker` and an image id, `bwrap`,
+ * `local`), never `auto`.
+ */
+export interface RunTarget {
+  backend: BackendName;
+  python: PythonEnv;
+  /** docker: the image the runs use. */
+  image?: DockerTarget;
+  runner: TestRunner;
+  /** Why this backend (what `auto` found, or that it was asked for). */
+  reason: string;
 }

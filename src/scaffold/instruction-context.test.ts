@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { PythonMasker } from "../mask/python-masker.js";
+import { PythonMasker } from "../mask/python/masker.js";
 import { factsOf, parseParams, pickSearchTerms, selectPassages, summarizeDocstring, symbolWords } from "./instruction-context.js";
 import { buildInstructionData, renderInstruction } from "./instruction.js";
-import { guessContextFiles, placeholderTestPath } from "./new-manifest.js";
+import { guessContextFiles, placeholderTestPath } from "./task-skeleton.js";
 
 const SOURCE = `import math
 from utils import clip

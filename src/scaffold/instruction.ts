@@ -15,7 +15,7 @@ import { applyPrepareSteps } from "../prepare/apply.js";
 import { materializeUpstream } from "../source/materialize.js";
 import type { SourceOptions } from "../source/types.js";
 import { describeTargets, pickSearchTerms, selectPassages, type TargetFacts } from "./instruction-context.js";
-import { renderTemplate, type TemplateData } from "./instruction-template.js";
+import { renderTemplate, type TemplateData } from "../core/template.js";
 
 export const INSTRUCTION_TEMPLATE = toolkitPath("templates", "instruction.md.tmpl");
 

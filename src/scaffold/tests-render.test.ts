@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { toolkitPath } from "../core/paths.js";
-import type { RecordedTarget } from "./record-calls.js";
+import type { RecordedTarget } from "../record/calls.js";
 import { fillTemplate, renderReplayTests, snakeName } from "./tests-render.js";
 
 function target(over: Partial<RecordedTarget>): RecordedTarget {

@@ -1,4 +1,4 @@
-import type { RecordedTarget } from "./record-calls.js";
+import type { RecordedTarget } from "../record/calls.js";
 
 /** What the replay test template needs besides the recorded targets. */
 export interface ReplayRenderInput {

@@ -1,5 +1,5 @@
 import type { BundleInfo } from "../bundle/index.js";
-import { checkFixtures } from "../scaffold/fixtures-check.js";
+import { checkFixtures } from "../record/fixtures-check.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import type { FixturesStep } from "./record.js";
 import type { VerifyOptions } from "./verify-task.js";

@@ -278,3 +278,16 @@ function clip(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > 40 ? `${flat.slice(0, 37)}...` : flat;
 }
+
+/** A target of mutation testing, as verify names it. */
+export interface MutantTarget {
+  /** Qualified name: `f`, `Class.method`, `outer.inner`, or `Class` (every body in it). */
+  symbol: string;
+  /** 1-based line of the `def`/`class` (or its first decorator) when the name is defined more than once. */
+  line?: number;
+  /**
+   * Only mutate inside these [start, end) string offsets of the source (a region target: the
+   * masked lines, not the rest of the function, which the agent never writes).
+   */
+  spans?: [number, number][];
+}

@@ -3,24 +3,12 @@ import { LmrError } from "../core/errors.js";
 import { mulberry32 } from "../core/random.js";
 import { findSyntaxError, parsePython, type Node } from "../lang/python-parser.js";
 import { collectMethods, locateSymbol } from "../mask/locate-symbol.js";
-import { indexDefinitions, type PyIndex } from "../mask/python-index.js";
-import { collectMutationPoints, numberCandidates, type Edit, type MutantCandidate, type MutantOperator } from "./mutant-points.js";
+import { indexDefinitions, type PyIndex } from "../mask/python/symbols.js";
+import { collectMutationPoints, numberCandidates, type Edit, type MutantCandidate, type MutantOperator, type MutantTarget } from "./mutant-points.js";
 import { enumerateTsCandidates, tsParsesCleanly } from "./ts-mutants.js";
 import { isTsJsFile } from "../lang/ts-source.js";
 
-export type { MutantCandidate, MutantOperator } from "./mutant-points.js";
-
-export interface MutantTarget {
-  /** Qualified name: `f`, `Class.method`, `outer.inner`, or `Class` (every body in it). */
-  symbol: string;
-  /** 1-based line of the `def`/`class` (or its first decorator) when the name is defined more than once. */
-  line?: number;
-  /**
-   * Only mutate inside these [start, end) string offsets of the source (a region target: the
-   * masked lines, not the rest of the function, which the agent never writes).
-   */
-  spans?: [number, number][];
-}
+export type { MutantCandidate, MutantOperator, MutantTarget } from "./mutant-points.js";
 
 export interface MutantOptions {
   /** Most mutants to return; when there are more candidates a seeded sample is taken. */

@@ -2,6 +2,7 @@ import type { GiveawayResult } from "./giveaway.js";
 import type { Leak } from "../bundle/leak-scan.js";
 import type { RemovedEntry } from "../bundle/types.js";
 import type { BackendName, ImageRecord, RunStatus } from "../runner/types.js";
+import type { ServerPlan } from "./server-plan.js";
 
 export const VERIFICATION_FILE = "verification.json";
 export const VERIFICATION_SCHEMA_VERSION = 2;
@@ -47,6 +48,11 @@ export interface RunsStep extends StepRecord {
   tests?: string[];
   /** Reference: the tests it skipped, which a run may skip too. */
   skipped_tests?: string[];
+  /**
+   * Reference: where the fork servers' plan came from: this machine's cache or the committed
+   * record (run 1 ran in a server), or run 1 as a fresh process (`first-run`); absent without servers.
+   */
+  plan_source?: "cache" | "record" | "first-run";
 }
 
 export interface MutantsStep extends StepRecord {
@@ -147,6 +153,12 @@ export interface VerificationRecord {
     backend: BackendName | null;
     /** backend docker: the image the runs used (tag, id, registry digest or null). */
     image?: ImageRecord;
+    /**
+     * What the task's fork servers preloaded (src/verify/server-plan.ts), as the passing reference
+     * showed it. Not a claim: a later verify starts its servers from it where its cache has no plan
+     * (a fresh clone, a cold cache) and checks it against run 1, falling back to a fresh run 1.
+     */
+    server_plan?: ServerPlan;
     platform: string;
     node: string;
   };

@@ -25,6 +25,8 @@ export interface ReferenceStepInput {
   /** Where the server plan of these inputs is remembered. */
   cacheDir: string;
   hashes: BundleInfo["hashes"];
+  /** The server plan the committed record carries: a cold cache (a fresh clone, a CI machine) starts from it. */
+  committedPlan: () => Promise<ServerPlan | undefined>;
   tick: Tick;
 }
 
@@ -34,6 +36,8 @@ export interface ReferenceStepResult {
   backend?: RunOutcome["backend"];
   /** The fork server the reference ran in, when one started: the caller runs its trusted code there and closes it. */
   server?: ForkServer;
+  /** The plan of that server, or of a passing run 1 that it would start from, for the record (environment.server_plan). */
+  serverPlan?: ServerPlan;
 }
 
 /**
@@ -43,15 +47,18 @@ export interface ReferenceStepResult {
  * preload) and, on the fast path, traces which target lines each test executes (a mutant
  * then runs only where it can be killed). The reference is our code: its other runs go to
  * the fork server started from run 1's imports, where there is one. Run 1 is a fresh process
- * unless the server plan those imports gave is remembered for these very inputs: then the
- * server starts at once and run 1 runs in it; a plan that no longer holds, or a run 1 that
- * does not pass there, falls back to the fresh run. A reference that fails because a module
- * is missing is an infrastructure failure: it says nothing about the task.
+ * unless the server plan those imports gave is remembered for these very inputs (in the cache,
+ * else in the committed record): then the server starts at once and run 1 runs in it; a plan
+ * that no longer holds, or a run 1 that does not pass there, falls back to the fresh run. The
+ * step says which path ran (plan_source). A reference that fails because a module is missing
+ * is an infrastructure failure: it says nothing about the task.
  */
 export async function referenceStep(input: ReferenceStepInput): Promise<ReferenceStepResult> {
   const { references, base, environment, cacheDir } = input;
   const python = base.python;
   let server: ForkServer | undefined;
+  let serverPlan: ServerPlan | undefined;
+  let planSource: RunsStep["plan_source"];
   let serverStarted: (() => void) | undefined;
   const serverReady = new Promise<void>((r) => (serverStarted = r));
   const planKey = serverPlanKey({ workspace: input.hashes.workspace, reference: input.hashes.reference, grader: input.hashes.grader, python: python.path, pythonVersion: python.version, sandbox: JSON.stringify(targetIdentity(base.target)), environment });
@@ -60,12 +67,16 @@ export async function referenceStep(input: ReferenceStepInput): Promise<Referenc
   const startServer = (plan: ServerPlan): Promise<ForkServer | undefined> =>
     ForkServer.start({ scratchParent: base.scratchParent, python, sandbox: base.sandbox ?? "auto", target: base.target, ...plan, network: environment.network, environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}) });
   const firstInRememberedServer = async (): Promise<RunOutcome | undefined> => {
-    const remembered = input.useServer ? await readServerPlan(cacheDir, planKey) : undefined;
+    const cached = input.useServer ? await readServerPlan(cacheDir, planKey) : undefined;
+    const remembered = cached ?? (input.useServer ? await input.committedPlan() : undefined);
     const early = remembered && (await startServer(remembered));
     if (!remembered || !early) return undefined;
     const first = await early.run({ ...base, overlay: references, reportImports: true, ...traced });
     if (first.status === "passed" && samePlan(planInServer(first, remembered), remembered)) {
       server = early;
+      serverPlan = remembered;
+      planSource = cached ? "cache" : "record";
+      if (!cached) await writeServerPlan(cacheDir, planKey, remembered).catch(() => undefined);
       return first;
     }
     await early.close();
@@ -80,7 +91,11 @@ export async function referenceStep(input: ReferenceStepInput): Promise<Referenc
         if (input.useServer) {
           const plan = planOf(first);
           server = await startServer(plan);
-          if (first.status === "passed") await writeServerPlan(cacheDir, planKey, plan).catch(() => undefined);
+          if (server) planSource = "first-run";
+          if (first.status === "passed") {
+            serverPlan = plan;
+            await writeServerPlan(cacheDir, planKey, plan).catch(() => undefined);
+          }
         }
         return first;
       } finally {
@@ -97,6 +112,6 @@ export async function referenceStep(input: ReferenceStepInput): Promise<Referenc
     throw err;
   }
   const missing = !ref.step.ok && !ref.step.infra ? findMissingModule(ref.outcomes) : undefined;
-  const step = missing ? { ...ref.step, infra: true, reason: missingModuleReason(missing, python.path) } : ref.step;
-  return { step, outcomes: ref.outcomes, ...(ref.backend !== undefined ? { backend: ref.backend } : {}), ...(server ? { server } : {}) };
+  const step = missing ? { ...ref.step, infra: true, reason: missingModuleReason(missing, python.path) } : { ...ref.step, ...(planSource ? { plan_source: planSource } : {}) };
+  return { step, outcomes: ref.outcomes, ...(ref.backend !== undefined ? { backend: ref.backend } : {}), ...(server ? { server } : {}), ...(serverPlan ? { serverPlan } : {}) };
 }

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { listFiles } from "../core/hash.js";
 import { parsePython } from "../lang/python-parser.js";
-import { indexDefinitions } from "../mask/python-index.js";
+import { indexDefinitions } from "../mask/python/symbols.js";
 import type { ReviewItem } from "./record.js";
 
 /** A reviewer reads this list; beyond it, the count says there is more. */

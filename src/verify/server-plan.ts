@@ -107,15 +107,20 @@ const planFile = (cacheDir: string, key: string): string => join(cacheDir, "veri
 
 export async function readServerPlan(cacheDir: string, key: string): Promise<ServerPlan | undefined> {
   try {
-    const v = JSON.parse(await readFile(planFile(cacheDir, key), "utf8")) as Partial<ServerPlan>;
-    const oracle = readPart(v);
-    if (!oracle) return undefined;
-    if (v.candidate === undefined) return oracle;
-    const candidate = readPart(v.candidate);
-    return candidate ? { ...oracle, candidate } : undefined;
+    return parseServerPlan(JSON.parse(await readFile(planFile(cacheDir, key), "utf8")));
   } catch {
     return undefined;
   }
+}
+
+/** A plan from JSON (the cache's file, a committed record's `environment.server_plan`), or undefined where it is not one. */
+export function parseServerPlan(value: unknown): ServerPlan | undefined {
+  const v = value as Partial<ServerPlan> | undefined;
+  const oracle = readPart(v);
+  if (!oracle) return undefined;
+  if (v!.candidate === undefined) return oracle;
+  const candidate = readPart(v!.candidate);
+  return candidate ? { ...oracle, candidate } : undefined;
 }
 
 function readPart(v: Partial<PlanPart> | undefined): PlanPart | undefined {

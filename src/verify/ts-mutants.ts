@@ -1,8 +1,7 @@
 import { flavorOf, parseTsSource, readSyntaxDiagnostics } from "../lang/ts-source.js";
 import { locateSymbol } from "../mask/locate-symbol.js";
-import { indexTsDefinitions, type TsDef } from "../mask/ts-index.js";
-import type { MutantTarget } from "./mutants.js";
-import { numberCandidates, type MutantCandidate, type MutationPoint } from "./mutant-points.js";
+import { indexTsDefinitions, type TsDef } from "../mask/ts/symbols.js";
+import { numberCandidates, type MutantCandidate, type MutantTarget, type MutationPoint } from "./mutant-points.js";
 import { collectTsMutationPoints } from "./ts-mutant-points.js";
 
 /**

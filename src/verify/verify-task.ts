@@ -1,4 +1,4 @@
-import { findInTargets, formatLowPrecisionWarning } from "../scaffold/low-precision.js";
+import { findInTargets, formatLowPrecisionWarning } from "../record/low-precision.js";
 import { claimDifferences, isReproducedHere, readRecordText, stampReproduced } from "./reproduced.js";
 import { TOOLKIT_VERSION, toolkitHash } from "../core/toolkit-identity.js";
 import { execFile } from "node:child_process";
@@ -28,6 +28,7 @@ import { readKillers, writeKillers, type MutantPlan } from "./mutant-runs.js";
 import { environmentStep, findMissingModule, missingModuleReason } from "./environment-step.js";
 import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSION, type AlternativesStep, type FixturesStep, type GiveawayRecord, type LeaksStep, type MutantsStep, type RunsStep, type StepName, type StepRecord, type VerificationRecord } from "./record.js";
 import { referenceStep, type ReferenceStepResult } from "./reference-step.js";
+import { parseServerPlan } from "./server-plan.js";
 import type { SiblingReferences } from "./siblings.js";
 import { checkManifestStep, errorText, leaksStep, mutantsStep, repeatRuns, since, type SiblingScan, type Tick } from "./steps.js";
 
@@ -234,9 +235,10 @@ async function runSteps(ctx: StepContext, record: VerificationRecord, work: stri
   // the Node harness traces no lines and has no fork server: its mutants run the whole suite
   const fast = opts.fastMutants !== false && m.tests.runner !== "node-test";
   ctx.emit("reference", `reference × ${settings.runs}`);
-  const ref = await referenceStep({ references, runs: settings.runs, slots: ctx.slots, base, environment: m.environment, fast, useServer: fast && opts.forkServer !== false, cacheDir: ctx.cacheDir, hashes: bundle.hashes, tick: ctx.tick("reference") });
+  const ref = await referenceStep({ references, runs: settings.runs, slots: ctx.slots, base, environment: m.environment, fast, useServer: fast && opts.forkServer !== false, cacheDir: ctx.cacheDir, hashes: bundle.hashes, committedPlan: async () => parseServerPlan((await readVerification(task))?.environment?.server_plan), tick: ctx.tick("reference") });
   const server = (held.server = ref.server);
   record.steps.reference = ref.step;
+  if (ref.serverPlan) record.environment.server_plan = ref.serverPlan;
   await noteRunEnvironment(record.environment, task, ref);
   // run 1's imports: the fork server's children find the preloaded modules already imported
   const first = ref.outcomes[0];

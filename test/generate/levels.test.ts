@@ -2,7 +2,7 @@ import { readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GenerateSummary } from "../../src/generate/run-generate.js";
-import { PythonMasker } from "../../src/mask/python-masker.js";
+import { PythonMasker } from "../../src/mask/python/masker.js";
 import type { Summary } from "../../src/report/types.js";
 import { makeTempDir, removeTempDirs, UPSTREAMS } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";

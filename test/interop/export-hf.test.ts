@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HfRow } from "../../src/interop/export-hf.js";
+import type { HfRow } from "../../src/interop/export/hf.js";
 import { findSecrets, taskSecrets, type Secret } from "../helpers/export-secrets.js";
 import { EXAMPLE_TASKS, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { HARNESS_PYTHON } from "../helpers/harness-python.js";

@@ -3,7 +3,7 @@ import { cp, readFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { JsonlRow } from "../../src/interop/export-jsonl.js";
+import type { JsonlRow } from "../../src/interop/export/jsonl.js";
 import type { TaskManifest } from "../../src/manifest/types.js";
 import { UPSTREAMS, makeGitRepo, makeTempDir, pythonBin, removeTempDirs } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";

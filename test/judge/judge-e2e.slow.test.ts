@@ -4,7 +4,7 @@ import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GenerateSummary } from "../../src/generate/run-generate.js";
 import type { JudgeSummary } from "../../src/judge/run-judge.js";
-import { PythonMasker } from "../../src/mask/python-masker.js";
+import { PythonMasker } from "../../src/mask/python/masker.js";
 import { nameModelFolder, type SampleJudgement } from "../../src/run-folder/index.js";
 import type { Summary } from "../../src/report/types.js";
 import { sampleAnchor } from "../../src/report/render-html-compare.js";

@@ -5,8 +5,8 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkCompiles } from "../../src/mask/check-compile.js";
-import { PythonMasker } from "../../src/mask/python-masker.js";
-import { formatSweepReport, listStdlibFiles, sweepFiles } from "../../src/mask/sweep.js";
+import { PythonMasker } from "../../src/mask/python/masker.js";
+import { formatSweepReport, listStdlibFiles, sweepFiles } from "../../tools/sweep/stdlib.js";
 
 const CLI = resolve("dist/cli/main.js");
 const run = promisify(execFile);

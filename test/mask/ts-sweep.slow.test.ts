@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { formatTsSweepReport, listPackageSources, sweepTsFiles, type TsSweepReport } from "../../src/mask/ts-sweep.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { formatTsSweepReport, listPackageSources, sweepTsFiles, type TsSweepReport } from "../../tools/sweep/ts-packages.js";
 
 /**
  * A fixed sample of the TS sweep (scripts/ts-sweep.mjs masks every function
@@ -52,6 +52,12 @@ describe("TS sweep (sample, type-checked)", () => {
     expect(report.failures.map((f) => [f.symbol, f.check])).toEqual([["lastValueFrom.next", "types"]]);
     expect(report.failures[0]!.message).toMatch(/TS2454: Variable '_value' is used before being assigned/);
   });
+
+  // the script imports the sweep from dist-dev/ (tools/ builds there, outside the shipped dist/)
+  beforeAll(() => {
+    const tsc = spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tools"], { encoding: "utf8", timeout: 120_000 });
+    expect(tsc.status, tsc.stdout + tsc.stderr).toBe(0);
+  }, 120_000);
 
   it("the script prints its usage for --help and refuses an unknown flag (it used to run the whole sweep)", () => {
     const run = (...args: string[]) => spawnSync(process.execPath, ["scripts/ts-sweep.mjs", ...args], { encoding: "utf8", timeout: 60_000 });

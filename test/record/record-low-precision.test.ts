@@ -1,8 +1,8 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findInRecording, formatLowPrecisionWarning } from "../../src/scaffold/low-precision.js";
-import type { CallsFile } from "../../src/scaffold/record-calls.js";
+import { findInRecording, formatLowPrecisionWarning } from "../../src/record/low-precision.js";
+import type { CallsFile } from "../../src/record/calls.js";
 import { git, makeTempDir, removeTempDirs, writeFiles } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
 import { pythonWith } from "./helpers.js";

@@ -1,7 +1,7 @@
 import { cp, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import type { CallsFile } from "../../src/scaffold/record-calls.js";
+import type { CallsFile } from "../../src/record/calls.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
 import { buildTask, copyTaskWithoutRecord, pythonWith, RECORD_FIXTURES, runReplay } from "./helpers.js";

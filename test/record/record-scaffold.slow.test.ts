@@ -1,7 +1,7 @@
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CallsFile } from "../../src/scaffold/record-calls.js";
+import type { CallsFile } from "../../src/record/calls.js";
 import { makeTempDir, pythonBin, removeTempDirs } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
 import { buildTask, copyTaskKeepingLayout, pythonWith, runPyChecks, runReplay, type Built } from "./helpers.js";

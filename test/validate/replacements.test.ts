@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkReplacements, defaultApt } from "../../src/manifest/standin-checks.js";
 import type { TaskManifest } from "../../src/manifest/types.js";
-import { candidateSetupTemplate } from "../../src/scaffold/new-manifest.js";
+import { candidateSetupTemplate } from "../../src/scaffold/task-skeleton.js";
 import { makeTempDir, pythonBin, removeTempDirs, writeFiles } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
 import { completeFlags, makeProject, type Project } from "../new/project.js";

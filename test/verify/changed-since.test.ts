@@ -1,7 +1,7 @@
 import { appendFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { changedTasksSince } from "../../src/manifest/changed-tasks.js";
+import { changedTasksSince } from "../../src/source/changed-tasks.js";
 import type { VerificationRecord } from "../../src/verify/record.js";
 import { git, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";

@@ -263,6 +263,33 @@ describe.concurrent("the task standard in lmr verify", () => {
     expect(JSON.parse(await readFile(file, "utf8"))).toEqual(plan);
   });
 
+  it("a cold cache starts the fork servers from the plan the committed record carries; a committed plan that does not hold falls back to a fresh run 1", async () => {
+    const taskDir = await copyTask(await makeTempDir("verify-committed-plan"), "pref-loss");
+    const args = [taskDir, "--runs", "2", "--mutants", "6", "-j", "2", "--sandbox", "none", "--no-dataset-scan", "--force", "--json"];
+    const once = async (extra: string[] = []): Promise<VerificationRecord> => {
+      const r = await runCli(["verify", ...args, ...extra], { env: { LMR_CACHE: await makeTempDir("verify-cold-cache") } });
+      expect(r.exitCode, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as Output).tasks[0]!;
+    };
+    const facts = (rec: VerificationRecord) => ({
+      reference: rec.steps.reference.runs.map((x) => [x.status, x.passed, x.failed]),
+      stub: rec.steps.stub.ok,
+      mutants: [rec.steps.mutants.total, rec.steps.mutants.killed],
+    });
+    const learned = await once(); // no plan anywhere: run 1 is fresh, and the written record carries its plan
+    expect(learned.steps.reference.plan_source).toBe("first-run");
+    const file = join(taskDir, "verification.json");
+    const written = JSON.parse(await readFile(file, "utf8")) as VerificationRecord;
+    expect(written.environment.server_plan?.preload).toContain("pytest");
+    const fromRecord = await once(); // an empty cache, as on a fresh clone: the committed plan starts the servers
+    expect(fromRecord.steps.reference.plan_source).toBe("record");
+    expect(facts(fromRecord)).toEqual(facts(learned));
+    await writeFile(file, JSON.stringify({ ...written, environment: { ...written.environment, server_plan: { preload: ["json"] } } }, null, 2) + "\n");
+    const stale = await once(["--no-write"]);
+    expect(stale.steps.reference.plan_source).toBe("first-run");
+    expect(facts(stale)).toEqual(facts(learned));
+  });
+
   it("validate and verify reject an instruction that still holds TODO(author) markers", async () => {
     const taskDir = await copyTask(await makeTempDir("verify-todo"), "pref-loss");
     const instruction = join(taskDir, "instruction.md");

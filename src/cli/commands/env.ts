@@ -1,12 +1,12 @@
 import type { Command } from "commander";
 import { EXIT, LmrError } from "../../core/errors.js";
-import { changedTasksSince } from "../../manifest/changed-tasks.js";
+import { changedTasksSince } from "../../source/changed-tasks.js";
 import { displayPath, findTaskDirs } from "../../manifest/read.js";
 import {
   describeSpec, ensureBase, ensureEnv, groupByEnvironment, importRootfs, listLmrImages, loadTasksFor, parseBase, planBase, planEnv,
   pruneImages, resolveBaseSource, DEFAULT_BASE, baseMajorMinor, type BaseName, type BuildEvent, type EnvGroup, type LmrImage,
 } from "../../env/index.js";
-import { sweepStaleContainers } from "../../runner/docker-sweep.js";
+import { sweepStaleContainers } from "../../runner/docker/sweep.js";
 import { action } from "../action.js";
 import { paint, printJson, progress, progressDone } from "../output.js";
 

@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { relative, isAbsolute } from "node:path";
 import { EXIT, LmrError, formatProblem } from "../../core/errors.js";
-import { readCommitMap } from "../../interop/commit-map.js";
-import { importLmrBench } from "../../interop/lmr-bench-import.js";
+import { readCommitMap } from "../../interop/import/commit-map.js";
+import { importLmrBench } from "../../interop/import/lmr-bench.js";
 import type { Defect, ImportOptions } from "../../interop/types.js";
 import { CATEGORIES, type Category } from "../../manifest/types.js";
 import { suggestClosest } from "../../manifest/suggest.js";

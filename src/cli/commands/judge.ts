@@ -1,8 +1,7 @@
 import type { Command } from "commander";
 import { formatProblem } from "../../core/errors.js";
 import { JUDGE_CACHE_DIR, runJudge, type JudgeSummary } from "../../judge/run-judge.js";
-import { redactUrl } from "../../generate/run-generate.js";
-import { readApiKey } from "../../llm/client.js";
+import { readApiKey, redactUrl } from "../../llm/client.js";
 import { DEFAULT_RETRY } from "../../llm/retry.js";
 import { JUDGE_CLASSES, JUDGE_FILE } from "../../run-folder/index.js";
 import type { InstructionLevel } from "../../manifest/level.js";

@@ -1,9 +1,9 @@
 import type { Command } from "commander";
 import { spawn } from "node:child_process";
 import { EXIT, LmrError } from "../../core/errors.js";
-import { createTask, DEFAULT_TASKS_DIR } from "../../scaffold/new.js";
-import { formatNextSteps, walkNextSteps } from "../../scaffold/new-next.js";
-import type { NewFlags } from "../../scaffold/new-types.js";
+import { createTask, DEFAULT_TASKS_DIR } from "../../new/create-task.js";
+import { formatNextSteps, walkNextSteps } from "../../new/next.js";
+import type { NewFlags } from "../../new/types.js";
 import { action } from "../action.js";
 import { printJson, printProblems } from "../output.js";
 
@@ -75,7 +75,7 @@ Examples:
 async function runNew(flags: NewCliFlags): Promise<number> {
   const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY) && !flags.yes && !flags.json;
   // loaded only at a terminal: a scripted run must never wait on a prompt
-  const ask = interactive ? await (await import("../../scaffold/new-wizard.js")).makeTerminalAsker() : undefined;
+  const ask = interactive ? await (await import("../../new/wizard.js")).makeTerminalAsker() : undefined;
   const note = (line: string): void => void process.stderr.write(`lmr: ${line}\n`);
   const result = await createTask(flags, { cwd: process.cwd(), ...(ask ? { ask } : {}), ...(flags.json ? {} : { note }) }).catch((err: unknown) => {
     // Ctrl+C at a prompt: nothing was written (the task folder appears only at the end)

@@ -1,7 +1,7 @@
 import { EXIT, formatProblem } from "../../core/errors.js";
 import { displayPath } from "../../manifest/read.js";
-import { checkFixtures, type FixtureCheckOptions, type FixtureCheckResult } from "../../scaffold/fixtures-check.js";
-import { loadTaskForRecording } from "../../scaffold/record-load.js";
+import { checkFixtures, type FixtureCheckOptions, type FixtureCheckResult } from "../../record/fixtures-check.js";
+import { loadTaskForRecording } from "../../record/load.js";
 import { paint, printJson, progress, progressDone } from "../output.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { EXIT, formatProblem, isLmrError, type Problem } from "../../core/errors.js";
-import { changedTasksSince } from "../../manifest/changed-tasks.js";
+import { changedTasksSince } from "../../source/changed-tasks.js";
 import { displayPath, findTaskDirs, resolveTaskDir } from "../../manifest/read.js";
 import { validateTasks } from "../../manifest/validate.js";
 import { action } from "../action.js";

@@ -6,7 +6,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import pLimit from "p-limit";
 import { dirname, join, resolve } from "node:path";
 import type { Problem } from "../../core/errors.js";
-import { changedTasksSince, type ChangedTasks } from "../../manifest/changed-tasks.js";
+import { changedTasksSince, type ChangedTasks } from "../../source/changed-tasks.js";
 import { findTaskDirs, loadTask } from "../../manifest/load.js";
 import { displayPath, readManifest, resolveTaskDir } from "../../manifest/read.js";
 import { validateTasks } from "../../manifest/validate.js";
