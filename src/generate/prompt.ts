@@ -153,7 +153,7 @@ export async function buildPrompt(input: PromptInput): Promise<BuiltPrompt> {
 }
 
 /** A prompt with as much of the paper as fits. */
-export interface PaperFit {
+interface PaperFit {
   messages: ChatRequest["messages"];
   tokens: number;
   paper: Omit<PaperExcerpt, "text">;

@@ -3,7 +3,7 @@ import type { LineRef } from "../manifest/types.js";
 import { findLineStart } from "./text-layout.js";
 
 /** Where a region's line references are looked for: one definition of the masked file. */
-export interface RegionScope {
+interface RegionScope {
   /** String index of the definition's first line (a decorator's, or the header's). */
   start: number;
   /** String index just past the definition. */

@@ -4,7 +4,7 @@ import type { MaskSpec } from "./types.js";
 const MODES = new Set(["body", "region", "class"]);
 
 /** An input error about one spec, pointing at its symbol. */
-export type SpecFailure = (code: string, message: string, hint: string) => never;
+type SpecFailure = (code: string, message: string, hint: string) => never;
 
 /**
  * The checks both maskers make of a spec before planning its edits: a known mode, and a

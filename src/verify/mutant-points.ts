@@ -36,7 +36,7 @@ export interface MutantCandidate extends MutationPoint {
 }
 
 /** One target's body to mutate: its qualified name, its region spans if any, and its size in characters. */
-export interface TargetBody<B> {
+interface TargetBody<B> {
   symbol: string;
   spans?: [number, number][] | undefined;
   size: number;

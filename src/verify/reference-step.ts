@@ -10,7 +10,7 @@ import type { RunSlots } from "./run-slots.js";
 import { planInServer, planOf, readServerPlan, samePlan, serverPlanKey, writeServerPlan, type ServerPlan } from "./server-plan.js";
 import { repeatRuns, type Tick } from "./steps.js";
 
-export interface ReferenceStepInput {
+interface ReferenceStepInput {
   /** The reference's target files by workspace-relative path, laid over the workspace in every run. */
   references: Record<string, string>;
   runs: number;
