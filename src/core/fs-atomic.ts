@@ -1,5 +1,5 @@
 import { rename as renameCb, writeFile as writeFileCb } from "node:fs";
-import { chmod, mkdir, rename, rm, mkdtemp } from "node:fs/promises";
+import { chmod, copyFile, mkdir, rename, rm, mkdtemp } from "node:fs/promises";
 import { dirname, basename, join } from "node:path";
 import { promisify } from "node:util";
 
@@ -15,9 +15,19 @@ const renameAsync = promisify(renameCb);
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, opts: { parentExists?: boolean } = {}): Promise<void> {
   if (!opts.parentExists) await mkdir(dirname(path), { recursive: true });
+  await placeFile(path, (tmp) => writeFileAsync(tmp, data));
+}
+
+/** Copy `from` to `to` so that readers of `to` see no file or the whole copy, never half (the folder must exist). */
+export async function copyFileAtomic(from: string, to: string): Promise<void> {
+  await placeFile(to, (tmp) => copyFile(from, tmp));
+}
+
+/** `make` writes a temp sibling of `path`, which is then renamed onto it; on failure the temp file goes. */
+async function placeFile(path: string, make: (tmp: string) => Promise<void>): Promise<void> {
   const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
   try {
-    await writeFileAsync(tmp, data);
+    await make(tmp);
     await renameAsync(tmp, path);
   } catch (err) {
     await rm(tmp, { force: true });

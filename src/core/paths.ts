@@ -1,5 +1,5 @@
 import { isAbsolute, normalize, resolve, relative, sep } from "node:path";
-import { realpath } from "node:fs/promises";
+import { lstat, realpath, stat } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 
 /** Root of the installed toolkit (where schema/, templates/, python/ live). */
@@ -34,4 +34,20 @@ export async function isInsideReal(root: string, child: string): Promise<boolean
 
 export function toPosix(p: string): string {
   return normalize(p).split(sep).join("/");
+}
+
+/** Whether `p` names something (a link counts only when its target exists). */
+export async function pathExists(p: string): Promise<boolean> {
+  return stat(p).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Whether the entry `p` itself is there: a link counts, even a broken one. */
+export async function entryExists(p: string): Promise<boolean> {
+  return lstat(p).then(
+    () => true,
+    () => false,
+  );
 }

@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { LOCK_FILE, SCRATCH_DIR } from "../run-folder/index.js";
 import { releaseStalePidsLimits } from "../runner/limits.js";
+import { processStart } from "../core/process.js";
 
 interface LockInfo {
   pid: number;
@@ -22,23 +23,13 @@ export interface RunDirLock {
   release(): Promise<void>;
 }
 
-async function processStart(pid: number): Promise<string | undefined> {
-  try {
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-    // comm (field 2) may hold spaces and parentheses: count fields after the last ')'.
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
-}
-
 async function isAlive(lock: LockInfo): Promise<boolean> {
   try {
     process.kill(lock.pid, 0);
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
-  const start = await processStart(lock.pid);
+  const start = processStart(lock.pid);
   return start === undefined || lock.start === "" || start === lock.start;
 }
 
@@ -114,7 +105,7 @@ export async function lockRunDir(runDir: string, command = "lmr eval"): Promise<
   const root = resolve(runDir);
   const file = join(root, LOCK_FILE);
   const scratch = join(root, SCRATCH_DIR);
-  const me: LockInfo = { pid: process.pid, start: (await processStart(process.pid)) ?? "", started_at: new Date().toISOString(), ...(command !== "lmr eval" ? { command } : {}) };
+  const me: LockInfo = { pid: process.pid, start: processStart(process.pid) ?? "", started_at: new Date().toISOString(), ...(command !== "lmr eval" ? { command } : {}) };
   const recovered: RunDirLock["recovered"] = { killed: [], swept: [] };
   for (let attempt = 0; ; attempt++) {
     try {

@@ -1,3 +1,4 @@
+import { groupBy } from "../core/collections.js";
 import type { Problem } from "../core/errors.js";
 import type { ResolvedTask } from "../manifest/types.js";
 import { measureEditDistance } from "../manifest/suggest.js";
@@ -102,12 +103,3 @@ export function findNearIds(id: string, known: readonly string[]): string[] {
   return scored.slice(0, 3).map((s) => s.k);
 }
 
-function groupBy<T>(xs: T[], key: (x: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const x of xs) {
-    const list = out.get(key(x)) ?? [];
-    list.push(x);
-    out.set(key(x), list);
-  }
-  return out;
-}

@@ -131,10 +131,8 @@ export async function buildPrompt(input: PromptInput): Promise<BuiltPrompt> {
     paper: "",
   };
   const render = (paper: string): ChatRequest["messages"] => renderMessages(input.templates, { ...values, paper });
-  const count = countMessageTokens;
-
   const bare = render("");
-  const bareTokens = await count(bare);
+  const bareTokens = await countMessageTokens(bare);
   if (bareTokens > input.maxPromptTokens) {
     throw new LmrError({
       code: "generate/prompt-too-long",
@@ -146,21 +144,40 @@ export async function buildPrompt(input: PromptInput): Promise<BuiltPrompt> {
   if (paperMd === undefined || paperMd.trim() === "") return { messages: bare, tokens: bareTokens, masked, targets: input.targets, missingContext };
 
   const focus = `${instruction}\n${input.targets.map((t) => t.symbol).join(" ")}`;
-  // The paper section's own words (its heading) and the joins cost a few tokens: shrink the paper's share until the whole fits.
-  let budget = input.maxPromptTokens - bareTokens - 16;
-  for (let tries = 0; tries < 4 && budget > 0; tries++) {
-    const excerpt = await excerptPaper(paperMd, budget, focus);
-    const messages = render(excerpt.text.trim());
-    const tokens = await count(messages);
-    if (tokens <= input.maxPromptTokens) {
-      const { text: _text, ...paper } = excerpt;
-      return { messages, tokens, masked, targets: input.targets, paper, missingContext };
-    }
-    budget -= tokens - input.maxPromptTokens + 16;
-  }
+  const fit = await fitPaper(render, paperMd, focus, bareTokens, input.maxPromptTokens);
+  if (fit) return { messages: fit.messages, tokens: fit.tokens, masked, targets: input.targets, paper: fit.paper, missingContext };
   // No room for any of the paper.
   const sections = (await excerptPaper(paperMd, Number.MAX_SAFE_INTEGER, focus)).sections;
   return { messages: bare, tokens: bareTokens, masked, targets: input.targets, paper: { tokens: 0, sections, kept: 0, omitted: ["(all: no room left in --max-prompt-tokens)"] }, missingContext };
+}
+
+/** A prompt with as much of the paper as fits. */
+interface PaperFit {
+  messages: ChatRequest["messages"];
+  tokens: number;
+  paper: Omit<PaperExcerpt, "text">;
+}
+
+/**
+ * The paper trimmed by section (those nearest `focus` kept first) to what `maxTokens` leaves
+ * after the prompt without it (`bareTokens`), rendered with `render` (lmr generate's and lmr
+ * judge's prompts both). The paper section's own words (its heading) and the joins cost a few
+ * tokens, so the paper's share shrinks by the overshoot until the whole fits, four tries at most;
+ * undefined when not even a little of it fits.
+ */
+export async function fitPaper(render: (paper: string) => ChatRequest["messages"], paperMd: string, focus: string, bareTokens: number, maxTokens: number): Promise<PaperFit | undefined> {
+  let budget = maxTokens - bareTokens - 16;
+  for (let tries = 0; tries < 4 && budget > 0; tries++) {
+    const excerpt = await excerptPaper(paperMd, budget, focus);
+    const messages = render(excerpt.text.trim());
+    const tokens = await countMessageTokens(messages);
+    if (tokens <= maxTokens) {
+      const { text: _text, ...paper } = excerpt;
+      return { messages, tokens, paper };
+    }
+    budget -= tokens - maxTokens + 16;
+  }
+  return undefined;
 }
 
 /** The system and user messages of a prompt: each template rendered with `values`, trimmed (the judge's prompt too). */

@@ -4,8 +4,8 @@ import { applyPatch, parsePatch } from "diff";
 import { BUNDLE_FILES, type BundleTarget } from "../bundle/index.js";
 import { LmrError } from "../core/errors.js";
 import { toolkitPath } from "../core/paths.js";
-import { excerptPaper, type PaperExcerpt } from "../generate/paper-excerpt.js";
-import { LANG_BY_EXT, countMessageTokens, fenced, renderMessages, type PromptTemplates } from "../generate/prompt.js";
+import type { PaperExcerpt } from "../generate/paper-excerpt.js";
+import { LANG_BY_EXT, countMessageTokens, fenced, fitPaper, renderMessages, type PromptTemplates } from "../generate/prompt.js";
 import type { ChatRequest } from "../llm/client.js";
 import { maskerFor } from "../mask/registry.js";
 
@@ -92,25 +92,13 @@ export async function buildJudgePrompt(input: JudgePromptInput): Promise<JudgePr
     paper: "",
   };
   const render = (paper: string): ChatRequest["messages"] => renderMessages(input.templates, { ...values, paper });
-  const count = countMessageTokens;
   const bare = render("");
-  const bareTokens = await count(bare);
+  const bareTokens = await countMessageTokens(bare);
   if (bareTokens > input.maxPromptTokens) {
     throw new LmrError({ code: "judge/prompt-too-long", pointer: "--max-prompt-tokens", message: `${input.taskId}: the judge prompt needs ${bareTokens} tokens without the paper, over the budget of ${input.maxPromptTokens}`, hint: `raise --max-prompt-tokens to at least ${bareTokens + 500}` });
   }
   const paperMd = await readFile(join(ws, "paper.md"), "utf8").catch(() => undefined);
   if (paperMd === undefined || paperMd.trim() === "") return { messages: bare, tokens: bareTokens, missing };
-  const focus = `${instruction}\n${input.targets.map((t) => t.symbol).join(" ")}`;
-  let budget = input.maxPromptTokens - bareTokens - 16;
-  for (let tries = 0; tries < 4 && budget > 0; tries++) {
-    const excerpt = await excerptPaper(paperMd, budget, focus);
-    const messages = render(excerpt.text.trim());
-    const tokens = await count(messages);
-    if (tokens <= input.maxPromptTokens) {
-      const { text: _text, ...paper } = excerpt;
-      return { messages, tokens, paper, missing };
-    }
-    budget -= tokens - input.maxPromptTokens + 16;
-  }
-  return { messages: bare, tokens: bareTokens, missing };
+  const fit = await fitPaper(render, paperMd, `${instruction}\n${input.targets.map((t) => t.symbol).join(" ")}`, bareTokens, input.maxPromptTokens);
+  return fit ? { messages: fit.messages, tokens: fit.tokens, paper: fit.paper, missing } : { messages: bare, tokens: bareTokens, missing };
 }

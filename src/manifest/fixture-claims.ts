@@ -3,6 +3,7 @@ import { join, posix } from "node:path";
 import { checkRelativePath } from "../core/paths.js";
 import type { Finding } from "./schema-errors.js";
 import { asObject } from "./semantic.js";
+import { entryExists } from "../core/paths.js";
 
 /*
  * Every file under a task's fixtures/ names what makes it: record.driver (fixtures/calls.json
@@ -102,8 +103,6 @@ export async function listStrayPlaceholders(taskDir: string): Promise<string[]> 
  */
 export const CLAIM_FINDINGS = new WeakSet<Finding>();
 
-const exists = (path: string): Promise<boolean> => lstat(path).then(() => true, () => false);
-
 /**
  * The claims checks of one manifest: generator scripts exist; outputs sit under
  * fixtures/, are claimed once, are shipped to the grader (tests.fixtures) and exist; and no
@@ -153,7 +152,7 @@ export async function checkFixtureClaims(data: unknown, taskDir: string): Promis
         hint: `add "${claim.file}" (or "fixtures") to tests.fixtures`,
       });
     }
-    if (!(await exists(join(taskDir, claim.file)))) {
+    if (!(await entryExists(join(taskDir, claim.file)))) {
       findings.push({ pointer: claim.pointer, message: `'${claim.file}' does not exist: ${claim.by} has not been run`, hint: `run \`lmr record ${taskDir}\` to generate it` });
     }
   }

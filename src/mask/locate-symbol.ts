@@ -90,3 +90,20 @@ export function measureDistance(a: string, b: string): number {
   }
   return prev[b.length]!;
 }
+
+/**
+ * Every method of a class, nested classes' methods included (mode "class" masks them; a
+ * function inside a method goes with its method). The Python and the TS/JS indexes both.
+ */
+export function collectMethods<D extends { parent?: D | undefined; kind: string }>(defs: readonly D[], cls: D): D[] {
+  const out: D[] = [];
+  const visit = (scope: D): void => {
+    for (const d of defs) {
+      if (d.parent !== scope) continue;
+      if (d.kind === "method") out.push(d);
+      else if (d.kind === "class") visit(d);
+    }
+  };
+  visit(cls);
+  return out;
+}

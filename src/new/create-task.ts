@@ -15,7 +15,8 @@ import { nextSteps } from "./next.js";
 import { pinNewPaper } from "./paper.js";
 import type { NewEnv, NewFlags, NewResult } from "./types.js";
 import { checkRepoFolder, classifyRepo, isInGitRepo, openUpstream, type RepoInput, type UpstreamView } from "./upstream.js";
-import { createDirExclusive, pathExists } from "./write.js";
+import { createDirExclusive } from "./write.js";
+import { entryExists } from "../core/paths.js";
 import { factsOf } from "../scaffold/instruction-context.js";
 import { renderInstruction } from "../scaffold/instruction.js";
 
@@ -182,7 +183,7 @@ async function answerId(title: string, symbol: string, tasksDir: string, flags: 
   const suggested = suggestTaskId(title, symbol);
   const parse = async (raw: string): Promise<string> => {
     const id = parseTaskId(raw);
-    if (await pathExists(join(tasksDir, id))) {
+    if (await entryExists(join(tasksDir, id))) {
       throw usageError("--id", `a task '${id}' already exists in ${tasksDir}`, `choose another id, e.g. --id ${id}-2`, "new/task-exists");
     }
     return id;

@@ -1,15 +1,8 @@
-import { lstat, mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { mkdtempForPlacing } from "../core/fs-atomic.js";
-
-/** True when something (file, folder, link) is at `path`. */
-export async function pathExists(path: string): Promise<boolean> {
-  return lstat(path).then(
-    () => true,
-    () => false,
-  );
-}
+import { entryExists } from "../core/paths.js";
 
 /**
  * Creates the folder `target` with `files` (relative path → content), built in
@@ -19,7 +12,7 @@ export async function pathExists(path: string): Promise<boolean> {
 export async function createDirExclusive(target: string, files: Record<string, string>): Promise<void> {
   const exists = (): LmrError =>
     new LmrError({ code: "new/task-exists", file: target, message: "the task folder already exists; lmr new never overwrites a task", hint: "choose another id with --id, or remove the folder first" });
-  if (await pathExists(target)) throw exists();
+  if (await entryExists(target)) throw exists();
   const parent = dirname(target);
   await mkdir(parent, { recursive: true });
   const tmp = await mkdtempForPlacing(join(parent, `.${basename(target)}.new-`));
@@ -29,7 +22,7 @@ export async function createDirExclusive(target: string, files: Record<string, s
       await writeFile(join(tmp, rel), content);
     }
     // rename() would silently replace an empty folder made meanwhile: look again just before
-    if (await pathExists(target)) throw exists();
+    if (await entryExists(target)) throw exists();
     await rename(tmp, target);
   } catch (err) {
     await rm(tmp, { recursive: true, force: true });

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { copyFile, mkdir, readFile, rename, rm, stat } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
-import { writeJsonAtomic } from "../core/fs-atomic.js";
+import { mkdir, readFile, rename, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { copyFileAtomic, writeJsonAtomic } from "../core/fs-atomic.js";
 import { sha256 } from "../core/hash.js";
 import { defaultCacheDir } from "../source/cache.js";
 
@@ -77,13 +77,6 @@ export async function copyIntoCache(papersDir: string, file: string, sha: string
   const to = cachedPdfPath(papersDir, sha);
   if ((await fileSize(to)) !== undefined) return to;
   await mkdir(papersDir, { recursive: true });
-  const tmp = join(dirname(to), `.${basename(to)}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
-  try {
-    await copyFile(file, tmp);
-    await rename(tmp, to);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
+  await copyFileAtomic(file, to);
   return to;
 }

@@ -3,7 +3,7 @@ import { findSyntaxError, parsePython, type Node, type Tree } from "../lang/pyth
 import { checkNoEscapes, fail, locateBlock, resolveLineRef, resolveWithin, type Block } from "./block.js";
 import { guardScriptCode } from "./main-guard.js";
 import { collectNameEvents, collectScopeEvents } from "./names.js";
-import { detectIndentUnit, dominantEol, indentOf, isIdentifier, splitLines, topLevelStatement, type Definition } from "./python-scope.js";
+import { detectIndentUnit, dominantEol, indentOf, isIdentifier, splitLines, stringContinuationRows, topLevelStatement, type Definition } from "./python-scope.js";
 
 /** The manifest step without its kind and file: what the pure transformation needs. */
 export type ExtractSpec = Omit<ExtractFunctionStep, "kind" | "file">;
@@ -185,21 +185,6 @@ function reindentBlock(tree: Tree, lines: string[], block: Block, indent: string
     }
   }
   return out;
-}
-
-function stringContinuationRows(root: Node, first: number, last: number): Set<number> {
-  const rows = new Set<number>();
-  const stack: Node[] = [root];
-  while (stack.length > 0) {
-    const n = stack.pop()!;
-    if (n.endPosition.row < first || n.startPosition.row > last) continue;
-    if (n.type === "string" && n.endPosition.row > n.startPosition.row) {
-      for (let r = n.startPosition.row + 1; r <= n.endPosition.row; r++) rows.add(r);
-      continue;
-    }
-    for (const c of n.namedChildren) if (c) stack.push(c);
-  }
-  return rows;
 }
 
 /** Row before which a module-level function goes: above `node` and the comments directly over it. */

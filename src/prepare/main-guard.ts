@@ -1,7 +1,7 @@
 import { parsePython, type Node } from "../lang/python-parser.js";
 import { fail } from "./block.js";
 import { collectNameEvents } from "./names.js";
-import { detectIndentUnit, dominantEol, splitLines } from "./python-scope.js";
+import { detectIndentUnit, dominantEol, splitLines, stringContinuationRows } from "./python-scope.js";
 
 /**
  * `main_guard`: a script's top-level code goes under `if __name__ == "__main__":`
@@ -201,16 +201,3 @@ function rowAt(root: Node, index: number): number {
   return root.descendantForIndex(index)?.startPosition.row ?? 0;
 }
 
-function stringContinuationRows(root: Node): Set<number> {
-  const rows = new Set<number>();
-  const stack: Node[] = [root];
-  while (stack.length > 0) {
-    const n = stack.pop()!;
-    if (n.type === "string" && n.endPosition.row > n.startPosition.row) {
-      for (let r = n.startPosition.row + 1; r <= n.endPosition.row; r++) rows.add(r);
-      continue;
-    }
-    for (const c of n.namedChildren) if (c) stack.push(c);
-  }
-  return rows;
-}

@@ -1,8 +1,9 @@
 import { LmrError } from "../core/errors.js";
-import { findSyntaxError, parsePython, type Node } from "../lang/python-parser.js";
+import { findSyntaxError, parsePython } from "../lang/python-parser.js";
 import type { LineRef, NotebookCellSpec } from "../manifest/types.js";
 import { fail, resolveLineRef } from "./block.js";
 import { splitLogicalLines } from "./logical-lines.js";
+import { stringContinuationRows } from "./python-scope.js";
 
 export interface NotebookModule {
   source: string;
@@ -196,20 +197,6 @@ async function indentLines(lines: Line[]): Promise<Line[]> {
   const verbatim = stringContinuationRows((await parsePython(lines.map((l) => l.text).join("\n"))).rootNode);
   const indent = lines.some((l) => l.text.startsWith("\t")) ? "\t" : "    ";
   return lines.map((l, row) => (verbatim.has(row) || l.text.trim() === "" ? { ...l, text: verbatim.has(row) ? l.text : "" } : { ...l, text: indent + l.text }));
-}
-
-function stringContinuationRows(root: Node): Set<number> {
-  const rows = new Set<number>();
-  const stack: Node[] = [root];
-  while (stack.length > 0) {
-    const n = stack.pop()!;
-    if (n.type === "string" && n.endPosition.row > n.startPosition.row) {
-      for (let r = n.startPosition.row + 1; r <= n.endPosition.row; r++) rows.add(r);
-      continue;
-    }
-    for (const c of n.namedChildren) if (c) stack.push(c);
-  }
-  return rows;
 }
 
 function readCodeCells(json: string): CodeCell[] {

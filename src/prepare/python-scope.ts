@@ -134,3 +134,22 @@ function editDistance(a: string, b: string): number {
   }
   return prev[b.length]!;
 }
+
+/**
+ * Rows (0-based) that continue a multi-line string, within rows `first`..`last` (default: all):
+ * a reindent must leave them byte for byte, since their whitespace is part of the string.
+ */
+export function stringContinuationRows(root: Node, first = 0, last = Number.POSITIVE_INFINITY): Set<number> {
+  const rows = new Set<number>();
+  const stack: Node[] = [root];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (n.endPosition.row < first || n.startPosition.row > last) continue;
+    if (n.type === "string" && n.endPosition.row > n.startPosition.row) {
+      for (let r = n.startPosition.row + 1; r <= n.endPosition.row; r++) rows.add(r);
+      continue;
+    }
+    for (const c of n.namedChildren) if (c) stack.push(c);
+  }
+  return rows;
+}

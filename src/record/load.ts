@@ -1,7 +1,7 @@
-import { LmrError } from "../core/errors.js";
 import { CLAIM_FINDINGS, listFixtureClaims } from "../manifest/fixture-claims.js";
 import { readManifest } from "../manifest/read.js";
-import type { ResolvedTask, TaskManifest } from "../manifest/types.js";
+import { resolveTask } from "../manifest/load.js";
+import type { ResolvedTask } from "../manifest/types.js";
 import { checkManifest } from "../manifest/validate.js";
 
 /**
@@ -20,24 +20,5 @@ export async function loadTaskForRecording(dir: string): Promise<ResolvedTask> {
     return typeof value === "string" && made.has(value) && message.includes("does not exist");
   };
   const findings = (await checkManifest(raw)).filter((f) => !CLAIM_FINDINGS.has(f) && !toBeMade(f.pointer, f.message));
-  const first = findings[0];
-  if (first) {
-    const more = findings.length > 1 ? ` (and ${findings.length - 1} more problem${findings.length > 2 ? "s" : ""})` : "";
-    throw new LmrError({
-      code: "manifest/invalid",
-      file: raw.displayPath,
-      pointer: first.pointer,
-      message: `${first.message}${more}`,
-      hint: findings.length > 1 ? `${first.hint}; run \`lmr validate ${raw.dir}\` for the full list` : first.hint,
-    });
-  }
-  return Object.freeze({ manifest: deepFreeze(raw.data as TaskManifest), dir: raw.dir, manifestPath: raw.manifestPath });
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null) {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
+  return resolveTask(raw, findings);
 }

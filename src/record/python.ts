@@ -6,19 +6,7 @@ import { isErrorCode } from "../core/error-codes.js";
 import { toolkitPath } from "../core/paths.js";
 import { buildChildEnv } from "../runner/limits.js";
 import { runRecordInImage } from "../runner/docker/exec.js";
-import type { PythonEnv } from "../runner/types.js";
-
-/** What one run of python/lmr_record did. */
-export interface HarnessRun {
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
-  /** Last part of stdout and stderr together (the driver's prints, tracebacks of ours). */
-  output: string;
-  duration_s: number;
-}
-
-const OUTPUT_TAIL = 8000;
+import { PROCESS_OUTPUT_TAIL, type ProcessRun, type PythonEnv } from "../runner/types.js";
 
 /**
  * Runs `python -m lmr_record CONFIG` in `tree` as a plain subprocess: the
@@ -30,7 +18,7 @@ const OUTPUT_TAIL = 8000;
  * (LMR_FIXTURES_OUT for a fixture generator). An interpreter of a task image
  * (--sandbox docker) runs it there instead, with the same inputs and outputs.
  */
-export async function runRecordHarness(interpreter: string | PythonEnv, tree: string, configPath: string, scratch: string, timeoutS: number, extraEnv: Record<string, string> = {}, taskDir?: string): Promise<HarnessRun> {
+export async function runRecordHarness(interpreter: string | PythonEnv, tree: string, configPath: string, scratch: string, timeoutS: number, extraEnv: Record<string, string> = {}, taskDir?: string): Promise<ProcessRun> {
   // in an image only bound folders exist: the task folder goes in whole (read-only), as the host shows it to a plain subprocess
   if (typeof interpreter !== "string" && interpreter.image) return runRecordInImage(interpreter, tree, configPath, scratch, timeoutS, extraEnv, taskDir);
   const python = typeof interpreter === "string" ? interpreter : interpreter.path;
@@ -49,7 +37,7 @@ export async function runRecordHarness(interpreter: string | PythonEnv, tree: st
     let output = "";
     let timedOut = false;
     const keep = (d: Buffer): void => {
-      output = (output + d.toString()).slice(-OUTPUT_TAIL);
+      output = (output + d.toString()).slice(-PROCESS_OUTPUT_TAIL);
     };
     const child = spawn(python, ["-B", "-m", "lmr_record", configPath], { cwd: tree, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const killGroup = (): void => {
@@ -92,7 +80,7 @@ export interface FailureContext {
 }
 
 /** Turns what the harness reported into an LmrError: its error.json, a timeout, or a crash of ours. */
-export async function failIfUnsuccessful(run: HarnessRun, out: string, ctx: FailureContext): Promise<void> {
+export async function failIfUnsuccessful(run: ProcessRun, out: string, ctx: FailureContext): Promise<void> {
   if (run.timedOut) {
     throw new LmrError({
       code: "record/timeout",

@@ -6,27 +6,17 @@ const XML_INVALID = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
 
 /** Text safe inside HTML element content and double-quoted attribute values. */
 export function escapeHtml(text: string): string {
-  return text
-    .replace(XML_INVALID, "\uFFFD")
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;")
-    .replace(/'/g, "&#39;");
+  return escapeMarkup(text, "&#39;");
 }
 
 /** Text safe in XML 1.0 content and attributes; characters XML cannot hold become U+FFFD. */
 export function escapeXml(text: string): string {
-  return text
-    .replace(XML_INVALID, "\uFFFD")
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;")
-    .replace(/'/g, "&apos;")
-    .replace(/\n/g, "&#10;")
-    .replace(/\r/g, "&#13;")
-    .replace(/\t/g, "&#9;");
+  return escapeMarkup(text, "&apos;").replace(/\n/g, "&#10;").replace(/\r/g, "&#13;").replace(/\t/g, "&#9;");
+}
+
+/** Characters XML cannot hold become U+FFFD; the five markup characters become references (`apos`: the apostrophe's). */
+function escapeMarkup(text: string, apos: string): string {
+  return text.replace(XML_INVALID, "\uFFFD").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, apos);
 }
 
 /** Text for XML element content: newlines kept as they are, so logs stay readable. */

@@ -3,17 +3,7 @@
  * the same results always give the same interval (a report can be diffed).
  */
 
-/** mulberry32: a small, fast, seedable PRNG in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from "../core/random.js";
 
 export interface BootstrapInterval {
   low: number;
@@ -37,7 +27,7 @@ export function bootstrapMeanInterval(values: number[], opts: { level?: number; 
   const level = opts.level ?? 0.95;
   const resamples = opts.resamples ?? BOOTSTRAP_RESAMPLES;
   const seed = opts.seed ?? BOOTSTRAP_SEED;
-  const random = seededRandom(seed);
+  const random = mulberry32(seed);
   const means = new Float64Array(resamples);
   for (let b = 0; b < resamples; b++) {
     let sum = 0;

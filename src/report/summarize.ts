@@ -1,5 +1,6 @@
 import { TOOLKIT_VERSION } from "../core/toolkit-identity.js";
 import { join } from "node:path";
+import { groupBy } from "../core/collections.js";
 import { LmrError } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
 import type { TaskSet } from "../manifest/types.js";
@@ -270,16 +271,6 @@ function sumVerdicts(list: VerdictCounts[]): VerdictCounts {
   const counts = emptyVerdictCounts();
   for (const c of list) for (const v of VERDICTS) counts[v] += c[v];
   return counts;
-}
-
-function groupBy<T>(xs: T[], key: (x: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const x of xs) {
-    const list = out.get(key(x)) ?? [];
-    list.push(x);
-    out.set(key(x), list);
-  }
-  return out;
 }
 
 function sum(xs: number[]): number {

@@ -6,4 +6,4 @@ export { sweepStaleContainers } from "./docker/sweep.js";
 export { resolveRunNode, resolveRunPython } from "./run-python.js";
 export { nodeRuntime } from "../env/node-env.js";
 export type * from "./types.js";
-export { runPythonInImage, runRecordInImage, type ContainerRun } from "./docker/exec.js";
+export { runPythonInImage, runRecordInImage } from "./docker/exec.js";

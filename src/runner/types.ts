@@ -112,6 +112,22 @@ export interface Isolation {
   pids: "cgroup" | "rlimit" | "none";
 }
 
+/**
+ * What one tool process did: `lmr record`'s harness run as a subprocess, or a python command
+ * in a task image (runPythonInImage, runRecordInImage).
+ */
+export interface ProcessRun {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  /** The last PROCESS_OUTPUT_TAIL characters of stdout and stderr together (the driver's prints, tracebacks). */
+  output: string;
+  duration_s: number;
+}
+
+/** How much of a tool process's output a ProcessRun keeps. */
+export const PROCESS_OUTPUT_TAIL = 8000;
+
 export interface RunRequest {
   /** The tree under test (a workspace with the submission applied). Never modified: the runner copies it. */
   tree: string;

@@ -1,4 +1,4 @@
-import { readFile, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { basename, join, posix } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { writeFileAtomic } from "../core/fs-atomic.js";
@@ -8,6 +8,7 @@ import { PLACEHOLDER_MARK } from "./task-skeleton.js";
 import { ARRAYS_FILE, CALLS_FILE, readCallsFile, type RecordedTarget } from "../record/calls.js";
 import { editManifestLists, type ListEdit } from "./tests-manifest.js";
 import { renderReplayTests, snakeName } from "./tests-render.js";
+import { pathExists } from "../core/paths.js";
 
 const TEMPLATE = toolkitPath("templates", "tests", "replay_test.py.tmpl");
 const TARGET_TEMPLATE = toolkitPath("templates", "tests", "replay_target.py.tmpl");
@@ -39,7 +40,7 @@ export interface ScaffoldTestsResult {
  */
 export async function scaffoldTests(task: ResolvedTask, opts: ScaffoldTestsOptions = {}): Promise<ScaffoldTestsResult> {
   const calls = await readCallsFile(task);
-  if (calls.arrays && !(await exists(join(task.dir, posix.dirname(CALLS_FILE), calls.arrays)))) {
+  if (calls.arrays && !(await pathExists(join(task.dir, posix.dirname(CALLS_FILE), calls.arrays)))) {
     throw new LmrError({
       code: "calls/arrays-missing",
       file: join(task.dir, CALLS_FILE),
@@ -66,7 +67,7 @@ export async function scaffoldTests(task: ResolvedTask, opts: ScaffoldTestsOptio
   const out = opts.out ?? placeholder ?? `tests/test_${defaultStem(task, called)}_replay.py`;
   checkOutPath(task, out);
   const outAbs = join(task.dir, out);
-  if (!opts.force && out !== placeholder && (await exists(outAbs))) {
+  if (!opts.force && out !== placeholder && (await pathExists(outAbs))) {
     throw new LmrError({
       code: "tests/exists",
       file: outAbs,
@@ -184,10 +185,6 @@ async function findPlaceholderTest(task: ResolvedTask): Promise<string | undefin
 
 async function soleMissingTest(task: ResolvedTask): Promise<string | undefined> {
   const missing: string[] = [];
-  for (const file of task.manifest.tests.files) if (!(await exists(join(task.dir, file)))) missing.push(file);
+  for (const file of task.manifest.tests.files) if (!(await pathExists(join(task.dir, file)))) missing.push(file);
   return missing.length === 1 ? missing[0] : undefined;
-}
-
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(() => true, () => false);
 }

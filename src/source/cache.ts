@@ -5,6 +5,7 @@ import { LmrError } from "../core/errors.js";
 import { gitDirArgs, gitReason, isGitDir, resolveCommit, runGit, type GitResult } from "./git.js";
 import { looksLikeGitDir } from "./mirror.js";
 import { safeSegment, type RepoRef } from "./repo-url.js";
+import { pathExists } from "../core/paths.js";
 
 export function defaultCacheDir(): string {
   const env = process.env.LMR_CACHE;
@@ -132,14 +133,5 @@ async function removeStaleTemps(parent: string, prefix: string): Promise<void> {
     } catch {
       // gone already
     }
-  }
-}
-
-async function pathExists(p: string): Promise<boolean> {
-  try {
-    await stat(p);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -1,6 +1,7 @@
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { isGitDir } from "./git.js";
+import { pathExists } from "../core/paths.js";
 
 export interface MirrorLookup {
   /** The git directory found, if any. */
@@ -44,7 +45,7 @@ async function confirm(dir: string, tried: string[]): Promise<MirrorLookup> {
 /** `dir/want`, or the entry of `dir` that matches it ignoring case; the exact path when neither exists. */
 async function findEntry(dir: string, want: string): Promise<string> {
   const exact = join(dir, want);
-  if (await exists(exact)) return exact;
+  if (await pathExists(exact)) return exact;
   let names: string[] = [];
   try {
     names = await readdir(dir);
@@ -89,15 +90,6 @@ export async function looksLikeGitDir(dir: string): Promise<boolean> {
 async function isDir(p: string): Promise<boolean> {
   try {
     return (await stat(p)).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-async function exists(p: string): Promise<boolean> {
-  try {
-    await stat(p);
-    return true;
   } catch {
     return false;
   }

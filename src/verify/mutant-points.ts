@@ -29,6 +29,41 @@ export interface MutationPoint {
   description: string;
 }
 
+/** A mutation point of one target, numbered in the source order of all the targets' points. */
+export interface MutantCandidate extends MutationPoint {
+  index: number;
+  symbol: string;
+}
+
+/** One target's body to mutate: its qualified name, its region spans if any, and its size in characters. */
+interface TargetBody<B> {
+  symbol: string;
+  spans?: [number, number][] | undefined;
+  size: number;
+  body: B;
+}
+
+/**
+ * The mutation points of several target bodies as numbered candidates (the Python and the
+ * TypeScript paths share this): the most specific target owns a point when targets nest
+ * (`outer` and `outer.inner`), a region target keeps only edits inside its spans, each point
+ * comes once, and the order is the source order.
+ */
+export function numberCandidates<B>(bodies: TargetBody<B>[], collect: (body: B) => MutationPoint[]): MutantCandidate[] {
+  const bySize = [...bodies].sort((a, b) => a.size - b.size);
+  const byKey = new Map<string, Omit<MutantCandidate, "index">>();
+  for (const { symbol, spans, body } of bySize) {
+    for (const p of collect(body)) {
+      if (spans && !p.edits.every((e) => spans.some(([s, end]) => e.start >= s && e.end <= end))) continue;
+      const key = `${p.operator}|${p.edits.map((e) => `${e.start}:${e.end}:${e.text}`).join("|")}`;
+      if (!byKey.has(key)) byKey.set(key, { ...p, symbol });
+    }
+  }
+  return [...byKey.values()]
+    .sort((a, b) => a.edits[0]!.start - b.edits[0]!.start || a.edits[0]!.end - b.edits[0]!.end || (a.operator < b.operator ? -1 : a.operator > b.operator ? 1 : 0))
+    .map((c, index) => ({ ...c, index }));
+}
+
 const ARITH: Record<string, string> = { "+": "-", "-": "+", "*": "/", "/": "*", "**": "*", "//": "/" };
 const COMPARE: Record<string, string> = {
   "<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "==",
@@ -255,10 +290,4 @@ export interface MutantTarget {
    * masked lines, not the rest of the function, which the agent never writes).
    */
   spans?: [number, number][];
-}
-
-/** A mutation point inside a target body, numbered in source order. */
-export interface MutantCandidate extends MutationPoint {
-  index: number;
-  symbol: string;
 }

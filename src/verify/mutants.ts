@@ -1,13 +1,14 @@
+import { groupBy } from "../core/collections.js";
 import { LmrError } from "../core/errors.js";
+import { mulberry32 } from "../core/random.js";
 import { findSyntaxError, parsePython, type Node } from "../lang/python-parser.js";
-import { locateSymbol } from "../mask/locate-symbol.js";
-import { collectMethods } from "../mask/python/body.js";
+import { collectMethods, locateSymbol } from "../mask/locate-symbol.js";
 import { indexDefinitions, type PyIndex } from "../mask/python/symbols.js";
-import { collectMutationPoints, type Edit, type MutantCandidate, type MutantOperator, type MutantTarget } from "./mutant-points.js";
+import { collectMutationPoints, numberCandidates, type Edit, type MutantCandidate, type MutantOperator, type MutantTarget } from "./mutant-points.js";
 import { enumerateTsCandidates, tsParsesCleanly } from "./ts-mutants.js";
 import { isTsJsFile } from "../lang/ts-source.js";
 
-export type { MutantOperator, MutantTarget } from "./mutant-points.js";
+export type { MutantCandidate, MutantOperator, MutantTarget } from "./mutant-points.js";
 
 export interface MutantOptions {
   /** Most mutants to return; when there are more candidates a seeded sample is taken. */
@@ -60,20 +61,8 @@ export async function enumerateCandidates(source: string, targets: MutantTarget[
   const tree = await parsePython(source);
   try {
     const index = indexDefinitions(tree.rootNode);
-    const bodies = targets.flatMap((t) => locateBodies(index, t).map((body) => ({ symbol: t.symbol, spans: t.spans, body })));
-    // The most specific target owns a point when targets nest (`outer` and `outer.inner`).
-    bodies.sort((a, b) => (a.body.endIndex - a.body.startIndex) - (b.body.endIndex - b.body.startIndex));
-    const byKey = new Map<string, Omit<MutantCandidate, "index">>();
-    for (const { symbol, spans, body } of bodies) {
-      for (const p of collectMutationPoints(body)) {
-        if (spans && !p.edits.every((e) => spans.some(([s, end]) => e.start >= s && e.end <= end))) continue;
-        const key = `${p.operator}|${p.edits.map((e) => `${e.start}:${e.end}:${e.text}`).join("|")}`;
-        if (!byKey.has(key)) byKey.set(key, { ...p, symbol });
-      }
-    }
-    return [...byKey.values()]
-      .sort((a, b) => a.edits[0]!.start - b.edits[0]!.start || a.edits[0]!.end - b.edits[0]!.end || (a.operator < b.operator ? -1 : a.operator > b.operator ? 1 : 0))
-      .map((c, index) => ({ ...c, index }));
+    const bodies = targets.flatMap((t) => locateBodies(index, t).map((body) => ({ symbol: t.symbol, spans: t.spans, size: body.endIndex - body.startIndex, body })));
+    return numberCandidates(bodies, collectMutationPoints);
   } finally {
     tree.delete();
   }
@@ -82,7 +71,7 @@ export async function enumerateCandidates(source: string, targets: MutantTarget[
 /** The body of a function target; for a class, the body of every method in it (as mode "class" masks them). */
 function locateBodies(index: PyIndex, target: MutantTarget): Node[] {
   const def = locateSymbol(index, target.symbol, target.line, undefined);
-  const functions = def.kind === "class" ? collectMethods(index, def) : [def];
+  const functions = def.kind === "class" ? collectMethods(index.defs, def) : [def];
   return functions.map((d) => d.node.childForFieldName("body")).filter((b): b is Node => b !== null);
 }
 
@@ -92,12 +81,7 @@ function locateBodies(index: PyIndex, target: MutantTarget): Node[] {
  */
 function sampleOrder(candidates: MutantCandidate[], seed: number): MutantCandidate[] {
   const random = mulberry32(seed);
-  const groups = new Map<MutantOperator, MutantCandidate[]>();
-  for (const c of candidates) {
-    const g = groups.get(c.operator);
-    if (g) g.push(c);
-    else groups.set(c.operator, [c]);
-  }
+  const groups = groupBy(candidates, (c) => c.operator);
   const operators = shuffle([...groups.keys()].sort(), random);
   const queues = operators.map((op) => shuffle(groups.get(op)!, random));
   const order: MutantCandidate[] = [];
@@ -105,18 +89,6 @@ function sampleOrder(candidates: MutantCandidate[], seed: number): MutantCandida
     for (const q of queues) if (round < q.length) order.push(q[round]!);
   }
   return order;
-}
-
-/** mulberry32: a small, fast 32-bit PRNG; the same seed gives the same sequence everywhere. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function shuffle<T>(items: T[], random: () => number): T[] {

@@ -99,16 +99,11 @@ export interface ReviewItem {
   target: string;
 }
 
-export interface AlternativeOutcome {
+/** One alternative's run, summarized as a run of the reference is. */
+export interface AlternativeOutcome extends Omit<RunSummary, "status"> {
   name: string;
   /** A run status, or "invalid" when the alternative lacks a target file. */
   status: RunStatus | "invalid";
-  passed: number;
-  failed: number;
-  errors: number;
-  duration_s: number;
-  reason?: string;
-  failing?: FailingTest[];
 }
 
 export interface AlternativesStep extends StepRecord {

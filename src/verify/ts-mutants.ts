@@ -1,7 +1,7 @@
 import { flavorOf, parseTsSource, readSyntaxDiagnostics } from "../lang/ts-source.js";
 import { locateSymbol } from "../mask/locate-symbol.js";
 import { indexTsDefinitions, type TsDef } from "../mask/ts/symbols.js";
-import type { MutantCandidate, MutantTarget, MutationPoint } from "./mutant-points.js";
+import { numberCandidates, type MutantCandidate, type MutantTarget, type MutationPoint } from "./mutant-points.js";
 import { collectTsMutationPoints } from "./ts-mutant-points.js";
 
 /**
@@ -13,19 +13,8 @@ export async function enumerateTsCandidates(source: string, targets: MutantTarge
   const parsed = await parseTsSource(source, flavorOf(file, "ts"));
   try {
     const index = indexTsDefinitions(parsed.file, parsed.morph);
-    const bodies = targets.flatMap((t) => locateBodies(index.defs, locateSymbol(index, t.symbol, t.line, file)).map((def) => ({ symbol: t.symbol, spans: t.spans, def })));
-    bodies.sort((a, b) => (a.def.end - a.def.start) - (b.def.end - b.def.start));
-    const byKey = new Map<string, Omit<MutantCandidate, "index">>();
-    for (const { symbol, spans, def } of bodies) {
-      for (const p of collectTsMutationPoints(def.body!, parsed.morph) as MutationPoint[]) {
-        if (spans && !p.edits.every((e) => spans.some(([s, end]) => e.start >= s && e.end <= end))) continue;
-        const key = `${p.operator}|${p.edits.map((e) => `${e.start}:${e.end}:${e.text}`).join("|")}`;
-        if (!byKey.has(key)) byKey.set(key, { ...p, symbol });
-      }
-    }
-    return [...byKey.values()]
-      .sort((a, b) => a.edits[0]!.start - b.edits[0]!.start || a.edits[0]!.end - b.edits[0]!.end || (a.operator < b.operator ? -1 : a.operator > b.operator ? 1 : 0))
-      .map((c, index) => ({ ...c, index }));
+    const bodies = targets.flatMap((t) => locateBodies(index.defs, locateSymbol(index, t.symbol, t.line, file)).map((def) => ({ symbol: t.symbol, spans: t.spans, size: def.end - def.start, body: def.body! })));
+    return numberCandidates(bodies, (body) => collectTsMutationPoints(body, parsed.morph) as MutationPoint[]);
   } finally {
     parsed.dispose();
   }

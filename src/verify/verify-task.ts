@@ -15,19 +15,20 @@ import { instructionPath } from "../manifest/level.js";
 import { GIVEAWAY_THRESHOLD, scoreGiveaway } from "./giveaway.js";
 import { buildBundle, hashTaskInputs, BUNDLE_FILES, type BundleInfo } from "../bundle/index.js";
 import { isUrlUpstream, type ResolvedTask } from "../manifest/types.js";
-import { dockerImageOf, resolveRunNode, resolveRunPython, runTests } from "../runner/index.js";
+import { dockerImageOf, runTests } from "../runner/index.js";
 import type { PythonEnv, RunOutcome, RunRequest, SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { candidateRequest } from "../runner/candidate.js";
-import { resolveRunTarget, targetIdentity, type RunTarget } from "../runner/run-target.js";
-import { ForkServer } from "../runner/fork-server.js";
-import { parseServerPlan, planInServer, planOf, readServerPlan, samePlan, serverPlanKey, writeServerPlan, type ServerPlan } from "./server-plan.js";
+import { resolveRunTarget, type RunTarget } from "../runner/run-target.js";
+import type { ForkServer } from "../runner/fork-server.js";
 import { defaultCacheDir } from "../source/cache.js";
 import { alternativesStep } from "./alternatives-step.js";
 import { createRunSlots, type RunSlots } from "./run-slots.js";
 import { readKillers, writeKillers, type MutantPlan } from "./mutant-runs.js";
 import { environmentStep, findMissingModule, missingModuleReason } from "./environment-step.js";
-import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSION, type FixturesStep, type GiveawayRecord, type RunsStep, type StepName, type VerificationRecord } from "./record.js";
+import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSION, type AlternativesStep, type FixturesStep, type GiveawayRecord, type LeaksStep, type MutantsStep, type RunsStep, type StepName, type StepRecord, type VerificationRecord } from "./record.js";
+import { referenceStep, type ReferenceStepResult } from "./reference-step.js";
+import { parseServerPlan } from "./server-plan.js";
 import type { SiblingReferences } from "./siblings.js";
 import { checkManifestStep, errorText, leaksStep, mutantsStep, repeatRuns, since, type SiblingScan, type Tick } from "./steps.js";
 
@@ -144,227 +145,277 @@ export async function readVerification(task: ResolvedTask): Promise<Verification
  */
 export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): Promise<VerifyResult> {
   const t0 = performance.now();
-  const m = task.manifest;
-  const settings = resolveSettings(m.verification ?? {}, opts);
-  const emit = (step: StepName, message: string, done?: number, total?: number): void =>
-    opts.onEvent?.({ task: m.id, step, message, ...(done !== undefined && total !== undefined ? { done, total } : {}) });
-  const tick = (step: StepName): Tick => (done, total, what) => emit(step, what, done, total);
-  const taskHash = await hashTaskInputs(task).catch(() => "unreadable");
-  const upstreamTree = await hashUnpinnedUpstream(task);
+  const settings = resolveSettings(task.manifest.verification ?? {}, opts);
+  const cacheDir = opts.cacheDir ?? defaultCacheDir();
+  const hashes = { task: await hashTaskInputs(task).catch(() => "unreadable"), upstreamTree: await hashUnpinnedUpstream(task) };
+  const earlier = opts.force ? {} : await checkEarlierRecord(task, settings, hashes, cacheDir);
+  if (earlier.reused) return earlier.reused;
 
-  let rerunReason: string | undefined;
-  let committed: Committed | undefined;
-  const warnings: string[] = [];
-  const cacheRoot = opts.cacheDir ?? defaultCacheDir();
-  if (!opts.force) {
-    const text = await readRecordText(join(task.dir, VERIFICATION_FILE));
-    const prev = await readVerification(task);
-    rerunReason = prev ? staleReason(prev, taskHash, settings, upstreamTree) : undefined;
-    if (prev && text !== undefined && rerunReason === undefined) {
-      const at = await isReproducedHere(cacheRoot, text);
-      if (at) return { record: prev, unchanged: true, reproducedAt: at };
-      // a record that came with the checkout is a claim until a run here reproduces it
-      rerunReason = "the record has not been reproduced on this machine yet";
-      committed = { record: prev, text };
-    }
-  }
-
-  const u = m.upstream;
-  const record = emptyRecord(m.id, settings, {
-    task: taskHash,
-    upstream: { location: isUrlUpstream(u) ? u.repo : u.path, commit: u.commit ?? null, ...(upstreamTree ? { tree: upstreamTree } : {}) },
-  }, TOOLKIT_VERSION, toolkitHash());
-  const slots = opts.slots ?? createRunSlots(Math.max(1, opts.jobs ?? 2));
-
+  const record = emptyRecord(task.manifest.id, settings, initialInputs(task, hashes), TOOLKIT_VERSION, toolkitHash());
+  const ctx: StepContext = { task, opts, settings, cacheDir, slots: opts.slots ?? createRunSlots(Math.max(1, opts.jobs ?? 2)), ...progressOf(task.manifest.id, opts.onEvent) };
+  const ending: Ending = { t0, rerunReason: earlier.rerunReason, committed: earlier.committed, cacheDir, warnings: [] };
   // a kept bundle is for a person to use later: it stays on disk, not in memory
   const workDir = opts.keep ? await diskScratch("lmr-verify-") : await makeTrustedScratch("lmr-verify-");
-  const work = workDir.dir;
-  let kept: KeptBundle | undefined;
-  let server: ForkServer | undefined;
+  const held: Held = {};
   try {
-    emit("manifest", "checking the manifest");
-    record.steps.manifest = await checkManifestStep(task, { finished: !opts.draft });
-    if (!record.steps.manifest.ok) return await finish(record, task, opts, t0, { rerunReason, committed, cacheDir: cacheRoot, warnings });
-
-    emit("build", "building the bundle (upstream, prepare steps, masking)");
-    const tb = performance.now();
-    let bundle: BundleInfo;
-    try {
-      bundle = await buildBundle(task, work, opts);
-    } catch (err) {
-      // a task that cannot be built is unsound; a mirror or network that is not there is ours
-      const infra = !(err instanceof LmrError) || err.kind === "infra";
-      record.steps.build = { ok: false, ...(infra ? { infra: true } : {}), reason: errorText(err), duration_s: since(tb) };
-      return await finish(record, task, opts, t0, { rerunReason, committed, cacheDir: cacheRoot, warnings });
-    }
-    record.steps.build = { ok: true, duration_s: since(tb) };
-    record.giveaway = await scoreTaskGiveaway(task, bundle);
-    const low = formatLowPrecisionWarning(await findInTargets(m.targets, join(bundle.dir, BUNDLE_FILES.reference)));
-    if (low) warnings.push(low);
-    record.inputs.upstream = { ...record.inputs.upstream, location: bundle.upstream.location, commit: bundle.upstream.commit };
-    record.inputs.workspace = bundle.hashes.workspace;
-    record.inputs.reference = bundle.hashes.reference;
-    record.inputs.grader = bundle.hashes.grader;
-
-    // the fixtures regenerate from their own checkout: that runs beside the test steps, in a slot of its own
-    emit("fixtures", "regenerating the fixtures");
-    const check = opts.checkFixtures;
-    const fixtures: Promise<FixturesStep> = check
-      ? slots(() => check(task, bundle)).catch((err: unknown) => ({ ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0 }))
-      : Promise.resolve({ ok: true, skipped: true, reason: "not checked (no fixture check configured)", duration_s: 0 });
-    const withFixtures = async (): Promise<VerifyResult> => {
-      record.steps.fixtures = await fixtures;
-      return finish(record, task, opts, t0, { rerunReason, committed, cacheDir: cacheRoot, warnings });
-    };
-
-    // a node:test task runs with the Node that runs lmr: there is no interpreter to resolve
-    const node = m.tests.runner === "node-test";
-    let python: PythonEnv;
-    let target: RunTarget;
-    try {
-      // under docker the image's interpreter: nothing is resolved or installed on the host
-      target = await resolveRunTarget({ sandbox: opts.sandbox ?? "auto", environment: m.environment, runner: node ? "node-test" : "pytest", ...(opts.python ? { python: opts.python } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
-      python = target.python;
-    } catch (err) {
-      record.steps.reference = { ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0, runs: [] };
-      return await withFixtures();
-    }
-    record.environment.python = { path: python.path, version: python.version };
-    record.environment.packages = node ? {} : await packageVersions(python.path, ["pytest", ...m.environment.requirements]);
-
-    const references = await readReferences(bundle);
-    const base = { ...baseRequest(task, bundle, python, opts, work), target };
-    const runWith = (overlay: Record<string, string>, extra: Partial<RunRequest> = {}): Promise<RunOutcome> => runTests({ ...base, overlay, ...extra });
-
-    emit("reference", `reference × ${settings.runs}`);
-    // the Node harness traces no lines and has no fork server: its mutants run the whole suite
-    const fast = opts.fastMutants !== false && !node;
-    // Reference run 1 also reports the imports (the environment step, and what a fork server
-    // should preload) and, on the fast path, traces which target lines each test executes (a
-    // mutant then runs only where it can be killed). The reference is our code: its other runs
-    // go to the fork server started from run 1's imports, where there is one. Run 1 is a fresh
-    // process unless the server plan those imports gave is remembered for these very inputs:
-    // then the server starts at once and run 1 runs in it; a plan that no longer holds, or a
-    // run 1 that does not pass there, falls back to the fresh run.
-    let serverStarted: (() => void) | undefined;
-    const serverReady = new Promise<void>((r) => (serverStarted = r));
-    const cacheDir = opts.cacheDir ?? defaultCacheDir();
-    const useServer = fast && opts.forkServer !== false;
-    const planKey = serverPlanKey({ workspace: bundle.hashes.workspace, reference: bundle.hashes.reference, grader: bundle.hashes.grader, python: python.path, pythonVersion: python.version, sandbox: JSON.stringify(targetIdentity(target)), environment: m.environment });
-    const traced = fast ? { traceLines: Object.keys(references) } : {};
-    const startServer = (plan: ServerPlan): Promise<ForkServer | undefined> =>
-      ForkServer.start({ scratchParent: work, python, sandbox: opts.sandbox ?? "auto", target, ...plan, network: m.environment.network, environment: m.environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}) });
-    // a cold cache (a fresh clone, a CI machine) starts from the plan the committed record carries
-    const committedPlan = async (): Promise<ServerPlan | undefined> => parseServerPlan((await readVerification(task))?.environment?.server_plan);
-    let planSource: RunsStep["plan_source"];
-    const firstInRememberedServer = async (): Promise<RunOutcome | undefined> => {
-      const cached = useServer ? await readServerPlan(cacheDir, planKey) : undefined;
-      const remembered = cached ?? (useServer ? await committedPlan() : undefined);
-      const early = remembered && (await startServer(remembered));
-      if (!remembered || !early) return undefined;
-      const first = await early.run({ ...base, overlay: references, reportImports: true, ...traced });
-      if (first.status === "passed" && samePlan(planInServer(first, remembered), remembered)) {
-        server = early;
-        record.environment.server_plan = remembered;
-        planSource = cached ? "cache" : "record";
-        if (!cached) await writeServerPlan(cacheDir, planKey, remembered).catch(() => undefined);
-        return first;
-      }
-      await early.close();
-      return undefined;
-    };
-    const refRun = async (i: number): Promise<RunOutcome> => {
-      if (i === 0) {
-        try {
-          const inServer = await firstInRememberedServer();
-          if (inServer) return inServer;
-          const first = await runWith(references, { reportImports: true, ...traced });
-          if (useServer) {
-            const plan = planOf(first);
-            server = await startServer(plan);
-            if (server) planSource = "first-run";
-            if (first.status === "passed") {
-              record.environment.server_plan = plan;
-              await writeServerPlan(cacheDir, planKey, plan).catch(() => undefined);
-            }
-          }
-          return first;
-        } finally {
-          serverStarted!();
-        }
-      }
-      return server ? server.run({ ...base, overlay: references }) : runWith(references, { reportImports: true });
-    };
-    const ref = await repeatRuns("reference", settings.runs, slots, refRun, tick("reference"), (i) => (i === 0 ? Promise.resolve() : serverReady));
-    record.steps.reference = { ...ref.step, ...(planSource ? { plan_source: planSource } : {}) };
-    record.environment.backend = ref.backend ?? null;
-    if (ref.backend === "docker") record.environment.image = await dockerImageOf(m.environment, m.tests.runner);
-    // the image's Node says its exact version in each run's hello
-    if (node && ref.outcomes[0]) record.environment.python = { path: ref.outcomes[0].python.path, version: ref.outcomes[0].python.version };
-    if (!ref.step.ok && !ref.step.infra) {
-      // a reference that fails because a module is missing says nothing about the task
-      const missing = findMissingModule(ref.outcomes);
-      if (missing) record.steps.reference = { ...ref.step, infra: true, reason: missingModuleReason(missing, python.path) };
-    }
-    // run 1's imports: the fork server's children find the preloaded modules already imported
-    const first = ref.outcomes[0];
-    record.steps.environment = environmentStep(m.environment, first?.status === "passed" ? first : (ref.outcomes.find((o) => o.status === "passed") ?? first));
-
-    const runTrusted = (overlay: Record<string, string>, extra: Partial<RunRequest> = {}): Promise<RunOutcome> =>
-      server ? server.run({ ...base, overlay, ...extra }) : runWith(overlay, extra);
-
-    // stub, alternatives, mutants and the leak scan are independent: they share the run slots
-    const stubKillers = fast ? (await readKillers(opts.cacheDir ?? defaultCacheDir(), bundle.hashes.grader)).slice(0, 3) : [];
-    emit("stub", `stub × ${settings.runs}`);
-    // the stub step proves the stub fails inside a test: on the fast path a run stops at the first
-    // such failure (known killers first); a stub that passes still runs every test
-    const stubRun = (): Promise<RunOutcome> => (fast ? runTrusted({}, { stopAtFirstFailure: true, firstTests: stubKillers }) : runTrusted({}));
-    const stubStep = repeatRuns("stub", settings.runs, slots, stubRun, tick("stub")).then((stub) => {
-      record.steps.stub = stub.step;
-      const stubMissing = !stub.step.ok && record.steps.reference.infra ? findMissingModule(stub.outcomes) : undefined;
-      if (stubMissing) record.steps.stub = { ...stub.step, infra: true, reason: missingModuleReason(stubMissing, python.path) };
-    });
-
-    const gradingSteps = async (): Promise<void> => {
-      if (!record.steps.reference.ok) {
-        record.steps.alternatives = { ...record.steps.alternatives, reason: "not run: the reference does not pass" };
-        record.steps.mutants = { ...record.steps.mutants, reason: "not run: the reference does not pass" };
-        return;
-      }
-      emit("alternatives", `${bundle.alternatives.length} alternative(s)`);
-      // alternatives are ours, like the reference: on the fast path they run in the fork server too
-      const alternatives = alternativesStep(bundle, settings.min_alternatives, slots, (overlay) => (fast ? runTrusted(overlay) : runWith(overlay)), tick("alternatives"));
-
-      emit("mutants", settings.mutants === "all" ? "every mutant" : `up to ${settings.mutants} mutants`);
-      // a mutant that loops forever is killed by its timeout: a few reference durations, not the task's whole budget
-      const refTime = Math.max(...record.steps.reference.runs.map((r) => r.duration_s), 1);
-      const timeout = Math.min(m.tests.timeout_total_s, Math.max(10, Math.ceil(refTime * 5)));
-      const tracedRun = fast ? ref.outcomes.find((o) => o.status === "passed" && o.lines) : undefined;
-      const plan: MutantPlan = { killers: fast ? await readKillers(cacheDir, bundle.hashes.grader) : [], mount: m.tests.mount ?? "lmr_tests", ...(tracedRun?.lines ? { coverage: tracedRun.lines, tests: tracedRun.tests.map((x) => x.id) } : {}) };
-      record.steps.mutants = await mutantsStep(task, references, settings, slots, (overlay, extra) => runTrusted(overlay, { timeoutTotalS: timeout, ...extra }), tick("mutants"), plan, opts.listMutants === true);
-      if (fast) await writeKillers(cacheDir, bundle.hashes.grader, plan.killers).catch(() => undefined);
-      record.steps.alternatives = await alternatives;
-    };
-
-    const leakScan = async (): Promise<void> => {
-      emit("leaks", "scanning the workspace");
-      try {
-        record.steps.leaks = await leaksStep(task, bundle, references, await siblingScan(task, opts.siblings));
-      } catch (err) {
-        record.steps.leaks = { ok: false, infra: true, reason: `infra: the leak scan failed: ${errorText(err)}`, leaks: [], duration_s: 0 };
-      }
-    };
-
-    // every step settles before the bundle and the fork server go away, even when one throws
-    const settled = await Promise.allSettled([stubStep, gradingSteps(), leakScan(), fixtures]);
-    const thrown = settled.find((x): x is PromiseRejectedResult => x.status === "rejected");
-    if (thrown) throw thrown.reason;
-    if (opts.keep) kept = await keepForHand(bundle, references, task, python);
-    const done = await withFixtures();
-    return kept ? { ...done, kept } : done;
+    return await runSteps(ctx, record, workDir.dir, held, ending);
   } finally {
-    await server?.close();
-    if (!kept) await workDir.release();
+    await held.server?.close();
+    if (!held.kept) await workDir.release();
+  }
+}
+
+/** What one verification's steps share: the task, the options and settings, the run slots and the progress reporter. */
+interface StepContext {
+  task: ResolvedTask;
+  opts: VerifyOptions;
+  settings: VerificationRecord["settings"];
+  cacheDir: string;
+  slots: RunSlots;
+  /** A step starting (with `done`/`total`: one of its units finishing). */
+  emit: (step: StepName, message: string, done?: number, total?: number) => void;
+  tick: (step: StepName) => Tick;
+}
+
+/** What outlives the steps until verifyTask's cleanup: the fork server it closes, and a bundle kept for a person. */
+interface Held {
+  server?: ForkServer;
+  kept?: KeptBundle;
+}
+
+/** Runs the tests with files laid over the workspace. */
+type RunOverlay = (overlay: Record<string, string>, extra?: Partial<RunRequest>) => Promise<RunOutcome>;
+
+function progressOf(taskId: string, onEvent: VerifyOptions["onEvent"]): Pick<StepContext, "emit" | "tick"> {
+  const emit = (step: StepName, message: string, done?: number, total?: number): void =>
+    onEvent?.({ task: taskId, step, message, ...(done !== undefined && total !== undefined ? { done, total } : {}) });
+  return { emit, tick: (step) => (done, total, what) => emit(step, what, done, total) };
+}
+
+/**
+ * The steps in their order, each filling its part of `record`: manifest, build, fixtures
+ * (beside the rest), reference, environment, then stub, alternatives with mutants, and the
+ * leak scan side by side. A step that makes the rest meaningless ends the verification there.
+ */
+async function runSteps(ctx: StepContext, record: VerificationRecord, work: string, held: Held, ending: Ending): Promise<VerifyResult> {
+  const { task, opts, settings } = ctx;
+  const m = task.manifest;
+  const end = (): Promise<VerifyResult> => finish(record, task, opts, ending);
+
+  ctx.emit("manifest", "checking the manifest");
+  record.steps.manifest = await checkManifestStep(task, { finished: !opts.draft });
+  if (!record.steps.manifest.ok) return end();
+
+  const built = await buildStep(ctx, work);
+  record.steps.build = built.step;
+  if (!built.bundle) return end();
+  const bundle = built.bundle;
+  record.giveaway = await scoreTaskGiveaway(task, bundle);
+  ending.warnings.push(...(await lowPrecisionWarnings(task, bundle)));
+  record.inputs = withBundleInputs(record.inputs, bundle);
+
+  const fixtures = startFixturesStep(ctx, bundle);
+  const endWithFixtures = async (): Promise<VerifyResult> => {
+    record.steps.fixtures = await fixtures;
+    return end();
+  };
+
+  const resolved = await resolveTarget(ctx);
+  if ("failure" in resolved) {
+    record.steps.reference = resolved.failure;
+    return endWithFixtures();
+  }
+  const { target } = resolved;
+  const python = target.python;
+  await noteInterpreter(record.environment, task, python);
+
+  const references = await readReferences(bundle);
+  const base = { ...baseRequest(task, bundle, python, opts, work), target };
+  const fresh: RunOverlay = (overlay, extra = {}) => runTests({ ...base, overlay, ...extra });
+  // the Node harness traces no lines and has no fork server: its mutants run the whole suite
+  const fast = opts.fastMutants !== false && m.tests.runner !== "node-test";
+  ctx.emit("reference", `reference × ${settings.runs}`);
+  const ref = await referenceStep({ references, runs: settings.runs, slots: ctx.slots, base, environment: m.environment, fast, useServer: fast && opts.forkServer !== false, cacheDir: ctx.cacheDir, hashes: bundle.hashes, committedPlan: async () => parseServerPlan((await readVerification(task))?.environment?.server_plan), tick: ctx.tick("reference") });
+  const server = (held.server = ref.server);
+  record.steps.reference = ref.step;
+  if (ref.serverPlan) record.environment.server_plan = ref.serverPlan;
+  await noteRunEnvironment(record.environment, task, ref);
+  // run 1's imports: the fork server's children find the preloaded modules already imported
+  const first = ref.outcomes[0];
+  record.steps.environment = environmentStep(m.environment, first?.status === "passed" ? first : (ref.outcomes.find((o) => o.status === "passed") ?? first));
+
+  // stub, alternatives, mutants and the leak scan are independent: they share the run slots
+  const trusted: RunOverlay = (overlay, extra = {}) => (server ? server.run({ ...base, overlay, ...extra }) : fresh(overlay, extra));
+  const stubKillers = fast ? (await readKillers(ctx.cacheDir, bundle.hashes.grader)).slice(0, 3) : [];
+  await settleAll([
+    stubStep(ctx, { trusted, fast, killers: stubKillers, referenceInfra: record.steps.reference.infra === true, python }).then((s) => (record.steps.stub = s)),
+    (record.steps.reference.ok ? alternativesAndMutantsStep(ctx, { bundle, references, reference: ref, fast, fresh, trusted }) : notRunWithoutReference(record.steps)).then((s) => {
+      record.steps.mutants = s.mutants;
+      record.steps.alternatives = s.alternatives;
+    }),
+    leakScanStep(ctx, bundle, references).then((s) => (record.steps.leaks = s)),
+    fixtures,
+  ]);
+  if (opts.keep) held.kept = await keepForHand(bundle, references, task, python);
+  const done = await endWithFixtures();
+  return held.kept ? { ...done, kept: held.kept } : done;
+}
+
+/**
+ * The record of an earlier verification if it still stands for this one (`reused`), else why
+ * not (`rerunReason`) and, for a valid record this machine has not reproduced yet (a fresh
+ * clone's), that record as committed: a run that reproduces it leaves its file as it is.
+ */
+async function checkEarlierRecord(task: ResolvedTask, settings: VerificationRecord["settings"], hashes: InputHashes, cacheDir: string): Promise<{ reused?: VerifyResult; rerunReason?: string; committed?: Committed }> {
+  const text = await readRecordText(join(task.dir, VERIFICATION_FILE));
+  const prev = await readVerification(task);
+  const rerunReason = prev ? staleReason(prev, hashes.task, settings, hashes.upstreamTree) : undefined;
+  if (prev && text !== undefined && rerunReason === undefined) {
+    const at = await isReproducedHere(cacheDir, text);
+    if (at) return { reused: { record: prev, unchanged: true, reproducedAt: at } };
+    // a record that came with the checkout is a claim until a run here reproduces it
+    return { rerunReason: "the record has not been reproduced on this machine yet", committed: { record: prev, text } };
+  }
+  return { rerunReason };
+}
+
+/** The hashes an earlier record is compared on: the task's inputs and a local upstream that task.json does not pin. */
+interface InputHashes {
+  task: string;
+  upstreamTree: string | undefined;
+}
+
+/** The record's inputs before the build: the task's hash and the upstream as task.json names it. */
+function initialInputs(task: ResolvedTask, hashes: InputHashes): VerificationRecord["inputs"] {
+  const u = task.manifest.upstream;
+  return {
+    task: hashes.task,
+    upstream: { location: isUrlUpstream(u) ? u.repo : u.path, commit: u.commit ?? null, ...(hashes.upstreamTree ? { tree: hashes.upstreamTree } : {}) },
+  };
+}
+
+/** The inputs with what the build resolved: the upstream's location and commit, and the bundle's hashes. */
+function withBundleInputs(inputs: VerificationRecord["inputs"], bundle: BundleInfo): VerificationRecord["inputs"] {
+  return {
+    ...inputs,
+    upstream: { ...inputs.upstream, location: bundle.upstream.location, commit: bundle.upstream.commit },
+    workspace: bundle.hashes.workspace,
+    reference: bundle.hashes.reference,
+    grader: bundle.hashes.grader,
+  };
+}
+
+/** The build step: the bundle (upstream, prepare steps, masking) in `work`. */
+async function buildStep(ctx: StepContext, work: string): Promise<{ step: StepRecord; bundle?: BundleInfo }> {
+  ctx.emit("build", "building the bundle (upstream, prepare steps, masking)");
+  const tb = performance.now();
+  try {
+    const bundle = await buildBundle(ctx.task, work, ctx.opts);
+    return { step: { ok: true, duration_s: since(tb) }, bundle };
+  } catch (err) {
+    // a task that cannot be built is unsound; a mirror or network that is not there is ours
+    const infra = !(err instanceof LmrError) || err.kind === "infra";
+    return { step: { ok: false, ...(infra ? { infra: true } : {}), reason: errorText(err), duration_s: since(tb) } };
+  }
+}
+
+/** The fixtures step, started: it regenerates from its own checkout beside the test steps, in a slot of its own. */
+function startFixturesStep(ctx: StepContext, bundle: BundleInfo): Promise<FixturesStep> {
+  ctx.emit("fixtures", "regenerating the fixtures");
+  const check = ctx.opts.checkFixtures;
+  return check
+    ? ctx.slots(() => check(ctx.task, bundle)).catch((err: unknown) => ({ ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0 }))
+    : Promise.resolve({ ok: true, skipped: true, reason: "not checked (no fixture check configured)", duration_s: 0 });
+}
+
+/** Where the tests run; one that cannot be resolved is the reference step's infrastructure failure. */
+async function resolveTarget(ctx: StepContext): Promise<{ target: RunTarget } | { failure: RunsStep }> {
+  const { task, opts } = ctx;
+  try {
+    // under docker the image's interpreter: nothing is resolved or installed on the host
+    return { target: await resolveRunTarget({ sandbox: opts.sandbox ?? "auto", environment: task.manifest.environment, runner: task.manifest.tests.runner === "node-test" ? "node-test" : "pytest", ...(opts.python ? { python: opts.python } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }) };
+  } catch (err) {
+    return { failure: { ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0, runs: [] } };
+  }
+}
+
+/** Every step settles before the bundle and the fork server go away, even when one throws; then the first that threw does. */
+async function settleAll(steps: Promise<unknown>[]): Promise<void> {
+  const settled = await Promise.allSettled(steps);
+  const thrown = settled.find((x): x is PromiseRejectedResult => x.status === "rejected");
+  if (thrown) throw thrown.reason;
+}
+
+/** What the author should look at though nothing fails: low-precision code on the reference's path. */
+async function lowPrecisionWarnings(task: ResolvedTask, bundle: BundleInfo): Promise<string[]> {
+  const low = formatLowPrecisionWarning(await findInTargets(task.manifest.targets, join(bundle.dir, BUNDLE_FILES.reference)));
+  return low ? [low] : [];
+}
+
+/** The interpreter the tests run with and the versions of the packages the task requires (a node:test task runs with the Node that runs lmr: none). */
+async function noteInterpreter(env: VerificationRecord["environment"], task: ResolvedTask, python: PythonEnv): Promise<void> {
+  env.python = { path: python.path, version: python.version };
+  env.packages = task.manifest.tests.runner === "node-test" ? {} : await packageVersions(python.path, ["pytest", ...task.manifest.environment.requirements]);
+}
+
+/** What the reference runs say of where they ran: the backend, a docker image, and the exact Node of a node:test task. */
+async function noteRunEnvironment(env: VerificationRecord["environment"], task: ResolvedTask, ref: ReferenceStepResult): Promise<void> {
+  const m = task.manifest;
+  env.backend = ref.backend ?? null;
+  if (ref.backend === "docker") env.image = await dockerImageOf(m.environment, m.tests.runner);
+  // the image's Node says its exact version in each run's hello
+  if (m.tests.runner === "node-test" && ref.outcomes[0]) env.python = { path: ref.outcomes[0].python.path, version: ref.outcomes[0].python.version };
+}
+
+/**
+ * The stub step: the stub fails inside a test in every run. On the fast path a run stops at
+ * the first such failure (known killers first); a stub that passes still runs every test.
+ */
+async function stubStep(ctx: StepContext, input: { trusted: RunOverlay; fast: boolean; killers: string[]; referenceInfra: boolean; python: PythonEnv }): Promise<RunsStep> {
+  ctx.emit("stub", `stub × ${ctx.settings.runs}`);
+  const once = (): Promise<RunOutcome> => (input.fast ? input.trusted({}, { stopAtFirstFailure: true, firstTests: input.killers }) : input.trusted({}));
+  const stub = await repeatRuns("stub", ctx.settings.runs, ctx.slots, once, ctx.tick("stub"));
+  const missing = !stub.step.ok && input.referenceInfra ? findMissingModule(stub.outcomes) : undefined;
+  return missing ? { ...stub.step, infra: true, reason: missingModuleReason(missing, input.python.path) } : stub.step;
+}
+
+/** The alternatives and mutants steps when the reference does not pass: not run. */
+async function notRunWithoutReference(steps: VerificationRecord["steps"]): Promise<{ alternatives: AlternativesStep; mutants: MutantsStep }> {
+  const reason = "not run: the reference does not pass";
+  return { alternatives: { ...steps.alternatives, reason }, mutants: { ...steps.mutants, reason } };
+}
+
+/**
+ * The alternatives step (each alternative passes, graded as a submission is) beside the mutants
+ * step (mutants of the reference are killed). On the fast path the alternatives, which are ours
+ * like the reference, run in the fork server too; each mutant runs the tests whose traced lines
+ * it touches, known killers first, and the killers are remembered for the next verification.
+ */
+async function alternativesAndMutantsStep(ctx: StepContext, input: { bundle: BundleInfo; references: Record<string, string>; reference: ReferenceStepResult; fast: boolean; fresh: RunOverlay; trusted: RunOverlay }): Promise<{ alternatives: AlternativesStep; mutants: MutantsStep }> {
+  const { task, settings, slots, cacheDir } = ctx;
+  const { bundle, fast, fresh, trusted } = input;
+  const m = task.manifest;
+  ctx.emit("alternatives", `${bundle.alternatives.length} alternative(s)`);
+  const alternatives = alternativesStep(bundle, settings.min_alternatives, slots, (overlay) => (fast ? trusted(overlay) : fresh(overlay)), ctx.tick("alternatives"));
+
+  ctx.emit("mutants", settings.mutants === "all" ? "every mutant" : `up to ${settings.mutants} mutants`);
+  // a mutant that loops forever is killed by its timeout: a few reference durations, not the task's whole budget
+  const refTime = Math.max(...input.reference.step.runs.map((r) => r.duration_s), 1);
+  const timeout = Math.min(m.tests.timeout_total_s, Math.max(10, Math.ceil(refTime * 5)));
+  const tracedRun = fast ? input.reference.outcomes.find((o) => o.status === "passed" && o.lines) : undefined;
+  const plan: MutantPlan = { killers: fast ? await readKillers(cacheDir, bundle.hashes.grader) : [], mount: m.tests.mount ?? "lmr_tests", ...(tracedRun?.lines ? { coverage: tracedRun.lines, tests: tracedRun.tests.map((x) => x.id) } : {}) };
+  const mutants = await mutantsStep(task, input.references, settings, slots, (overlay, extra) => trusted(overlay, { timeoutTotalS: timeout, ...extra }), ctx.tick("mutants"), plan, ctx.opts.listMutants === true);
+  if (fast) await writeKillers(cacheDir, bundle.hashes.grader, plan.killers).catch(() => undefined);
+  return { alternatives: await alternatives, mutants };
+}
+
+/** The leaks step: no copy of the reference in the workspace, nor of the references of tasks over the same upstream. */
+async function leakScanStep(ctx: StepContext, bundle: BundleInfo, references: Record<string, string>): Promise<LeaksStep> {
+  ctx.emit("leaks", "scanning the workspace");
+  try {
+    return await leaksStep(ctx.task, bundle, references, await siblingScan(ctx.task, ctx.opts.siblings));
+  } catch (err) {
+    return { ok: false, infra: true, reason: `infra: the leak scan failed: ${errorText(err)}`, leaks: [], duration_s: 0 };
   }
 }
 
@@ -461,7 +512,7 @@ async function hashUnpinnedUpstream(task: ResolvedTask): Promise<string | undefi
   }
 }
 
-function baseRequest(task: ResolvedTask, bundle: BundleInfo, python: PythonEnv, opts: VerifyOptions, scratchParent: string): RunRequest {
+function baseRequest(task: ResolvedTask, bundle: BundleInfo, python: PythonEnv, opts: VerifyOptions, scratchParent: string): RunRequest & { scratchParent: string } {
   const t = task.manifest.tests;
   return {
     tree: join(bundle.dir, BUNDLE_FILES.workspace),
@@ -531,9 +582,18 @@ interface Committed {
   text: string;
 }
 
-async function finish(record: VerificationRecord, task: ResolvedTask, opts: VerifyOptions, t0: number, ctx: { rerunReason?: string; committed?: Committed; cacheDir: string; warnings: string[] }): Promise<VerifyResult> {
+/** How a verification ends: when it started, why it ran, a committed record it may reproduce, and its warnings. */
+interface Ending {
+  t0: number;
+  rerunReason?: string | undefined;
+  committed?: Committed | undefined;
+  cacheDir: string;
+  warnings: string[];
+}
+
+async function finish(record: VerificationRecord, task: ResolvedTask, opts: VerifyOptions, ctx: Ending): Promise<VerifyResult> {
   settleRecord(record);
-  record.timings.total_s = since(t0);
+  record.timings.total_s = since(ctx.t0);
   const why = { ...(ctx.rerunReason ? { rerunReason: ctx.rerunReason } : {}), ...(ctx.warnings.length > 0 ? { warnings: ctx.warnings } : {}) };
   if (opts.draft) return { record, unchanged: false, ...why };
   // a run that reproduces every claim of the committed record leaves its file as it is (no churn

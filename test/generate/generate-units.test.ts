@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { LmrError } from "../../src/core/errors.js";
 import { excerptPaper } from "../../src/generate/paper-excerpt.js";
 import { extractCodeBlocks, selectBlocks } from "../../src/generate/parse-reply.js";
-import { loadTemplates, renderTemplate } from "../../src/generate/prompt.js";
+import { countMessageTokens, fitPaper, loadTemplates, renderMessages, renderTemplate } from "../../src/generate/prompt.js";
 import { runGenerate } from "../../src/generate/run-generate.js";
 import { spliceReply } from "../../src/generate/splice-targets.js";
 import { hashResponseKey } from "../../src/llm/cache.js";
@@ -138,6 +138,20 @@ describe("prompts", () => {
     expect(ex.omitted).toContain("## References");
     expect(ex.text).toMatch(/section\(s\) left out to fit the prompt budget/);
     expect(await countTokens(ex.text)).toBe(ex.tokens);
+  });
+
+  it("fits as much of the paper as the whole prompt's budget leaves (generate's and judge's prompts), or none", async () => {
+    const filler = (topic: string): string => Array.from({ length: 60 }, (_, i) => `${topic} sentence ${i} about unrelated matters.`).join(" ");
+    const paper = ["# A Paper\n\nAbstract: we study margins.", `## 2 Method\n\n${filler("method")}`, `## 3 Experiments\n\n${filler("experiments")}`].join("\n\n");
+    const render = (p: string) => renderMessages({ system: "You write code.", user: "Task.\n\n{{paper}}" }, { paper: p });
+    const bare = await countMessageTokens(render(""));
+    const fit = await fitPaper(render, paper, "margin", bare, bare + 700);
+    expect(fit).toBeDefined();
+    expect(fit!.tokens).toBeLessThanOrEqual(bare + 700);
+    expect(fit!.tokens).toBe(await countMessageTokens(fit!.messages));
+    expect(fit!.messages[1]!.content).toContain("# A Paper");
+    expect(fit!.paper.omitted.length).toBeGreaterThan(0);
+    expect(await fitPaper(render, paper, "margin", bare, bare + 10)).toBeUndefined();
   });
 
   it("fills templates in one pass: a value holding a placeholder stays as it is; an empty section goes", async () => {

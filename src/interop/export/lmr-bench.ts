@@ -1,4 +1,4 @@
-import { cp, mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BUNDLE_FILES } from "../../bundle/types.js";
@@ -9,6 +9,7 @@ import { writeDirAtomic, writeJsonAtomic, writeFileAtomic } from "../../core/fs-
 import { isRedistributable } from "../../manifest/license.js";
 import { isUrlUpstream, type ResolvedTask, type Target } from "../../manifest/types.js";
 import type { BuiltTask } from "./tasks.js";
+import { pathExists } from "../../core/paths.js";
 
 export interface LmrBenchExport {
   /** Absolute folder written: OUT/<n>-<id>. */
@@ -31,7 +32,7 @@ export async function exportLmrBenchTask(outDir: string, built: BuiltTask): Prom
   const folder = join(resolve(outDir), folderName);
   const repo = repoFolderName(task);
   const workspace = join(bundle.dir, BUNDLE_FILES.workspace);
-  const testsDir = (await exists(join(workspace, "unit_test"))) ? "lmr_unit_test" : "unit_test";
+  const testsDir = (await pathExists(join(workspace, "unit_test"))) ? "lmr_unit_test" : "unit_test";
   const golden = goldenNames(m.targets.map((t) => t.file));
   const instruction = await readFile(join(task.dir, m.instruction), "utf8");
   const firstTest = `${testsDir}/${m.tests.files[0]}`;
@@ -95,7 +96,7 @@ const EXPORT_SUPPORT = "_lmr_candidate";
  */
 async function writeBridge(testsRoot: string, task: ResolvedTask): Promise<void> {
   const m = task.manifest;
-  if (await exists(join(testsRoot, "conftest.py"))) {
+  if (await pathExists(join(testsRoot, "conftest.py"))) {
     throw new LmrError({
       code: "export/conftest-clash",
       message: `${m.id}: the grader has a conftest.py at its top level, where the export's bridge conftest goes; move it into the tests' folder (e.g. tests/conftest.py) in task.json's tests.files`,
@@ -187,8 +188,4 @@ function goldenNames(files: string[]): Map<string, string> {
 
 function lastPart(symbol: string): string {
   return symbol.split(".").pop() ?? symbol;
-}
-
-async function exists(p: string): Promise<boolean> {
-  return stat(p).then(() => true, () => false);
 }

@@ -47,20 +47,6 @@ function makeEdit(start: number, startPoint: Point, last: Node, text: string, ow
   return { start, startPoint, end: last.endIndex, endPoint: last.endPosition, text, owner };
 }
 
-/** Every method of a class, nested classes' methods included (functions inside methods are masked with their method). */
-export function collectMethods(index: PyIndex, cls: PyDef): PyDef[] {
-  const out: PyDef[] = [];
-  const visit = (scope: PyDef): void => {
-    for (const d of index.defs) {
-      if (d.parent !== scope) continue;
-      if (d.kind === "method") out.push(d);
-      else if (d.kind === "class") visit(d);
-    }
-  };
-  visit(cls);
-  return out;
-}
-
 /**
  * The file's indentation unit: the step between the first definition with a
  * multi-line body and that body. Used only for bodies that sit on the header line.

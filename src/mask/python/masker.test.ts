@@ -242,6 +242,16 @@ describe("mode region", () => {
     const anchor = await maskError(multi, [{ symbol: "f", mode: "region", region: { start: { anchor: "nowhere" }, end: { line: 5 } } }]);
     expect(anchor.code).toBe("mask/anchor-not-found");
   });
+
+  it("refuses an unknown mode, a region outside mode region, and mode region without a region", async () => {
+    const src = lines("def f():", "    return 1");
+    const unknown = await maskError(src, [{ symbol: "f", mode: "lines" as MaskSpec["mode"] }]);
+    expect([unknown.code, unknown.pointer]).toEqual(["mask/bad-mode", "f"]);
+    const stray = await maskError(src, [{ symbol: "f", mode: "body", region: { start: { line: 2 }, end: { line: 2 } } }]);
+    expect(stray.code).toBe("mask/bad-mode");
+    const bare = await maskError(src, [{ symbol: "f", mode: "region" }]);
+    expect([bare.code, bare.hint]).toEqual(["mask/bad-region", "give region {start, end}"]);
+  });
 });
 
 describe("mode class", () => {

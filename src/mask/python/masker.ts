@@ -2,8 +2,9 @@ import type { Parser } from "web-tree-sitter";
 import { LmrError, type ErrorCode } from "../../core/errors.js";
 import { findSyntaxError, getPythonParser, type Tree } from "../../lang/python-parser.js";
 import { applyEdits, checkOverlaps, type TextEdit } from "../apply-edits.js";
-import { locateSymbol } from "../locate-symbol.js";
-import { collectMethods, detectIndentUnit, planBodyEdit } from "./body.js";
+import { collectMethods, locateSymbol } from "../locate-symbol.js";
+import { checkSpecMode } from "../spec-check.js";
+import { detectIndentUnit, planBodyEdit } from "./body.js";
 import { describeBody, findHeaderColon, indexDefinitions, type PyDef, type PyIndex } from "./symbols.js";
 import { planRegionEdit } from "./region.js";
 import { verifyMasked, type VerifyMode } from "./verify.js";
@@ -23,8 +24,6 @@ interface ParsedSource {
   bytes: ByteOffsets;
   indentUnit?: string;
 }
-
-const MODES = new Set(["body", "region", "class"]);
 
 /** The Python masker: tree-sitter (web-tree-sitter) based, pure text in and out. */
 export class PythonMasker implements Masker {
@@ -130,18 +129,13 @@ export class PythonMasker implements Masker {
   }
 
   private planSpec(source: string, parsed: ParsedSource, def: PyDef, spec: MaskSpec, owner: number, file: string | undefined): TextEdit[] {
-    const fail = (code: ErrorCode, message: string, hint: string): never => {
-      throw new LmrError({ code, file, pointer: spec.symbol, message, hint });
-    };
-    if (!MODES.has(spec.mode)) fail("mask/bad-mode", `unknown mask mode "${String(spec.mode)}"`, "use body, region or class");
-    if (spec.region && spec.mode !== "region") fail("mask/bad-mode", `a region is given but the mode is "${spec.mode}"`, "use mode region, or drop the region");
-    if (spec.mode === "region") {
-      if (!spec.region) return fail("mask/bad-region", `mode region needs a region for "${spec.symbol}"`, "give region {start, end}");
+    const fail = checkSpecMode(spec, file);
+    if (spec.mode === "region" && spec.region) {
       return [planRegionEdit(source, def, spec.region, owner, file)];
     }
     if (spec.mode === "class") {
       if (def.kind !== "class") fail("mask/wrong-mode", `"${spec.symbol}" is a ${def.kind}, not a class`, "use mode body for functions and methods");
-      const methods = collectMethods(parsed.index, def);
+      const methods = collectMethods(parsed.index.defs, def);
       if (methods.length === 0) fail("mask/nothing-to-mask", `class "${spec.symbol}" has no methods`, "mask a class with methods, or use mode region");
       return methods.map((m) => planBodyEdit(source, m, this.indentUnitOf(source, parsed), owner));
     }

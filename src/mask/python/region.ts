@@ -4,6 +4,7 @@ import type { Node } from "../../lang/python-parser.js";
 import type { TextEdit } from "../apply-edits.js";
 import { RAISE_LINE, formatTodo } from "./body.js";
 import { listBodyItems, trimDedentedComments, type PyDef } from "./symbols.js";
+import { resolveRegionLine } from "../region-lines.js";
 import { detectEol, findLineStart, readLineIndent, startsItsLine } from "../text-layout.js";
 
 /**
@@ -18,8 +19,9 @@ export function planRegionEdit(
   owner: number,
   file: string | undefined,
 ): TextEdit {
-  const startLine = resolveLineRef(source, def, region.start, "start", file);
-  const endLine = resolveLineRef(source, def, region.end, "end", file);
+  const scope = { start: def.node.startIndex, end: def.outer.endIndex, line: def.line, qualname: def.qualname, firstLine: "the `def` line" };
+  const startLine = resolveRegionLine(source, scope, region.start, "start", file);
+  const endLine = resolveRegionLine(source, scope, region.end, "end", file);
   const fail = (message: string, hint: string): never => {
     throw new LmrError({ code: "mask/bad-region", file, pointer: def.qualname, message, hint });
   };
@@ -102,36 +104,4 @@ function listNestedBlocks(statement: Node): Node[][] {
     else if (child.type.endsWith("_clause")) out.push(...listNestedBlocks(child));
   }
   return out;
-}
-
-/** A LineRef as a 1-based line: `{line}` as is, `{anchor, occurrence}` = the n-th line at/after the `def` that contains the text. */
-export function resolveLineRef(source: string, def: PyDef, ref: LineRef, which: "start" | "end", file: string | undefined): number {
-  if ("line" in ref) {
-    if (!Number.isInteger(ref.line) || ref.line < 1) {
-      throw new LmrError({ code: "mask/bad-region", file, pointer: `region.${which}.line`, message: `region ${which} line must be a positive integer, got ${String(ref.line)}` });
-    }
-    return ref.line;
-  }
-  const wanted = ref.occurrence ?? 1;
-  if (ref.anchor === "" || !Number.isInteger(wanted) || wanted < 1) {
-    throw new LmrError({ code: "mask/bad-region", file, pointer: `region.${which}`, message: `region ${which} needs a non-empty anchor and a positive occurrence` });
-  }
-  let lineStart = findLineStart(source, def.node.startIndex);
-  let line = def.line;
-  let seen = 0;
-  while (lineStart < def.outer.endIndex) {
-    const next = source.indexOf("\n", lineStart);
-    const lineEnd = next < 0 ? source.length : next;
-    if (source.slice(lineStart, lineEnd).includes(ref.anchor) && ++seen === wanted) return line;
-    if (next < 0) break;
-    lineStart = next + 1;
-    line++;
-  }
-  throw new LmrError({
-    code: "mask/anchor-not-found",
-    file,
-    pointer: `region.${which}.anchor`,
-    message: `anchor ${JSON.stringify(ref.anchor)} occurs ${seen} time(s) in ${def.qualname}, wanted occurrence ${wanted}`,
-    hint: "anchors are searched from the `def` line to the end of the definition",
-  });
 }

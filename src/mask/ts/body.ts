@@ -135,16 +135,3 @@ function pointOf(source: string, index: number): { row: number; column: number }
   return { row, column: index - (source.lastIndexOf("\n", index - 1) + 1) };
 }
 
-/** Every member with a body of a class, and of classes held in its properties (mode "class"). */
-export function collectTsMethods(index: TsIndex, cls: TsDef): TsDef[] {
-  const out: TsDef[] = [];
-  const visit = (scope: TsDef): void => {
-    for (const d of index.defs) {
-      if (d.parent !== scope) continue;
-      if (d.kind === "method") out.push(d);
-      else if (d.kind === "class") visit(d);
-    }
-  };
-  visit(cls);
-  return out;
-}

@@ -65,6 +65,27 @@ describe("TsMasker", () => {
     ]);
   });
 
+  it("finds a region's lines by anchor from the header line on, and names an anchor that is not there", async () => {
+    const src = lines("/** Sums. */", "export function total(xs: number[]): number {", "  let t = 0;", "  for (const x of xs) t += x;", "  return t;", "}");
+    const r = await ts.mask(src, [{ symbol: "total", mode: "region", region: { start: { anchor: "for (const" }, end: { anchor: "t +=" } } }], "m.ts");
+    expect(r.source).not.toContain("t += x");
+    expect(r.source).toContain("  let t = 0;\n");
+    expect(r.source).toContain("  return t;\n");
+    expect(r.source.split("\n").slice(0, 3)).toEqual(src.split("\n").slice(0, 3));
+    const err = await ts.mask(src, [{ symbol: "total", mode: "region", region: { start: { anchor: "t", occurrence: 9 }, end: { line: 4 } } }], "m.ts").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LmrError);
+    expect((err as LmrError).code).toBe("mask/anchor-not-found");
+    expect((err as LmrError).hint).toContain("from the header line");
+  });
+
+  it("refuses a region outside mode region, and mode region without a region, as the Python masker does", async () => {
+    const rejection = (p: Promise<unknown>): Promise<LmrError> => p.then(() => { throw new Error("expected an LmrError"); }, (e: unknown) => e as LmrError);
+    const stray = await rejection(ts.mask(SOURCE, [{ symbol: "add", mode: "body", region: { start: { line: 3 }, end: { line: 3 } } }], "m.ts"));
+    expect([stray.code, stray.pointer]).toEqual(["mask/bad-mode", "add"]);
+    const bare = await rejection(ts.mask(SOURCE, [{ symbol: "add", mode: "region" }], "m.ts"));
+    expect(bare.code).toBe("mask/bad-region");
+  });
+
   it("masks every method with a body in mode class", async () => {
     const r = await ts.mask(SOURCE, [{ symbol: "Box", mode: "class" }], "m.ts");
     expect(r.source).toContain('throw new Error("not implemented: Box.value")');

@@ -2,15 +2,14 @@ import type { SourceFile } from "ts-morph";
 import { LmrError, type ErrorCode } from "../../core/errors.js";
 import { describeDiagnostic, FLAVOR_EXTENSIONS, flavorOf, isTypedFlavor, parseTsSource, parseTsSourceWith, readSyntaxDiagnostics, type ScriptFlavor, type TsMorph } from "../../lang/ts-source.js";
 import { applyEdits, checkOverlaps, type TextEdit } from "../apply-edits.js";
-import { locateSymbol } from "../locate-symbol.js";
-import { collectTsMethods, detectTsIndentUnit, keepInferredTypes, planTsBodyEdit, type BodyContext } from "./body.js";
+import { collectMethods, locateSymbol } from "../locate-symbol.js";
+import { checkSpecMode } from "../spec-check.js";
+import { detectTsIndentUnit, keepInferredTypes, planTsBodyEdit, type BodyContext } from "./body.js";
 import { indexTsDefinitions, type TsDef, type TsIndex } from "./symbols.js";
 import { planTsRegionEdit } from "./region.js";
 import type { TsStubFacts, TsTypeOracle } from "./types.js";
 import { ByteOffsets } from "../text-layout.js";
 import type { MaskResult, MaskSpec, MaskedTarget, Masker, SymbolInfo } from "../types.js";
-
-const MODES = new Set(["body", "region", "class"]);
 
 export interface TsMaskOptions {
   /**
@@ -201,19 +200,14 @@ interface BodyEdit {
 
 /** The edits for one spec; those that mask a body are pushed to `bodies` too. */
 function planSpec(source: string, def: TsDef, spec: MaskSpec, index: TsIndex, ctx: BodyContext, owner: number, file: string | undefined, bodies: BodyEdit[]): TextEdit[] {
-  const fail = (code: ErrorCode, message: string, hint: string): never => {
-    throw new LmrError({ code, file, pointer: spec.symbol, message, hint });
-  };
-  if (!MODES.has(spec.mode)) fail("mask/bad-mode", `unknown mask mode "${String(spec.mode)}"`, "use body, region or class");
-  if (spec.region && spec.mode !== "region") fail("mask/bad-mode", `a region is given but the mode is "${spec.mode}"`, "use mode region, or drop the region");
-  if (spec.mode === "region") {
-    if (!spec.region) return fail("mask/bad-region", `mode region needs a region for "${spec.symbol}"`, "give region {start, end}");
+  const fail = checkSpecMode(spec, file);
+  if (spec.mode === "region" && spec.region) {
     if (def.kind === "class") fail("mask/wrong-mode", `"${spec.symbol}" is a class`, "mask a region of one of its methods");
     return [planTsRegionEdit(source, def, spec.region, ctx.typed, ctx.morph, owner, file)];
   }
   if (spec.mode === "class") {
     if (def.kind !== "class") fail("mask/wrong-mode", `"${spec.symbol}" is a ${def.kind}, not a class`, "use mode body for functions and methods");
-    const methods = collectTsMethods(index, def);
+    const methods = collectMethods(index.defs, def);
     if (methods.length === 0) fail("mask/nothing-to-mask", `class "${spec.symbol}" has no method with a body`, "mask a class with methods");
     return methods.map((m) => {
       const edit = planTsBodyEdit(source, m, ctx, owner);

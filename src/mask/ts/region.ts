@@ -5,6 +5,7 @@ import type { LineRef } from "../../manifest/types.js";
 import type { TextEdit } from "../apply-edits.js";
 import { formatTsThrow, formatTsTodo, makeEdit } from "./body.js";
 import { nestedStatementLists, type TsDef } from "./symbols.js";
+import { resolveRegionLine } from "../region-lines.js";
 import { detectEol, findLineStart, readLineIndent, startsItsLine } from "../text-layout.js";
 
 /**
@@ -20,8 +21,9 @@ export function planTsRegionEdit(source: string, def: TsDef, region: { start: Li
   };
   const body = def.body;
   if (!body || !morph.Node.isBlock(body)) return fail(`${def.qualname} has no block body`, "use mode body for an arrow function with an expression body");
-  const startLine = resolveTsLineRef(source, def, region.start, "start", file);
-  const endLine = resolveTsLineRef(source, def, region.end, "end", file);
+  const scope = { start: def.headerStart, end: def.end, line: def.line, qualname: def.qualname, firstLine: "the header line" };
+  const startLine = resolveRegionLine(source, scope, region.start, "start", file);
+  const endLine = resolveRegionLine(source, scope, region.end, "end", file);
   if (endLine < startLine) fail(`region end (line ${endLine}) is before its start (line ${startLine})`, "swap start and end");
   const items = body.getStatements();
   if (items.length === 0) return fail(`${def.qualname} has an empty body`, "pick another target");
@@ -85,36 +87,4 @@ function declaredNames(run: Statement[], morph: TsMorph): string[] {
     else if ((N.isFunctionDeclaration(s) || N.isClassDeclaration(s)) && s.getName()) out.push(s.getName()!);
   }
   return [...new Set(out)];
-}
-
-/** A LineRef as a 1-based line: `{line}` as is, `{anchor, occurrence}`: the n-th line from the header on that contains the text. */
-export function resolveTsLineRef(source: string, def: TsDef, ref: LineRef, which: "start" | "end", file: string | undefined): number {
-  if ("line" in ref) {
-    if (!Number.isInteger(ref.line) || ref.line < 1) {
-      throw new LmrError({ code: "mask/bad-region", file, pointer: `region.${which}.line`, message: `region ${which} line must be a positive integer, got ${String(ref.line)}` });
-    }
-    return ref.line;
-  }
-  const wanted = ref.occurrence ?? 1;
-  if (ref.anchor === "" || !Number.isInteger(wanted) || wanted < 1) {
-    throw new LmrError({ code: "mask/bad-region", file, pointer: `region.${which}`, message: `region ${which} needs a non-empty anchor and a positive occurrence` });
-  }
-  let lineStart = findLineStart(source, def.headerStart);
-  let line = def.line;
-  let seen = 0;
-  while (lineStart < def.end) {
-    const next = source.indexOf("\n", lineStart);
-    const lineEnd = next < 0 ? source.length : next;
-    if (source.slice(lineStart, lineEnd).includes(ref.anchor) && ++seen === wanted) return line;
-    if (next < 0) break;
-    lineStart = next + 1;
-    line++;
-  }
-  throw new LmrError({
-    code: "mask/anchor-not-found",
-    file,
-    pointer: `region.${which}.anchor`,
-    message: `anchor ${JSON.stringify(ref.anchor)} occurs ${seen} time(s) in ${def.qualname}, wanted occurrence ${wanted}`,
-    hint: "anchors are searched from the header line to the end of the definition",
-  });
 }

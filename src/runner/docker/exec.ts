@@ -5,21 +5,9 @@ import { dirname, join } from "node:path";
 import { isInside, toolkitPath } from "../../core/paths.js";
 import { dockerBin, removeContainers } from "../../env/docker-cli.js";
 import { LmrError } from "../../core/errors.js";
-import type { PythonEnv } from "../types.js";
+import { PROCESS_OUTPUT_TAIL, type ProcessRun, type PythonEnv } from "../types.js";
 import { chownTree, containerEnv, containerUser, dockerRunArgs, isRoot } from "./run.js";
 import { trackContainer } from "./sweep.js";
-
-/** What one command in a task image did (the shape of lmr record's HarnessRun). */
-export interface ContainerRun {
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
-  /** Last part of stdout and stderr together. */
-  output: string;
-  duration_s: number;
-}
-
-const OUTPUT_TAIL = 8000;
 
 /**
  * Runs `python ARGS` in the task's environment image with `cwd` in `workDir`,
@@ -39,7 +27,7 @@ export async function runPythonInImage(o: {
   env?: Record<string, string>;
   timeoutS: number;
   memoryMb?: number;
-}): Promise<ContainerRun> {
+}): Promise<ProcessRun> {
   const image = o.python.image;
   if (!image) throw new LmrError({ code: "run/not-in-image", message: `${o.python.path} is not an interpreter of a task image`, hint: "resolve it with resolveRunPython({ sandbox: \"docker\", environment })" });
   const name = `lmr-tool-${process.pid}-${randomBytes(5).toString("hex")}`;
@@ -60,10 +48,10 @@ export async function runPythonInImage(o: {
   const t0 = performance.now();
   let timedOut = false;
   const untrack = trackContainer(name);
-  const result = await new Promise<ContainerRun>((resolveRun) => {
+  const result = await new Promise<ProcessRun>((resolveRun) => {
     let output = "";
     const keep = (d: Buffer): void => {
-      output = (output + d.toString()).slice(-OUTPUT_TAIL);
+      output = (output + d.toString()).slice(-PROCESS_OUTPUT_TAIL);
     };
     const child = spawn(dockerBin(), argv, { stdio: ["ignore", "pipe", "pipe"] });
     const timer = setTimeout(() => {
@@ -95,7 +83,7 @@ export async function runPythonInImage(o: {
  * a generator script, the grader's conftest.py files, all in the task folder)
  * have their folders bound read-only, and so has `taskDir`, the task folder.
  */
-export async function runRecordInImage(python: PythonEnv, tree: string, configPath: string, dir: string, timeoutS: number, extraEnv: Record<string, string> = {}, taskDir?: string): Promise<ContainerRun> {
+export async function runRecordInImage(python: PythonEnv, tree: string, configPath: string, dir: string, timeoutS: number, extraEnv: Record<string, string> = {}, taskDir?: string): Promise<ProcessRun> {
   const config = JSON.parse(await readFile(configPath, "utf8")) as { driver?: { file?: string }; script?: string; conftests?: { path: string }[] };
   const files = [config.driver?.file, config.script, ...(config.conftests ?? []).map((c) => c.path)].filter((f): f is string => typeof f === "string" && !isInside(dir, f));
   // a driver or generator may import the task's own helpers (tests/*.py): the whole task folder is bound when known

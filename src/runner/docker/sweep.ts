@@ -1,24 +1,14 @@
 import { sweepSocketFolders } from "../scratch.js";
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { dockerBin, listContainers, removeContainers } from "../../env/docker-cli.js";
 import { onStopSignal } from "../../core/stop-signals.js";
+import { processStart } from "../../core/process.js";
 
 /** Label on every test container: who started it (`host/pid/start`), so a later run can tell a leftover. */
 export const OWNER_LABEL = "lmr.owner";
-
-/** Process start time (clock ticks since boot, /proc/PID/stat field 22): tells a live owner from a reused pid. */
-function processStart(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
-}
 
 let me: string | undefined;
 /** This process as an owner label value. */
