@@ -207,7 +207,7 @@ async function planJobs(opts: EvalOptions, selected: SelectedSubmissions, bundle
 }
 
 /** Grades in this process, `jobs` at a time. */
-export function createLocalDispatcher(jobs: number): SampleDispatcher {
+function createLocalDispatcher(jobs: number): SampleDispatcher {
   return {
     async dispatch({ jobs: todo, ctx, record }) {
       const limit = pLimit(Math.max(1, jobs));

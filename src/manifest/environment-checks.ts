@@ -19,7 +19,7 @@ export function basePython(base: string): string | undefined {
 }
 
 /** A pip requirement's distribution name, normalised (PEP 503): "Foo_Bar[x]>=1" → "foo-bar". */
-export function requirementName(req: string): string {
+function requirementName(req: string): string {
   const name = /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(req)?.[1] ?? req.trim();
   return name.toLowerCase().replace(/[-_.]+/g, "-");
 }

@@ -3,7 +3,7 @@ import { readManifest } from "./read.js";
 import type { ResolvedTask, TaskManifest } from "./types.js";
 import { checkManifest } from "./validate.js";
 
-export { findTaskDirs, readManifest, MANIFEST_FILE } from "./read.js";
+export { findTaskDirs } from "./read.js";
 
 /**
  * Reads DIR/task.json, validates it on its own (schema, semantics, files) and

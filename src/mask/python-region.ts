@@ -105,7 +105,7 @@ function listNestedBlocks(statement: Node): Node[][] {
 }
 
 /** A LineRef as a 1-based line: `{line}` as is, `{anchor, occurrence}` = the n-th line at/after the `def` that contains the text. */
-export function resolveLineRef(source: string, def: PyDef, ref: LineRef, which: "start" | "end", file: string | undefined): number {
+function resolveLineRef(source: string, def: PyDef, ref: LineRef, which: "start" | "end", file: string | undefined): number {
   if ("line" in ref) {
     if (!Number.isInteger(ref.line) || ref.line < 1) {
       throw new LmrError({ code: "mask/bad-region", kind: "input", file, pointer: `region.${which}.line`, message: `region ${which} line must be a positive integer, got ${String(ref.line)}` });

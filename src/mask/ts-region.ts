@@ -88,7 +88,7 @@ function declaredNames(run: Statement[], morph: TsMorph): string[] {
 }
 
 /** A LineRef as a 1-based line: `{line}` as is, `{anchor, occurrence}`: the n-th line from the header on that contains the text. */
-export function resolveTsLineRef(source: string, def: TsDef, ref: LineRef, which: "start" | "end", file: string | undefined): number {
+function resolveTsLineRef(source: string, def: TsDef, ref: LineRef, which: "start" | "end", file: string | undefined): number {
   if ("line" in ref) {
     if (!Number.isInteger(ref.line) || ref.line < 1) {
       throw new LmrError({ code: "mask/bad-region", kind: "input", file, pointer: `region.${which}.line`, message: `region ${which} line must be a positive integer, got ${String(ref.line)}` });

@@ -28,7 +28,7 @@ export function ownerLabel(): string {
 }
 
 /** True when the owner named by a label value is a dead process on this host. */
-export function ownerIsGone(value: string): boolean {
+function ownerIsGone(value: string): boolean {
   const [host, pidText, start] = value.split("/");
   if (host !== hostname()) return false; // another machine's container on a shared daemon: not ours to judge
   const pid = Number(pidText);

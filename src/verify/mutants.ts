@@ -73,7 +73,7 @@ export async function generateMutants(source: string, targets: MutantTarget[], o
 }
 
 /** All mutation points of the targets, in source order, each once. */
-export async function enumerateCandidates(source: string, targets: MutantTarget[]): Promise<MutantCandidate[]> {
+async function enumerateCandidates(source: string, targets: MutantTarget[]): Promise<MutantCandidate[]> {
   const tree = await parsePython(source);
   try {
     const index = indexDefinitions(tree.rootNode);
@@ -125,7 +125,7 @@ function sampleOrder(candidates: MutantCandidate[], seed: number): MutantCandida
 }
 
 /** mulberry32: a small, fast 32-bit PRNG; the same seed gives the same sequence everywhere. */
-export function mulberry32(seed: number): () => number {
+function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -154,7 +154,7 @@ function editedLines(source: string, edits: Edit[]): [number, number] {
   return [first, last];
 }
 
-export function applyEdits(source: string, edits: Edit[]): string {
+function applyEdits(source: string, edits: Edit[]): string {
   let out = source;
   for (const e of [...edits].sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
   return out;
