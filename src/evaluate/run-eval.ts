@@ -19,8 +19,7 @@ import {
   type SampleResult,
   type TaskSetChoice,
 } from "../run-folder/index.js";
-import { resolveRunNode, resolveRunPython } from "../runner/index.js";
-import type { PythonEnv, SandboxChoice } from "../runner/types.js";
+import type { SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { computeSample, writeSampleFiles, type GradeContext, type GradeJob, type GradedSample } from "./grade-sample.js";
 import { lockRunDir, type RunDirLock } from "./run-dir.js";

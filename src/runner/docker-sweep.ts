@@ -1,9 +1,7 @@
 import { sweepSocketFolders } from "./scratch.js";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { readdir, rm } from "node:fs/promises";
-import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
+import { hostname } from "node:os";
 import { dockerBin, listContainers, removeContainers } from "../env/docker-cli.js";
 import { onStopSignal } from "../core/stop-signals.js";
 
