@@ -8,7 +8,7 @@ import type { Finding } from "./schema-errors.js";
  */
 
 /** The Python each Debian release ships as python3 (its python3-* packages are built for it). */
-export const DEBIAN_PYTHON: Readonly<Record<string, string>> = { bookworm: "3.11", trixie: "3.13" };
+const DEBIAN_PYTHON: Readonly<Record<string, string>> = { bookworm: "3.11", trixie: "3.13" };
 export const DEFAULT_BASE = "debian:bookworm";
 
 /** The Python major.minor a base provides, or undefined for a base lmr does not know. */
