@@ -25,7 +25,7 @@ export class Instance {
   }
 }
 
-export class Unsupported extends Error {}
+class Unsupported extends Error {}
 
 function isPlainObject(v) {
   const proto = Object.getPrototypeOf(v);

@@ -51,7 +51,7 @@ export interface AgentSampleInput {
   key: string;
 }
 
-export type AgentStatus = "finished" | "timeout" | "workspace-deleted" | "infra";
+type AgentStatus = "finished" | "timeout" | "workspace-deleted" | "infra";
 
 /** OUT_DIR/agent.json, written last: a sample has one exactly when its agent run is over and its files are in place. */
 export interface AgentRecord {
@@ -163,7 +163,7 @@ async function finish(record: AgentRecord, outDir: string): Promise<AgentRecord>
 }
 
 /** `auto`: docker when an image is named and a daemon answers, else bwrap. There is no unsandboxed choice. */
-export async function chooseAgentBackend(choice: AgentSandboxChoice, image: string | undefined): Promise<"bwrap" | "docker"> {
+async function chooseAgentBackend(choice: AgentSandboxChoice, image: string | undefined): Promise<"bwrap" | "docker"> {
   if (choice === "docker" || (choice === "auto" && image)) {
     if (!image) throw new LmrError({ code: "agent/no-image", pointer: "--agent-image", message: "--agent-sandbox docker needs the image the agent is installed in", hint: "pass --agent-image IMAGE, or --agent-sandbox bwrap" });
     const d = await probeDocker();

@@ -5,7 +5,7 @@ import { listFiles } from "../core/hash.js";
 import { BODIES_FILE, parseBodies, spliceBodies } from "../manifest/alternative-bodies.js";
 
 /** Folder of a task that holds independently written solutions, one subfolder each. */
-export const ALTERNATIVES_DIR = "alternatives";
+const ALTERNATIVES_DIR = "alternatives";
 
 /** One alternative solution: `alternatives/<name>/bodies.py`, the bodies it writes into the masked stubs. */
 export interface Alternative {
@@ -20,7 +20,7 @@ const junk = (rel: string, isDir: boolean): boolean => {
 };
 
 /** The alternatives of the task in `taskDir`, sorted by name; none when the folder is absent. */
-export async function listAlternatives(taskDir: string): Promise<Alternative[]> {
+async function listAlternatives(taskDir: string): Promise<Alternative[]> {
   const root = join(taskDir, ALTERNATIVES_DIR);
   const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
   const out: Alternative[] = [];

@@ -4,7 +4,7 @@
  * (copies with other whitespace or line breaks). Pure: strings in, matches out.
  */
 
-export interface BodyFingerprint {
+interface BodyFingerprint {
   /** Name shown in reports, e.g. `pkg/model.py: Model.forward`. */
   target: string;
   /** Distinctive lines, normalised, in body order. */
@@ -41,8 +41,8 @@ export interface TextMatch {
   total: number;
 }
 
-export const SHINGLE_SIZE = 8;
-export const SHINGLE_SHARE = 0.6;
+const SHINGLE_SIZE = 8;
+const SHINGLE_SHARE = 0.6;
 /** Below this many shingles a body is too short for overlap to mean a copy. */
 const MIN_SHINGLES = 8;
 const MIN_LINE_CHARS = 12;
@@ -113,7 +113,7 @@ function hashToken(token: string): number {
  * Calls `visit(shingleHash, startIndexOfFirstToken)` for every 8-token window. Comments and
  * commas are not tokens (formatters add trailing commas); quotes are normalised.
  */
-export function forEachShingle(text: string, visit: (hash: number, at: number) => void): void {
+function forEachShingle(text: string, visit: (hash: number, at: number) => void): void {
   const window: number[] = new Array<number>(SHINGLE_SIZE).fill(0);
   const starts: number[] = new Array<number>(SHINGLE_SIZE).fill(0);
   let count = 0;

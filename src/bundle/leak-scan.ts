@@ -5,7 +5,7 @@ import { LmrError } from "../core/errors.js";
 import { buildFingerprints, findCopies, type Fingerprints, type TextMatch } from "./leak-fingerprint.js";
 import { WORKSPACE_PAPER_FILES } from "./paper.js";
 
-export type LeakKind = "copy" | "bytecode" | "notebook" | "git" | "checkpoint";
+type LeakKind = "copy" | "bytecode" | "notebook" | "git" | "checkpoint";
 
 export interface Leak {
   /** Workspace-relative, POSIX separators. */

@@ -17,8 +17,8 @@ import { papersDirFrom, resolvePaperPdf } from "../paper/resolve.js";
  * our example and fixture papers) gets paper.md from that text.
  */
 
-export const WORKSPACE_PAPER_PDF = "paper.pdf";
-export const WORKSPACE_PAPER_MD = "paper.md";
+const WORKSPACE_PAPER_PDF = "paper.pdf";
+const WORKSPACE_PAPER_MD = "paper.md";
 /** Workspace files that hold the paper; the leak scan and the workspace hash leave them out. */
 export const WORKSPACE_PAPER_FILES: readonly string[] = [WORKSPACE_PAPER_PDF, WORKSPACE_PAPER_MD];
 

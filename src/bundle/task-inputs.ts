@@ -23,7 +23,7 @@ async function expand(taskDir: string, rel: string, pointer: string, manifestPat
 }
 
 /** Grader files (tests, then fixtures with folders expanded), relative to the task folder. */
-export async function listGraderFiles(task: ResolvedTask): Promise<string[]> {
+async function listGraderFiles(task: ResolvedTask): Promise<string[]> {
   const { tests } = task.manifest;
   const out: string[] = [];
   for (const [i, f] of tests.files.entries()) out.push(...(await expand(task.dir, f, `/tests/files/${i}`, task.manifestPath)));

@@ -1,10 +1,8 @@
 import { formatProblem, type LmrError, type Problem } from "../core/errors.js";
 import type { JsonEnvelope, JsonError } from "../core/json-envelope.js";
 
-export type { JsonEnvelope, JsonError };
-
 /** Colour only on a TTY and when NO_COLOR is unset (https://no-color.org). */
-export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
+function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
   return Boolean(stream.isTTY) && !("NO_COLOR" in process.env && process.env.NO_COLOR !== "");
 }
 

@@ -78,6 +78,3 @@ export function exitCodeFor(err: unknown): number {
 export function isLmrError(err: unknown): err is LmrError {
   return err instanceof LmrError;
 }
-
-/** Value-style result used where failure is an expected outcome. */
-export type Result<T, E = Problem> = { ok: true; value: T } | { ok: false; problems: E[] };

@@ -11,7 +11,7 @@ import { LmrError } from "./errors.js";
  * so templates can be laid out one tag per line without leaving blank lines.
  */
 
-export type TemplateValue = string | number | boolean | undefined | null | TemplateData | TemplateValue[];
+type TemplateValue = string | number | boolean | undefined | null | TemplateData | TemplateValue[];
 export interface TemplateData {
   [key: string]: TemplateValue;
 }
@@ -27,7 +27,7 @@ export function renderTemplate(template: string, data: TemplateData, file = "tem
   return renderNodes(parseTemplate(template, file), [data]);
 }
 
-export function parseTemplate(template: string, file = "template"): Node[] {
+function parseTemplate(template: string, file = "template"): Node[] {
   const text = dropStandaloneLines(template);
   const root: Node[] = [];
   const stack: { name: string; children: Node[] }[] = [{ name: "", children: root }];

@@ -17,7 +17,7 @@ export const TOOLKIT_VERSION = (require("../../package.json") as { version: stri
  * fix) is a new toolkit identity: verification records and grading results made by another
  * one are not reused.
  */
-export const IDENTITY_ROOTS = [
+const IDENTITY_ROOTS = [
   "python",
   "node/lmr-harness",
   "dist/mask",

@@ -8,7 +8,7 @@ import { dockerError, inspectImage, probeDocker, streamDocker, type ImageInfo } 
 import { LABEL, ROOTFS_REPO, planBase, planEnv, type BaseImagePlan, type EnvImagePlan } from "./images.js";
 import { baseImageVariable, parseBase, type EnvSpec } from "./spec.js";
 
-export type Layer = "base" | "env";
+type Layer = "base" | "env";
 
 /** Progress of a build: a layer starting, one Dockerfile step, or a layer finished or found up to date. */
 export type BuildEvent =

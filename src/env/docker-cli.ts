@@ -52,11 +52,6 @@ export function probeDocker(): Promise<DaemonProbe> {
   return daemon;
 }
 
-/** Forget the cached probe (after starting a daemon, in tests). */
-export function forgetDockerProbe(): void {
-  daemon = undefined;
-}
-
 export interface ImageInfo {
   /** sha256:… of the image config: the image's content address. */
   id: string;

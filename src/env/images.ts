@@ -16,8 +16,8 @@ import { IMAGE_UID, baseImageVariable, describeSpec, parseBase, type EnvSpec } f
  * the tag; it is a label, and `lmr env build` rebuilds when it changed.
  */
 
-export const BASE_REPO = "lmr-base";
-export const ENV_REPO = "lmr-env";
+const BASE_REPO = "lmr-base";
+const ENV_REPO = "lmr-env";
 export const ROOTFS_REPO = "lmr-rootfs";
 /** Label keys on every image and container lmr makes. */
 export const LABEL = {
@@ -33,9 +33,9 @@ export const LABEL = {
 /** Packages every Debian base has: the interpreter, pytest, pip for requirements, TLS roots for pip. */
 export const DEBIAN_BASE_PACKAGES = ["python3", "python3-pytest", "python3-pip", "ca-certificates"];
 /** pytest for the python:X.Y-slim bases (Debian bases use their release's python3-pytest). */
-export const SLIM_PYTEST = "8.3.5";
+const SLIM_PYTEST = "8.3.5";
 
-export interface BuildFiles {
+interface BuildFiles {
   /** Relative path in the build context → content. */
   files: Record<string, string | Buffer>;
 }
@@ -195,6 +195,6 @@ const BLAS_USERS = /^python3-(numpy|scipy|torch|sklearn|pandas|pot)$/;
  * Debian desktop or CI machine usually has) and recorded fixtures do not regenerate byte
  * for byte. An image with such a package gets OpenBLAS too.
  */
-export function withBlas(packages: string[]): string[] {
+function withBlas(packages: string[]): string[] {
   return packages.some((p) => BLAS_USERS.test(p)) && !packages.some((p) => p.startsWith("libopenblas")) ? [...packages, "libopenblas0-pthread"] : packages;
 }

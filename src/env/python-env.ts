@@ -56,7 +56,7 @@ function run(file: string, args: string[], timeoutMs: number, env?: NodeJS.Proce
 const probed = new Map<string, Probe>();
 
 /** Ask an interpreter who it is. Undefined when it does not run at all. */
-export async function probePython(python: string): Promise<Probe | undefined> {
+async function probePython(python: string): Promise<Probe | undefined> {
   const known = probed.get(python);
   if (known && existsSync(python)) return known;
   const r = await run(python, ["-s", "-c", PROBE], 30_000);

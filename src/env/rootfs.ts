@@ -31,7 +31,7 @@ export interface RootfsResult {
 }
 
 /** The Debian mirror apt is configured with on this machine. */
-export async function findAptMirror(): Promise<string> {
+async function findAptMirror(): Promise<string> {
   const deb822 = await readFile("/etc/apt/sources.list.d/debian.sources", "utf8").catch(() => "");
   const uri = /^URIs:\s*(\S+)/m.exec(deb822)?.[1];
   if (uri) return uri;

@@ -1,12 +1,11 @@
 import { LmrError } from "../core/errors.js";
-import { DEBIAN_PYTHON, basePython } from "../manifest/environment-checks.js";
+import { basePython } from "../manifest/environment-checks.js";
 import type { Environment } from "../manifest/types.js";
 
 /** The bases a task image can be built on (task.schema.json `environment.base`). */
 export type BaseName = "debian:bookworm" | "debian:trixie" | `python:${string}-slim`;
 
 export const DEFAULT_BASE: BaseName = "debian:bookworm";
-export { DEBIAN_PYTHON };
 
 /**
  * An environment reduced to what decides the image's content: the base, its

@@ -49,19 +49,10 @@ export interface GradedSample {
 }
 
 /**
- * Grades one sample and writes its folder (locateSampleDir): log.txt and
- * junit.xml first, result.json last and atomically, so a sample has a result
- * exactly when it was graded to the end. Never throws for a sample's own
- * problems: whatever goes wrong on our side becomes an `infra` result, so one
- * sample cannot stop the run.
+ * Grades one sample without touching the run folder (a queue worker has none): the files, as values
+ * (writeSampleFiles writes them). Never throws for a sample's own problems: whatever goes wrong on
+ * our side becomes an `infra` result, so one sample cannot stop the run.
  */
-export async function gradeSample(job: GradeJob, ctx: GradeContext, dir: string): Promise<SampleResult> {
-  const graded = await computeSample(job, ctx);
-  await writeSampleFiles(dir, graded);
-  return graded.result;
-}
-
-/** Grades one sample without touching the run folder (a queue worker has none): the files, as values. */
 export async function computeSample(job: GradeJob, ctx: GradeContext): Promise<GradedSample> {
   const m = job.task.manifest;
   const t0 = performance.now();
@@ -169,7 +160,7 @@ function verifiedTestsOf(task: ResolvedTask, bundle: BundleInfo): Promise<Verifi
 }
 
 /** What the submission changed in each target file, as one unified diff (what lmr judge and the HTML report show). */
-export async function diffAgainstMasked(workspace: string, overlay: Record<string, string>): Promise<string> {
+async function diffAgainstMasked(workspace: string, overlay: Record<string, string>): Promise<string> {
   const parts: string[] = [];
   for (const path of Object.keys(overlay).sort()) {
     const before = await readFile(join(workspace, path), "utf8").catch(() => "");

@@ -19,8 +19,7 @@ import {
   type SampleResult,
   type TaskSetChoice,
 } from "../run-folder/index.js";
-import { resolveRunNode, resolveRunPython } from "../runner/index.js";
-import type { PythonEnv, SandboxChoice } from "../runner/types.js";
+import type { SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
 import { computeSample, writeSampleFiles, type GradeContext, type GradeJob, type GradedSample } from "./grade-sample.js";
 import { lockRunDir, type RunDirLock } from "./run-dir.js";
@@ -207,7 +206,7 @@ async function planJobs(opts: EvalOptions, selected: SelectedSubmissions, bundle
 }
 
 /** Grades in this process, `jobs` at a time. */
-export function createLocalDispatcher(jobs: number): SampleDispatcher {
+function createLocalDispatcher(jobs: number): SampleDispatcher {
   return {
     async dispatch({ jobs: todo, ctx, record }) {
       const limit = pLimit(Math.max(1, jobs));

@@ -33,7 +33,7 @@ export interface LoadedSubmissions {
 }
 
 /** Model name of rows that give none. */
-export const UNKNOWN_MODEL = "unknown";
+const UNKNOWN_MODEL = "unknown";
 
 /**
  * Reads submissions from a folder of workspaces (`DIR/<task_id>/` or

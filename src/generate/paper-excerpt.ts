@@ -2,7 +2,7 @@ import { isHeading } from "../paper/headings.js";
 import { countTokens, truncateToTokens } from "../llm/tokenizer.js";
 
 /** One section of paper.md: its heading line (may be empty for text before the first) and its text. */
-export interface PaperSection {
+interface PaperSection {
   heading: string;
   text: string;
   tokens: number;
@@ -25,7 +25,7 @@ const LOW_VALUE = /^(#+\s*)?(\d+\.?\s+)?(references|bibliography|acknowledge?men
 const STOP = new Set("about above after again against because before being below between both could does doing during each from further have having here itself just more most other over same should some such than that their them then there these they this those through under until very what when where which while with would your implement function return returns value values given using paper should must".split(" "));
 
 /** Splits paper.md at Markdown headings ("## Page 3") and at lines that read as section titles ("3.2 Decoding"). */
-export async function splitPaper(markdown: string): Promise<PaperSection[]> {
+async function splitPaper(markdown: string): Promise<PaperSection[]> {
   const out: { heading: string; lines: string[] }[] = [{ heading: "", lines: [] }];
   for (const line of markdown.split(/\r?\n/)) {
     if (/^#{1,6}\s/.test(line) || (line.trim() !== "" && isHeading(line))) out.push({ heading: line.trim(), lines: [line] });

@@ -8,7 +8,7 @@ import type { MaskMode } from "../manifest/types.js";
 import { excerptPaper, type PaperExcerpt } from "./paper-excerpt.js";
 
 /** The prompt templates shipped with lmr: `system.md` and `user.md`. */
-export const DEFAULT_TEMPLATES_DIR = toolkitPath("templates", "prompts");
+const DEFAULT_TEMPLATES_DIR = toolkitPath("templates", "prompts");
 
 export interface PromptTemplates {
   dir: string;
@@ -17,7 +17,7 @@ export interface PromptTemplates {
 }
 
 /** Placeholders the templates may use; `{{#name}}…{{/name}}` keeps its text only when `name` is not empty. */
-export const TEMPLATE_VARIABLES = ["task_id", "instruction", "targets", "fence_lang", "masked_files", "context_files", "paper"] as const;
+const TEMPLATE_VARIABLES = ["task_id", "instruction", "targets", "fence_lang", "masked_files", "context_files", "paper"] as const;
 type TemplateVariable = (typeof TEMPLATE_VARIABLES)[number];
 
 /** A templates folder's system.md and user.md, every placeholder checked against `variables` (lmr judge has its own). */
@@ -50,7 +50,7 @@ export function renderTemplate(template: string, values: Readonly<Record<string,
   return sections.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, name: string) => values[name] ?? "");
 }
 
-export interface PromptTarget {
+interface PromptTarget {
   file: string;
   symbol: string;
   mode: MaskMode;

@@ -22,9 +22,9 @@ export const GENERATE_FILES = {
   bundles: "bundles",
 } as const;
 
-export const GENERATE_SUMMARY_VERSION = 1;
+const GENERATE_SUMMARY_VERSION = 1;
 
-export interface SamplingParameters {
+interface SamplingParameters {
   temperature: number;
   top_p?: number;
   max_tokens?: number;
@@ -60,9 +60,9 @@ export interface GenerateOptions {
   onProgress?: (p: { done: number; total: number; last: SampleRecord }) => void;
 }
 
-export type SampleStatus = "ok" | "invalid" | "failed";
+type SampleStatus = "ok" | "invalid" | "failed";
 
-export interface SampleRecord {
+interface SampleRecord {
   task_id: string;
   sample: number;
   status: SampleStatus;
@@ -81,7 +81,7 @@ export interface SampleRecord {
   notes?: string[];
 }
 
-export interface TaskRecord {
+interface TaskRecord {
   task_id: string;
   /** Our count of the prompt (TOKENIZER_NAME). */
   prompt_tokens: number;
@@ -129,7 +129,7 @@ export interface GenerateSummary {
   tasks: TaskRecord[];
 }
 
-export interface DryRunTask {
+interface DryRunTask {
   task_id: string;
   prompt_tokens: number;
   paper?: BuiltPrompt["paper"];
@@ -287,7 +287,7 @@ function costOf(u: { prompt_tokens: number; completion_tokens: number }, price: 
 }
 
 /** The parameters sent for sample `i` (and so part of its cache key). */
-export function requestParameters(p: SamplingParameters, sample: number): Record<string, unknown> {
+function requestParameters(p: SamplingParameters, sample: number): Record<string, unknown> {
   return {
     temperature: p.temperature,
     ...(p.top_p !== undefined ? { top_p: p.top_p } : {}),

@@ -136,7 +136,7 @@ function lineIndent(bytes: Buffer, at: number): string {
 }
 
 /** Moves a definition from indentation `from` to `to`; its first line starts at the definition, so it gets none. */
-export function reindent(text: string, from: string, to: string): string {
+function reindent(text: string, from: string, to: string): string {
   const lines = text.split("\n");
   return lines.map((line, i) => {
     if (i === 0) return line;

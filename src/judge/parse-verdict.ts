@@ -1,9 +1,6 @@
 import type { ValidateFunction } from "ajv/dist/2020.js";
-import { toolkitPath } from "../core/paths.js";
 import { VALIDATORS, loadValidator, readSchemaText } from "../core/schema-validator.js";
 import type { JudgeClass } from "../run-folder/index.js";
-
-export const JUDGE_REPLY_SCHEMA_PATH = toolkitPath("schema", "judge-reply.schema.json");
 
 let compiled: { schema: object; validate: ValidateFunction } | undefined;
 

@@ -34,7 +34,7 @@ export interface JudgePrompt {
 }
 
 /** The submitted target files: the masked ones with the diff applied; a diff that does not apply is an error (the run folder is damaged). */
-export async function applySampleDiff(workspace: string, diff: string, where: string): Promise<Record<string, string>> {
+async function applySampleDiff(workspace: string, diff: string, where: string): Promise<Record<string, string>> {
   const files: Record<string, string> = {};
   for (const p of parsePatch(diff)) {
     const path = (p.newFileName ?? p.oldFileName ?? "").replace(/^[ab]\//, "");
@@ -48,7 +48,7 @@ export async function applySampleDiff(workspace: string, diff: string, where: st
 }
 
 /** The whole definition of `symbol` in `source` (a method's, a class's), or undefined when there is none. */
-export async function extractDefinition(file: string, source: string, symbol: string): Promise<string | undefined> {
+async function extractDefinition(file: string, source: string, symbol: string): Promise<string | undefined> {
   const symbols = await maskerFor(file).listSymbols(source).catch(() => []);
   const sym = symbols.find((s) => s.name === symbol);
   if (!sym?.bytes) return undefined;

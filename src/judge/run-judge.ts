@@ -22,7 +22,7 @@ import { DEFAULT_JUDGE_TEMPLATES_DIR, JUDGE_TEMPLATE_VARIABLES } from "./prompt.
 /** RUN_DIR/judge-responses: the judge's reply cache, unless --cache-dir says otherwise. */
 export const JUDGE_CACHE_DIR = "judge-responses";
 
-export interface JudgeParameters {
+interface JudgeParameters {
   temperature: number;
   max_tokens?: number;
   /** Vote i is sent with seed + i. */
@@ -59,7 +59,7 @@ export interface JudgeOptions {
 }
 
 /** One sample as this invocation saw it. */
-export interface JudgedSampleRecord {
+interface JudgedSampleRecord {
   task_id: string;
   model: string;
   sample: string;
@@ -104,7 +104,7 @@ export interface JudgeSummary {
   problems: Problem[];
 }
 
-export interface DryRunSample {
+interface DryRunSample {
   task_id: string;
   model: string;
   sample: string;

@@ -37,9 +37,4 @@ export function findSyntaxError(root: Node): Node | undefined {
   return root;
 }
 
-/** UTF-8 byte offset of a JS string index (tree-sitter JS positions are string indices). */
-export function utf8Offset(source: string, index: number): number {
-  return Buffer.byteLength(source.slice(0, index), "utf8");
-}
-
 export type { Node, Tree };

@@ -6,7 +6,7 @@ import { sha256 } from "../core/hash.js";
 import type { ChatReply, ChatRequest } from "./client.js";
 
 /** Version of a cache entry's layout; an entry of another version is a miss. */
-export const RESPONSE_CACHE_VERSION = 1;
+const RESPONSE_CACHE_VERSION = 1;
 
 /**
  * What decides a reply: the prompt (by hash), the model, every sampling

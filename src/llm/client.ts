@@ -15,7 +15,7 @@ export interface ChatRequest {
   response_format?: { type: "json_schema"; json_schema: { name: string; schema: object; strict: boolean } };
 }
 
-export interface ChatUsage {
+interface ChatUsage {
   prompt_tokens: number;
   completion_tokens: number;
 }

@@ -8,7 +8,7 @@ import type { Finding } from "./schema-errors.js";
  */
 
 /** The Python each Debian release ships as python3 (its python3-* packages are built for it). */
-export const DEBIAN_PYTHON: Readonly<Record<string, string>> = { bookworm: "3.11", trixie: "3.13" };
+const DEBIAN_PYTHON: Readonly<Record<string, string>> = { bookworm: "3.11", trixie: "3.13" };
 export const DEFAULT_BASE = "debian:bookworm";
 
 /** The Python major.minor a base provides, or undefined for a base lmr does not know. */
@@ -19,7 +19,7 @@ export function basePython(base: string): string | undefined {
 }
 
 /** A pip requirement's distribution name, normalised (PEP 503): "Foo_Bar[x]>=1" → "foo-bar". */
-export function requirementName(req: string): string {
+function requirementName(req: string): string {
   const name = /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(req)?.[1] ?? req.trim();
   return name.toLowerCase().replace(/[-_.]+/g, "-");
 }

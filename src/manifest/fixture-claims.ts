@@ -13,13 +13,13 @@ import { entryExists } from "../core/paths.js";
  * checks; running drivers and generators is src/scaffold's job.
  */
 
-export const FIXTURES_DIR = "fixtures";
+const FIXTURES_DIR = "fixtures";
 export const CALLS_FILE = "fixtures/calls.json";
 export const ARRAYS_FILE = "fixtures/calls.npz";
 /** What record.driver makes: calls.json always, calls.npz when a call holds arrays. */
-export const DRIVER_OUTPUTS = [CALLS_FILE, ARRAYS_FILE];
+const DRIVER_OUTPUTS = [CALLS_FILE, ARRAYS_FILE];
 /** Files that keep an empty folder in git (`lmr new` writes fixtures/.gitkeep): not fixtures. */
-export const PLACEHOLDERS = new Set([".gitkeep", ".keep"]);
+const PLACEHOLDERS = new Set([".gitkeep", ".keep"]);
 /** Fixture folders are small; this bounds a walk through one that is not. */
 const MAX_WALK = 10_000;
 
@@ -30,7 +30,7 @@ const MAX_WALK = 10_000;
  * reported by `lmr record --check` (and verify) until they get generators, and this
  * becomes true then. A task that has `record` must account for every file.
  */
-export const CLAIMS_REQUIRED_WITHOUT_RECORD = false;
+const CLAIMS_REQUIRED_WITHOUT_RECORD = false;
 
 export interface FixtureClaim {
   /** Relative to the task folder. */

@@ -4,7 +4,7 @@ import type { Finding } from "./schema-errors.js";
 import type { ResolvedTask, TaskManifest } from "./types.js";
 import { checkManifest } from "./validate.js";
 
-export { findTaskDirs, readManifest, MANIFEST_FILE } from "./read.js";
+export { findTaskDirs } from "./read.js";
 
 export interface LoadOptions {
   /** Test files (tests.files) that may be missing: the caller is about to write them (`lmr scaffold tests`). */

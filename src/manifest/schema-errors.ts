@@ -176,7 +176,7 @@ function explainError(e: ErrorObject, root: Schema): Finding {
 }
 
 /** The description of a schema node, following a local $ref when the node has none of its own. */
-export function describeSchema(schema: unknown, root?: Schema): string | undefined {
+function describeSchema(schema: unknown, root?: Schema): string | undefined {
   if (typeof schema !== "object" || schema === null) return undefined;
   const s = schema as Schema;
   if (typeof s.description === "string") return s.description.replace(/\.$/, "");
@@ -190,7 +190,7 @@ export function describeSchema(schema: unknown, root?: Schema): string | undefin
   return undefined;
 }
 
-export function describeValue(v: unknown): string {
+function describeValue(v: unknown): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return "an array";
   if (typeof v === "object") return "an object";
@@ -202,7 +202,7 @@ function withArticle(word: string): string {
   return `${/^[aeiou]/i.test(word) ? "an" : "a"} ${word}`;
 }
 
-export function escapePointer(key: string): string {
+function escapePointer(key: string): string {
   return key.replace(/~/g, "~0").replace(/\//g, "~1");
 }
 

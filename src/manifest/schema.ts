@@ -1,8 +1,5 @@
 import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
-import { toolkitPath } from "../core/paths.js";
 import { VALIDATORS, loadValidator, readSchemaText } from "../core/schema-validator.js";
-
-export const SCHEMA_PATH = toolkitPath("schema", "task.schema.json");
 
 let compiled: ValidateFunction | undefined;
 let schema: Record<string, unknown> | undefined;
@@ -14,7 +11,7 @@ export function readTaskSchema(): Record<string, unknown> {
 }
 
 /** Compiled once per process (ahead of time by `npm run build`); strict mode so a sloppy schema fails loudly rather than validating loosely. */
-export function compileTaskSchema(): ValidateFunction {
+function compileTaskSchema(): ValidateFunction {
   compiled ??= loadValidator(VALIDATORS.task);
   return compiled;
 }

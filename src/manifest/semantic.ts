@@ -24,7 +24,7 @@ function asString(v: unknown): string | undefined {
 }
 
 /** A manifest path field, with its JSON pointer. */
-export interface PathField {
+interface PathField {
   pointer: string;
   value: string;
   /** Where the path points: the task folder, the upstream tree, or the workspace the agent gets. */
@@ -32,7 +32,7 @@ export interface PathField {
 }
 
 /** Every path in the manifest that must be a plain relative path (upstream.path excepted: it may go up). */
-export function listPathFields(data: unknown): PathField[] {
+function listPathFields(data: unknown): PathField[] {
   const m = asObject(data) ?? {};
   const out: PathField[] = [];
   const add = (pointer: string, v: unknown, base: PathField["base"]) => {
@@ -70,7 +70,7 @@ const PATH_BASES: Record<PathField["base"], string> = {
   workspace: 'workspace, e.g. "lmr_tests"',
 };
 
-export function checkPaths(data: unknown): Finding[] {
+function checkPaths(data: unknown): Finding[] {
   const findings: Finding[] = [];
   for (const f of listPathFields(data)) {
     const why = checkRelativePath(f.value);

@@ -18,7 +18,7 @@ import { asObject } from "./semantic.js";
 type Obj = Record<string, unknown>;
 
 /** The Debian package that would provide a module: python3-<top module>, '_' as '-'. */
-export function debianPackageFor(module: string): string {
+function debianPackageFor(module: string): string {
   return `python3-${module.split(".")[0]!.toLowerCase().replace(/_/g, "-")}`;
 }
 
@@ -95,7 +95,7 @@ async function checkPatches(patches: Obj[], stoodIn: Set<string>, candidate: Obj
 }
 
 /** Python source without triple-quoted strings and comments (roughly: enough to tell code from prose). */
-export function stripPythonProse(source: string): string {
+function stripPythonProse(source: string): string {
   return source
     .replace(/"""[\s\S]*?"""|'''[\s\S]*?'''/g, "")
     .split("\n")

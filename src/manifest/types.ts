@@ -42,7 +42,7 @@ export interface Paper {
 export type TaskSet = "core" | "extended" | "method";
 
 /** What the agent's workspace leaves out beyond the masked targets. */
-export interface WorkspaceSpec {
+interface WorkspaceSpec {
   /** Upstream files or folders removed from the workspace, with why. */
   remove?: { path: string; reason: string }[];
   /** Symbols masked besides the targets, not graded (e.g. another task's target in the same file). */
@@ -56,7 +56,7 @@ export type Upstream =
   | { repo: string; commit: string; license: string; subdir?: string }
   | { path: string; commit?: string; license: string; subdir?: string };
 
-export interface NotebookToModuleStep {
+interface NotebookToModuleStep {
   kind: "notebook-to-module";
   /** Notebook path inside the upstream tree. */
   notebook: string;
@@ -71,7 +71,7 @@ export interface NotebookToModuleStep {
  * it; default the first and last line), and with `main` placed under
  * `if __name__ == "__main__":` so that importing the module does not run it.
  */
-export interface NotebookCellPart {
+interface NotebookCellPart {
   /** 0-based index among code cells. */
   cell: number;
   start?: LineRef;
@@ -116,7 +116,7 @@ export interface Target {
 }
 
 /** `lmr record` settings for the whole task. */
-export interface TaskRecordSpec {
+interface TaskRecordSpec {
   /** Python driver file, relative to the task dir (default for `--driver-file`). */
   driver?: string;
   /** Calls recorded per target (default 50); the rest are only counted. */
@@ -126,13 +126,13 @@ export interface TaskRecordSpec {
 }
 
 /** A committed script, run against the reference like a driver, that writes fixture files into $LMR_FIXTURES_OUT. */
-export interface FixtureGenerator {
+interface FixtureGenerator {
   script: string;
   outputs: string[];
 }
 
 /** `lmr record` settings for one target. */
-export interface TargetRecordSpec {
+interface TargetRecordSpec {
   /** For methods: the `self` attributes to record before and after each call (default: all of `vars(self)`). */
   self_attrs?: string[];
   /** Overrides the task's `record.max_calls` for this target. */
@@ -167,20 +167,20 @@ export interface TestsSpec {
  * What of the grader the candidate gets: never tests or fixtures, only set-up code and the
  * helpers probes import. Each path is also one of tests.files (so it is a grader file).
  */
-export interface CandidateSpec {
+interface CandidateSpec {
   /** Runs in the candidate before the code under test is imported (stand-ins for modules it imports). */
   setup?: string;
   /** Modules the set-up or the tests' probes import there (tiny models, toy environments). */
   files?: string[];
 }
 
-export interface StandIn {
+interface StandIn {
   /** Dotted module name the grader conftest replaces. */
   module: string;
   reason: string;
 }
 
-export interface PatchedAttribute {
+interface PatchedAttribute {
   /** Dotted path: installed module, then attribute ("torch.compile"). */
   attribute: string;
   reason: string;
@@ -202,7 +202,7 @@ export interface Environment {
   network: boolean;
 }
 
-export interface VerificationPolicy {
+interface VerificationPolicy {
   runs?: number;
   mutants?: number;
   min_kill_ratio?: number;
@@ -214,7 +214,7 @@ export interface VerificationPolicy {
   allowed_leaks?: { file: string; reason: string; task?: string }[];
 }
 
-export interface Provenance {
+interface Provenance {
   author: string;
   created: string;
   notes?: string;

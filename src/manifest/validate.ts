@@ -72,19 +72,19 @@ export async function checkManifest(raw: RawManifest, opts: { finished?: boolean
   return sortFindings(dedupeFindings([...kept, ...semantic]));
 }
 
-export function toProblem(file: string, f: Finding): Problem {
+function toProblem(file: string, f: Finding): Problem {
   return { file, pointer: f.pointer, message: f.message, hint: f.hint };
 }
 
 /** Document order of pointers (array indices numerically); stable within one pointer. */
-export function sortFindings(findings: Finding[]): Finding[] {
+function sortFindings(findings: Finding[]): Finding[] {
   return findings
     .map((f, i) => ({ f, i }))
     .sort((a, b) => comparePointers(a.f.pointer, b.f.pointer) || a.i - b.i)
     .map(({ f }) => f);
 }
 
-export function comparePointers(a: string, b: string): number {
+function comparePointers(a: string, b: string): number {
   const sa = a.split("/");
   const sb = b.split("/");
   for (let i = 0; i < Math.min(sa.length, sb.length); i++) {

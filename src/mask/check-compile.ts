@@ -1,6 +1,6 @@
 import { PythonWorker, resolvePython } from "./python/worker.js";
 
-export interface CompileError {
+interface CompileError {
   /** Python's exception type: SyntaxError, IndentationError, TabError, ValueError... */
   type: string;
   message: string;

@@ -53,7 +53,7 @@ function describeDef(d: Locatable): string {
 }
 
 /** Up to `limit` defined names closest to `symbol`: same last part first, then by edit distance. */
-export function suggestSymbols<D extends Locatable>(index: SymbolIndex<D>, symbol: string, limit = 5): D[] {
+function suggestSymbols<D extends Locatable>(index: SymbolIndex<D>, symbol: string, limit = 5): D[] {
   const wantedLast = lastPart(symbol).toLowerCase();
   const scored = index.defs.map((d) => {
     const last = lastPart(d.qualname).toLowerCase();
@@ -79,7 +79,7 @@ function lastPart(name: string): string {
 }
 
 /** Levenshtein distance. */
-export function measureDistance(a: string, b: string): number {
+function measureDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];

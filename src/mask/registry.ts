@@ -7,11 +7,6 @@ import type { Masker } from "./types.js";
 // TS/JS maskers are cheap to make: ts-morph loads on their first use
 const maskers: Masker[] = [new PythonMasker(), new TsMasker("ts"), new TsMasker("tsx"), new TsMasker("js"), new TsMasker("jsx")];
 
-/** Adds a masker for more languages; a later registration wins for a shared extension. */
-export function registerMasker(masker: Masker): void {
-  maskers.unshift(masker);
-}
-
 /** The masker for a file, chosen by its extension. */
 export function maskerFor(file: string): Masker {
   const ext = extname(file).toLowerCase();

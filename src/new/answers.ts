@@ -27,7 +27,7 @@ export function validatorOf(parse: (raw: string) => unknown): (raw: string) => P
   };
 }
 
-export function missingFlag(flags: string[]): LmrError {
+function missingFlag(flags: string[]): LmrError {
   return new LmrError({
     code: "new/missing-flag",
     message: `missing ${flags.join(", ")}`,

@@ -10,7 +10,7 @@ import { parseRepoUrl } from "../source/repo-url.js";
 import { usageError } from "./choices.js";
 
 /** The paper pin `lmr new` writes: where the PDF is, and its hash when the PDF was at hand. */
-export type PaperPin = Pick<Paper, "arxiv" | "pdf_url" | "sha256" | "bytes">;
+type PaperPin = Pick<Paper, "arxiv" | "pdf_url" | "sha256" | "bytes">;
 
 /** The pin, and the PDF it was hashed from when that was a local file (its pages can be cited). */
 export interface NewPaperPin {
@@ -60,7 +60,7 @@ interface RepoFileLink {
  * github.com/O/N/raw/REV/PATH, github.com/O/N/blob/REV/PATH(?raw=true) and
  * raw.githubusercontent.com/O/N/REV/PATH; undefined for any other link.
  */
-export function parseRepoFileLink(link: string): RepoFileLink | undefined {
+function parseRepoFileLink(link: string): RepoFileLink | undefined {
   let u: URL;
   try {
     u = new URL(link);

@@ -52,7 +52,7 @@ export async function isInGitRepo(abs: string): Promise<boolean> {
 }
 
 /** "abc1234 subject" lines of the latest commits of a local repository, newest first. */
-export async function listRecentCommits(abs: string, n = 5): Promise<string[]> {
+async function listRecentCommits(abs: string, n = 5): Promise<string[]> {
   const r = await runGit(["-C", abs, "log", `-${n}`, "--format=%h %s"]);
   return r.exitCode === 0 ? r.stdout.split("\n").filter((l) => l !== "") : [];
 }
@@ -95,7 +95,7 @@ async function explainSourceError(err: unknown, input: RepoInput, commit: string
 }
 
 /** Files under `root` that a masker supports, skipping hidden folders and caches. */
-export async function listSourceFiles(root: string): Promise<string[]> {
+async function listSourceFiles(root: string): Promise<string[]> {
   const exts = new Set(listSupportedExtensions());
   const out: string[] = [];
   async function walk(dir: string, rel: string): Promise<void> {
@@ -111,7 +111,7 @@ export async function listSourceFiles(root: string): Promise<string[]> {
 }
 
 /** The licence file at the top of the tree and the SPDX id its text names. */
-export async function findLicense(root: string): Promise<{ license?: string; licenseFile?: string }> {
+async function findLicense(root: string): Promise<{ license?: string; licenseFile?: string }> {
   const names = await readdir(root);
   for (const wanted of LICENSE_FILES) {
     const name = names.find((n) => n.toLowerCase() === wanted.toLowerCase());

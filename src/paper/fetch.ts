@@ -26,7 +26,7 @@ export interface FetchOptions {
   attempts?: number;
 }
 
-export type FetchStatus = "downloaded" | "cached" | "papers-dir" | "not-pinned";
+type FetchStatus = "downloaded" | "cached" | "papers-dir" | "not-pinned";
 
 export interface FetchResult {
   task: string;

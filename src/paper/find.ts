@@ -2,7 +2,7 @@ import { isHeading } from "./headings.js";
 import type { Finding, PaperPages } from "./types.js";
 
 /** How far (in lines, same page) an equation label may be from a match to be reported with it. */
-export const EQUATION_WINDOW = 5;
+const EQUATION_WINDOW = 5;
 const SNIPPET_MAX = 160;
 
 /** "(3)", "(2a)", "(4.1)" ending a line: how papers label a displayed equation. */

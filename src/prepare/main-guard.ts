@@ -23,7 +23,7 @@ export interface GuardResult {
 const GUARD = 'if __name__ == "__main__":';
 
 /** Top-level statements that run when the module is imported and that the guard would wrap. */
-export function scriptStatements(root: Node): Node[] {
+function scriptStatements(root: Node): Node[] {
   const stmts = root.namedChildren.filter((c): c is Node => c !== null && c.type !== "comment");
   return stmts.filter((s, i) => !staysUnguarded(s, i === 0));
 }

@@ -1,7 +1,7 @@
 import type { Node } from "../lang/python-parser.js";
 
 /** How a name gets bound; "variable" covers assignments, loop and with/except targets, walrus. */
-export type BindKind = "param" | "variable" | "import" | "def";
+type BindKind = "param" | "variable" | "import" | "def";
 
 export interface NameEvent {
   name: string;
@@ -181,7 +181,7 @@ export function collectScopeEvents(scope: Node): NameEvent[] {
 }
 
 /** Identifier nodes a parameter list binds (`x`, `x: int`, `x=1`, `*args`, `**kw`). */
-export function parameterNames(params: Node): Node[] {
+function parameterNames(params: Node): Node[] {
   const out: Node[] = [];
   for (const p of params.namedChildren) {
     if (!p) continue;

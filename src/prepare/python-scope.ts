@@ -13,7 +13,7 @@ export interface Definition {
 }
 
 /** Every function, method and class, with qualified names, in source order (also those inside if/try blocks). */
-export function listDefinitions(root: Node): Definition[] {
+function listDefinitions(root: Node): Definition[] {
   const out: Definition[] = [];
   function walk(node: Node, prefix: string, owner: Definition | undefined, inClass: boolean): void {
     for (const child of node.namedChildren) {

@@ -70,7 +70,7 @@ function badUrl(value: string, flag: string, why: string): LmrError {
 }
 
 /** Why a first connection failed, in words and with the fix: refused, unreachable, or refused credentials. */
-export function describeConnectError(conn: QueueConnection, err: unknown, flag = "--queue"): LmrError {
+function describeConnectError(conn: QueueConnection, err: unknown, flag = "--queue"): LmrError {
   const msg = err instanceof Error ? err.message : String(err);
   const auth = /NOAUTH|WRONGPASS|invalid password|invalid username/i.test(msg);
   return new LmrError({

@@ -9,10 +9,10 @@ import { readTaskSet, type SampleKey } from "../run-folder/index.js";
 import type { SandboxChoice } from "../runner/types.js";
 
 /** A target file of a workspace-folder submission, as it lay on the coordinator's disk. */
-export type WireTreeEntry = { type: "file"; base64: string } | { type: "symlink"; target: string } | { type: "other" };
+type WireTreeEntry = { type: "file"; base64: string } | { type: "symlink"; target: string } | { type: "other" };
 
 /** A submission on the wire: a folder travels as its target files only (all a grading reads of it). */
-export type WireSubmission =
+type WireSubmission =
   | { kind: "files"; files: Record<string, string> }
   | { kind: "patch"; patch: string }
   | { kind: "invalid"; reason: string }

@@ -12,7 +12,7 @@ import { leaveAgentSignalsToCaller } from "../agent/run-agent.js";
 import { runQueuedAgent, type AgentPayload } from "./agent-job.js";
 import { serveChatJob, type ChatPayload } from "./chat-job.js";
 import { gradeQueuedJob } from "./grade-job.js";
-import type { GradePayload, GradeReturn } from "./grade-payload.js";
+import type { GradePayload } from "./grade-payload.js";
 import { ANNOUNCE_CHANNEL, QUEUE_PREFIX, beatWorker, listLiveQueues, removeWorkerBeat, type JobKind, type WorkerBeat } from "./registry.js";
 import { WorkerTasks } from "./worker-tasks.js";
 

@@ -11,7 +11,7 @@ export { ARRAYS_FILE, CALLS_FILE };
  * TypeScript side reads only the metadata; argument and return values are codec
  * trees that only the Python codec interprets.
  */
-export const CALLS_FORMAT = "lmr-calls/1";
+const CALLS_FORMAT = "lmr-calls/1";
 
 export type RecordedKind = "function" | "method" | "staticmethod" | "classmethod" | "property";
 

@@ -13,7 +13,7 @@ import type { CallsFile } from "./calls.js";
  * from the target's own source lines; `lmr record` warns, and verify can call it too.
  */
 
-export type LowDtype = "bfloat16" | "float16";
+type LowDtype = "bfloat16" | "float16";
 
 export interface LowPrecisionFinding {
   dtype: LowDtype;

@@ -17,7 +17,6 @@ import { needsNoPython } from "./generators.js";
 import { DEFAULT_MAX_CALLS, DEFAULT_RECORD_TIMEOUT_S, produceFixtures, type GeneratorRun, type ProducedFixtures, type ResolvedDriver } from "./run.js";
 
 export { DEFAULT_MAX_CALLS, DEFAULT_RECORD_TIMEOUT_S };
-export { findConftests } from "./generators.js";
 
 /** The driver: Python source given inline, or a file (absolute, or relative to cwd or the task folder). */
 export type DriverSpec = { code: string } | { file: string };
@@ -35,7 +34,7 @@ export interface RecordOptions extends SourceOptions {
   timeoutS?: number;
 }
 
-export interface RecordedTargetSummary {
+interface RecordedTargetSummary {
   file: string;
   symbol: string;
   kind: RecordedKind;

@@ -1,4 +1,4 @@
-import { INSTRUCTION_LEVELS, type InstructionLevel } from "../manifest/level.js";
+import type { InstructionLevel } from "../manifest/level.js";
 import { modelLabel } from "./format.js";
 import type { CategorySummary, JudgeGroupSummary, ModelSummary, OverallPassAtK, Summary } from "./types.js";
 import type { BootstrapInterval } from "./stats.js";

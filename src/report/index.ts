@@ -1,11 +1,2 @@
-export type { CategorySummary, GroupSummary, ModelSummary, OverallPassAtK, PassAtK, ReportFormat, RunInfo, SampleSummary, SetSummary, Summary, SummaryProblem, TaskSummary, Totals, VerdictCounts } from "./types.js";
-export { REPORT_FORMATS } from "./types.js";
-export { computePassAtK, computePassAtKs } from "./pass-at-k.js";
-export { loadRun, type DeclaredModel, type LoadedRun } from "./read-run.js";
-export { buildSummary, summarizeRun, writeSummary, type SummaryOptions } from "./summarize.js";
-export { validateSummary, SUMMARY_SCHEMA_PATH } from "./validate-summary.js";
-export { renderReport } from "./render.js";
-export { renderMarkdown } from "./render-markdown.js";
-export { renderHtml } from "./render-html.js";
-export { renderJunit } from "./render-junit.js";
-export { renderJson } from "./render-json.js";
+export type { Summary } from "./types.js";
+export { validateSummary } from "./validate-summary.js";

@@ -39,7 +39,7 @@ export interface LoadedRun {
   problems: SummaryProblem[];
 }
 
-export interface GenerationUsage {
+interface GenerationUsage {
   prompt_tokens: number;
   completion_tokens: number;
   cost_usd?: number;

@@ -14,8 +14,8 @@ export interface BootstrapInterval {
   seed: number;
 }
 
-export const BOOTSTRAP_RESAMPLES = 2000;
-export const BOOTSTRAP_SEED = 20240601;
+const BOOTSTRAP_RESAMPLES = 2000;
+const BOOTSTRAP_SEED = 20240601;
 
 /**
  * Percentile bootstrap interval of the mean of `values` (one per task: tasks

@@ -257,7 +257,7 @@ function summarizeGroups(tasks: TaskSummary[], key: (t: TaskSummary) => string):
   });
 }
 
-export function emptyVerdictCounts(): VerdictCounts {
+function emptyVerdictCounts(): VerdictCounts {
   return Object.fromEntries(VERDICTS.map((v) => [v, 0])) as VerdictCounts;
 }
 

@@ -6,7 +6,7 @@ import type { Agreement, BootstrapInterval } from "./stats.js";
 export type VerdictCounts = Record<Verdict, number>;
 
 /** Unbiased pass@k of one task (Chen et al. 2021) for one k. */
-export interface PassAtK {
+interface PassAtK {
   k: number;
   value: number;
 }
@@ -101,11 +101,11 @@ export interface CategorySummary extends GroupSummary {
   judge?: JudgeGroupSummary;
 }
 
-export interface SetSummary extends GroupSummary {
+interface SetSummary extends GroupSummary {
   set: TaskSet;
 }
 
-export interface Totals {
+interface Totals {
   tasks: number;
   scored_tasks: number;
   samples: number;

@@ -4,7 +4,7 @@ import { toolkitPath } from "../core/paths.js";
 import { VALIDATORS, loadValidator } from "../core/schema-validator.js";
 import type { SummaryProblem } from "./types.js";
 
-export const SUMMARY_SCHEMA_PATH = toolkitPath("schema", "summary.schema.json");
+const SUMMARY_SCHEMA_PATH = toolkitPath("schema", "summary.schema.json");
 
 let compiled: Promise<ValidateFunction> | undefined;
 

@@ -227,7 +227,7 @@ export function readJunitTotals(xml: string): { tests: number; failures: number;
 }
 
 /** Variables a run set (with their values) and unset. */
-export interface EnvChanges {
+interface EnvChanges {
   set: Record<string, string>;
   unset: string[];
 }

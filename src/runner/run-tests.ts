@@ -166,8 +166,6 @@ const MIB = 1024 * 1024;
 /** tmpfs sizes (MiB) inside a bwrap sandbox: the tests' /tmp and /dev/shm (the candidate's are in candidate.ts). */
 const ORACLE_TMP_MB = 256;
 const ORACLE_SHM_MB = 64;
-/** How long the tests wait for the candidate's socket (a large tree is copied into its tmpfs first). */
-const BRIDGE_TIMEOUT_S = 60;
 
 /**
  * The host backends (bwrap, local): two process trees. The candidate (python/lmr_bridge)

@@ -195,7 +195,7 @@ const SHORT_BASE_MAX = 48;
  * goes through a link (to the reference, another sample's folder, the host) is refused rather
  * than followed. Missing components are fine (they are about to be made).
  */
-export async function containedPath(root: string, rel: string): Promise<string> {
+async function containedPath(root: string, rel: string): Promise<string> {
   let at = root;
   for (const part of rel.split("/")) {
     at = join(at, part);

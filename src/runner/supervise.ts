@@ -4,7 +4,7 @@ import { RecordReader } from "./channel.js";
 import type { ProcessFacts } from "./verdict.js";
 
 /** Seconds a test may outlive its per-test alarm before the parent kills the run. */
-export const PER_TEST_GRACE_S = 3;
+const PER_TEST_GRACE_S = 3;
 export const KILL_GRACE_MS = 2000;
 const LOG_HEAD = 16 * 1024;
 const LOG_TAIL = 48 * 1024;

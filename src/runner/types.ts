@@ -11,7 +11,6 @@ export type BackendName = "docker" | "bwrap" | "local";
 
 /** What runs the grader's tests: pytest (python/lmr_harness) or Node's built-in runner (node/lmr-harness). */
 export type TestRunner = "pytest" | "node-test";
-export const TEST_RUNNERS: readonly TestRunner[] = ["pytest", "node-test"];
 
 export type TestStatus = "passed" | "failed" | "error" | "skipped";
 

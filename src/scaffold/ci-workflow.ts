@@ -10,7 +10,7 @@ const require = createRequire(import.meta.url);
 const { name: PACKAGE, version: VERSION } = require("../../package.json") as { name: string; version: string };
 
 /** The workflow template `lmr ci init` renders (GitHub Actions, for a repository holding tasks/). */
-export const CI_TEMPLATE = toolkitPath("templates", "ci", "lmr-dataset.yml");
+const CI_TEMPLATE = toolkitPath("templates", "ci", "lmr-dataset.yml");
 export const DEFAULT_WORKFLOW = ".github/workflows/lmr-dataset.yml";
 /** Mondays 03:17 UTC: off the hour, when GitHub's scheduled runs crowd. */
 export const DEFAULT_CRON = "17 3 * * 1";
@@ -30,7 +30,7 @@ export interface CiWorkflowOptions {
  * {{name}}, which GitHub's own ${{ }} expressions would collide with; each value is
  * checked so that it cannot break out of its YAML string.
  */
-export async function renderCiWorkflow(opts: CiWorkflowOptions = {}): Promise<string> {
+async function renderCiWorkflow(opts: CiWorkflowOptions = {}): Promise<string> {
   const values: Record<string, string> = {
     TASKS_DIR: checkTasksDir(opts.tasksDir ?? "tasks"),
     INSTALL: checkPlain("--install", opts.install ?? `${PACKAGE}@${VERSION}`, "e.g. --install lmr@0.1.0, or a tarball or git URL npm can install"),

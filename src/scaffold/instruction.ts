@@ -17,7 +17,7 @@ import type { SourceOptions } from "../source/types.js";
 import { describeTargets, pickSearchTerms, selectPassages, type TargetFacts } from "./instruction-context.js";
 import { renderTemplate, type TemplateData } from "../core/template.js";
 
-export const INSTRUCTION_TEMPLATE = toolkitPath("templates", "instruction.md.tmpl");
+const INSTRUCTION_TEMPLATE = toolkitPath("templates", "instruction.md.tmpl");
 
 export interface InstructionInput {
   manifest: Pick<TaskManifest, "id" | "paper" | "tests" | "context_files">;
@@ -137,7 +137,7 @@ export async function scaffoldInstruction(taskDir: string, opts: ScaffoldInstruc
 }
 
 /** Runs `use` on the task's upstream, checked out and prepared in a temp folder that is removed afterwards. */
-export async function withPreparedTree<T>(task: ResolvedTask, opts: SourceOptions, use: (treeDir: string) => Promise<T>): Promise<T> {
+async function withPreparedTree<T>(task: ResolvedTask, opts: SourceOptions, use: (treeDir: string) => Promise<T>): Promise<T> {
   const tmp = await mkdtemp(join(tmpdir(), "lmr-instruction-"));
   try {
     const tree = join(tmp, "tree");

@@ -10,7 +10,7 @@ export interface ReplayRenderInput {
 }
 
 /** A recorded target and how its replay checks it. */
-export interface ReplayTarget extends RecordedTarget {
+interface ReplayTarget extends RecordedTarget {
   /** The manifest target's record.check_mutations; default true. */
   check_mutations?: boolean;
 }

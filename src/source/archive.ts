@@ -73,7 +73,7 @@ function finish(child: ChildProcess): Promise<{ code: number; stderr: string }> 
 }
 
 /** Paths (relative to the tree) of blobs the object store does not have. */
-export async function listMissingBlobs(gitDir: string, treeish: string): Promise<string[]> {
+async function listMissingBlobs(gitDir: string, treeish: string): Promise<string[]> {
   const ls = await runGit([...gitDirArgs(gitDir), "ls-tree", "-r", "-z", treeish]);
   if (ls.exitCode !== 0) return [];
   const entries: { sha: string; path: string }[] = [];

@@ -29,7 +29,7 @@ import { asObject } from "../manifest/semantic.js";
  * re-verification covers them.
  */
 
-export interface ChangedTask {
+interface ChangedTask {
   dir: string;
   /** Why it counts as changed: the first changed path of rules 1 and 2, or the sibling of rule 3. */
   reason: string;

@@ -2,7 +2,7 @@ import { copyFile, mkdir, readdir, readlink, symlink } from "node:fs/promises";
 import { join } from "node:path";
 
 /** What a plain-folder upstream never contributes to the tree. */
-export function isSkippedEntry(name: string, isDir: boolean): boolean {
+function isSkippedEntry(name: string, isDir: boolean): boolean {
   if (isDir) return name === ".git" || name === "__pycache__" || name === ".ipynb_checkpoints";
   return name === ".git" || name.endsWith(".pyc");
 }

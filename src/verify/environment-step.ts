@@ -6,13 +6,13 @@ import type { EnvironmentStep } from "./record.js";
 const HARNESS_MODULES = new Set(["pytest", "_pytest", "pluggy"]);
 
 /** PEP 503 normalisation: "Scikit_Learn" and "scikit-learn" are one distribution. */
-export const normalizeName = (name: string): string => name.toLowerCase().replace(/[-_.]+/g, "-");
+const normalizeName = (name: string): string => name.toLowerCase().replace(/[-_.]+/g, "-");
 
 /** The distribution name of a pip requirement specifier ("torch>=1.12" → "torch"). */
-export const requirementName = (spec: string): string => normalizeName(spec.split(/[<>=!~[;@ ]/)[0]!.trim());
+const requirementName = (spec: string): string => normalizeName(spec.split(/[<>=!~[;@ ]/)[0]!.trim());
 
 /** Whether the environment declares an installed module: by pip distribution, or a Debian python3-<module> package. */
-export function declares(env: Environment, mod: ImportedModule): boolean {
+function declares(env: Environment, mod: ImportedModule): boolean {
   const names = new Set([normalizeName(mod.module), ...(mod.dist ? [normalizeName(mod.dist)] : [])]);
   if (env.requirements.some((r) => names.has(requirementName(r)))) return true;
   return (env.system_packages ?? []).some((p) => p.startsWith("python3-") && names.has(normalizeName(p.slice("python3-".length))));

@@ -54,7 +54,7 @@ const MATH: Record<string, string> = {
 };
 
 /** Tokens of code or prose: names (dotted chains kept apart), numbers, string literals, operators. */
-export function tokenize(source: string): Token[] {
+function tokenize(source: string): Token[] {
   const text = source.replace(/[−–·⋅×÷∕≤≥≠αβγδεθλμπστϵ]/g, (c) => MATH[c] ?? c);
   const out: Token[] = [];
   let i = 0;
@@ -232,7 +232,7 @@ function normalizeLine(line: string): string {
 }
 
 /** The code fences of a Markdown text. */
-export function codeFences(markdown: string): string[] {
+function codeFences(markdown: string): string[] {
   const out: string[] = [];
   const re = /^(`{3,}|~{3,})[^\n]*\n([\s\S]*?)^\1\s*$/gm;
   for (let m = re.exec(markdown); m; m = re.exec(markdown)) out.push(m[2]!);
@@ -271,7 +271,7 @@ function withoutDocstrings(code: string): string {
 }
 
 /** The body after its definition line(s): defaults and annotations of the signature are the contract's. */
-export function withoutHeader(body: string): string {
+function withoutHeader(body: string): string {
   const open = body.indexOf("(");
   if (open < 0) return body;
   let depth = 0;

@@ -205,7 +205,7 @@ function integerLiteral(node: Node): Node | undefined {
 }
 
 /** Python integer literal (optionally negative) plus `delta`, as decimal; undefined for complex or odd literals. */
-export function bumpInteger(text: string, delta: bigint): string | undefined {
+function bumpInteger(text: string, delta: bigint): string | undefined {
   const negative = text.startsWith("-");
   const digits = (negative ? text.slice(1) : text).replace(/_/g, "");
   if (!/^(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|\d+)$/.test(digits)) return undefined;
@@ -214,7 +214,7 @@ export function bumpInteger(text: string, delta: bigint): string | undefined {
 }
 
 /** x → x*1.5+0.1, written as a Python float literal. */
-export function bumpFloat(text: string): string | undefined {
+function bumpFloat(text: string): string | undefined {
   if (/[jJ]$/.test(text)) return undefined;
   const value = Number(text.replace(/_/g, ""));
   const next = value * 1.5 + 0.1;

@@ -17,7 +17,7 @@ export interface MutantPlan {
 }
 
 /** killed: a test failed; survived: every test passed; uncovered: survived, and no test reaches its lines. */
-export type MutantFate = "killed" | "survived" | "uncovered";
+type MutantFate = "killed" | "survived" | "uncovered";
 
 export interface MutantResult {
   fate: MutantFate;
@@ -61,7 +61,7 @@ export async function runMutant(file: string, mutant: Mutant, overlay: Record<st
 }
 
 /** Tests that executed any line of [from, to] of `file` on the reference. */
-export function coveringTests(coverage: Record<string, Record<string, number[]>>, file: string, [from, to]: [number, number]): string[] {
+function coveringTests(coverage: Record<string, Record<string, number[]>>, file: string, [from, to]: [number, number]): string[] {
   return Object.entries(coverage)
     .filter(([, files]) => (files[file] ?? []).some((l) => l >= from && l <= to))
     .map(([id]) => id);

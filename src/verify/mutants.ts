@@ -8,7 +8,7 @@ import { collectMutationPoints, numberCandidates, type Edit, type MutantCandidat
 import { enumerateTsCandidates, tsParsesCleanly } from "./ts-mutants.js";
 import { isTsJsFile } from "../lang/ts-source.js";
 
-export type { MutantCandidate, MutantOperator, MutantTarget } from "./mutant-points.js";
+export type { MutantOperator, MutantTarget } from "./mutant-points.js";
 
 export interface MutantOptions {
   /** Most mutants to return; when there are more candidates a seeded sample is taken. */
@@ -57,7 +57,7 @@ export async function generateMutants(source: string, targets: MutantTarget[], o
 }
 
 /** All mutation points of the targets, in source order, each once. */
-export async function enumerateCandidates(source: string, targets: MutantTarget[]): Promise<MutantCandidate[]> {
+async function enumerateCandidates(source: string, targets: MutantTarget[]): Promise<MutantCandidate[]> {
   const tree = await parsePython(source);
   try {
     const index = indexDefinitions(tree.rootNode);
@@ -109,7 +109,7 @@ function editedLines(source: string, edits: Edit[]): [number, number] {
   return [first, last];
 }
 
-export function applyEdits(source: string, edits: Edit[]): string {
+function applyEdits(source: string, edits: Edit[]): string {
   let out = source;
   for (const e of [...edits].sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
   return out;

@@ -125,7 +125,7 @@ export interface FixturesStep extends StepRecord {
 }
 
 /** `check`: the task is unsound; `infra`: the toolkit could not check it (interpreter, sandbox, network). */
-export type FailureKind = "check" | "infra";
+type FailureKind = "check" | "infra";
 
 /** tasks/<id>/verification.json: what `lmr verify` proved, against which inputs, where. */
 export interface VerificationRecord {

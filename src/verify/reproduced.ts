@@ -8,7 +8,7 @@ import type { VerificationRecord } from "./record.js";
  * the inputs, each step's outcome, the kill count and which mutants survive. Timings, dates,
  * paths and durations are left out.
  */
-export function recordClaims(r: VerificationRecord): Record<string, unknown> {
+function recordClaims(r: VerificationRecord): Record<string, unknown> {
   const s = r.steps;
   const statuses = (runs: { status: string }[]): string => runs.map((x) => x.status).sort().join(",");
   return {

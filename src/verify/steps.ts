@@ -15,7 +15,7 @@ import type { FailingTest, LeaksStep, MutantFateRow, MutantsStep, RunSummary, Ru
 /** Reports one finished unit of work: `done` of `total` (a run, a mutant). */
 export type Tick = (done: number, total: number, what: string) => void;
 
-export const round = (x: number): number => Math.round(x * 1000) / 1000;
+const round = (x: number): number => Math.round(x * 1000) / 1000;
 export const since = (t0: number): number => round((performance.now() - t0) / 1000);
 
 export function errorText(err: unknown): string {

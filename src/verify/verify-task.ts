@@ -97,16 +97,16 @@ export interface VerifyResult {
   kept?: KeptBundle;
 }
 
-export interface KeptBundle {
+interface KeptBundle {
   bundle: string;
   tree: string;
   command: string;
 }
 
-export const DEFAULTS = { runs: 3, mutants: 20, minKillRatio: 0.8, minAlternatives: 2, seed: 1 } as const;
+const DEFAULTS = { runs: 3, mutants: 20, minKillRatio: 0.8, minAlternatives: 2, seed: 1 } as const;
 
 /** The settings a verification runs with: flags over the manifest's verification policy over defaults. */
-export function resolveSettings(policy: { runs?: number; mutants?: number | "all"; min_kill_ratio?: number; min_alternatives?: number }, opts: VerifyOptions): VerificationRecord["settings"] {
+function resolveSettings(policy: { runs?: number; mutants?: number | "all"; min_kill_ratio?: number; min_alternatives?: number }, opts: VerifyOptions): VerificationRecord["settings"] {
   const s = {
     runs: opts.runs ?? policy.runs ?? DEFAULTS.runs,
     mutants: opts.mutants ?? policy.mutants ?? DEFAULTS.mutants,
@@ -535,7 +535,7 @@ function baseRequest(task: ResolvedTask, bundle: BundleInfo, python: PythonEnv, 
 
 /** Reference target files by workspace-relative path. */
 /** The giveaway score of each instruction level against the reference bodies of the targets. */
-export async function scoreTaskGiveaway(task: ResolvedTask, bundle: BundleInfo): Promise<GiveawayRecord> {
+async function scoreTaskGiveaway(task: ResolvedTask, bundle: BundleInfo): Promise<GiveawayRecord> {
   const files = await readReferences(bundle);
   const bodies = bundle.targets.map((t) => files[t.file]!.split("\n").slice(t.start_line - 1, t.end_line).join("\n"));
   const paper = scoreGiveaway(bodies, await readFile(instructionPath(task, "paper"), "utf8"));

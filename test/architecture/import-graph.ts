@@ -10,7 +10,7 @@ import { ROOT_AREA } from "./layers.js";
  * Unit tests (*.test.ts) are left out: they are not shipped and may import across freely.
  */
 
-export interface Edge {
+interface Edge {
   /** Paths relative to src/, with "/" separators. */
   from: string;
   to: string;

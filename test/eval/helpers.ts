@@ -9,8 +9,6 @@ import { runCli } from "../helpers/run-cli.js";
 
 /** The Python examples: the eval tests build their submissions as Python patches and files. */
 export const TASK_IDS = ["dpo-grad-region", "mcts-best-action", "pref-loss", "rouge-notebook", "trainer-class"];
-/** The TypeScript/JavaScript examples (node:test graders; test/hack/ts-hack.slow.test.ts grades one through eval). */
-export const TS_TASK_IDS = ["beam-search", "bpe-merge"];
 /** `lmr eval` flags that keep a run over examples/tasks to the Python examples its submissions are for (`--set core`: as without --tasks, which would make it "all"). */
 export const PY_EXAMPLES = ["--tasks", ...TASK_IDS, "--set", "core"];
 
@@ -28,7 +26,7 @@ export async function targetFiles(bundles: string, task: string): Promise<string
 }
 
 /** `diff -u` of two files, labelled a/REL and b/REL the way git and SWE-bench patches are. */
-export async function diffU(rel: string, before: string, after: string): Promise<string> {
+async function diffU(rel: string, before: string, after: string): Promise<string> {
   const r = await execa("diff", ["-u", "--label", `a/${rel}`, "--label", `b/${rel}`, before, after], { reject: false, stripFinalNewline: false });
   expect(r.exitCode, String(r.stderr)).toBeLessThanOrEqual(1);
   return String(r.stdout);

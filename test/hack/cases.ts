@@ -20,7 +20,7 @@ export interface HackCase {
 }
 
 /** The classes of attack the trust-boundary issue names (and two more). */
-export type AttackClass = "forge" | "skip" | "lie" | "host" | "resources" | "crash" | "grader-files";
+type AttackClass = "forge" | "skip" | "lie" | "host" | "resources" | "crash" | "grader-files";
 
 export const HONEST = "honest";
 const WRONG = /differs from the recorded value|must return a float|must return a float64/;

@@ -5,7 +5,7 @@ import { locateSample } from "../../src/run-folder/index.js";
 import { REPO_ROOT } from "../helpers/git-fixture.js";
 import type { HackCase } from "./cases.js";
 
-export const CASES_DIR = join(REPO_ROOT, "test", "fixtures", "hack", "cases");
+const CASES_DIR = join(REPO_ROOT, "test", "fixtures", "hack", "cases");
 export const TASK_ID = "hack-f1";
 /** The model every hack row is graded as. */
 export const MODEL = "hack";
@@ -21,7 +21,7 @@ export interface Placeholders {
  * attacker who knows every path. @@SAMPLE_DIR(name)@@ is where the run folder
  * keeps that sample of this task and model, whatever the run-folder layout.
  */
-export async function caseSource(name: string, p: Placeholders): Promise<string> {
+async function caseSource(name: string, p: Placeholders): Promise<string> {
   const text = await readFile(join(CASES_DIR, `${name}.py`), "utf8");
   return text
     .replace(/@@SAMPLE_DIR\(([^)]*)\)@@/g, (_, sample: string) => join(p.runDir, locateSample({ task_id: TASK_ID, model: MODEL, sample: sample === "@@SAMPLE@@" ? name : sample })))
@@ -53,7 +53,7 @@ const FORCE_PASS_CONFTEST = [
  * fix scoring.py correctly but also add a grader test or a conftest.py, and a
  * files row that ships a conftest.py. All must be `invalid` before anything runs.
  */
-export async function specialRows(maskedScoring: string, honest: string): Promise<Record<string, unknown>[]> {
+async function specialRows(maskedScoring: string, honest: string): Promise<Record<string, unknown>[]> {
   const fix = createTwoFilesPatch("a/scoring.py", "b/scoring.py", maskedScoring, honestModule(maskedScoring, honest));
   return [
     {

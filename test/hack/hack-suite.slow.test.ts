@@ -1,4 +1,4 @@
-import { cp, mkdir, readFile, readdir, readlink, rm, statfs, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, readFile, readdir, readlink, statfs, symlink, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

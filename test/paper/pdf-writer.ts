@@ -3,7 +3,7 @@
  * optional runs in the Symbol font (Greek letters), so tests never need a
  * third-party paper. Text is WinAnsi (Latin-1) per run.
  */
-export interface Run {
+interface Run {
   text: string;
   /** "sans" = Helvetica (default), "symbol" = Symbol (e.g. "s" draws σ, "b" draws β). */
   font?: "sans" | "symbol";

@@ -1,7 +1,7 @@
 import { execa } from "execa";
 
 /** The interpreter tests run: $LMR_PYTHON, else python3 (as the toolkit does). */
-export function pythonBin(): string {
+function pythonBin(): string {
   const p = process.env.LMR_PYTHON;
   return p && p !== "" ? p : "python3";
 }

@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 
-export const REPO_ROOT = resolve(fileURLToPath(new URL(".", import.meta.url)), "..", "..");
+const REPO_ROOT = resolve(fileURLToPath(new URL(".", import.meta.url)), "..", "..");
 export const FIXTURE_RUN = join(REPO_ROOT, "test", "fixtures", "runs", "basic");
 /** The basic run as an lmr before per-model folders wrote it (layout 1: results/<task>/<sample>/). */
 export const LEGACY_RUN = join(REPO_ROOT, "test", "fixtures", "runs", "legacy-v1");
@@ -12,7 +12,7 @@ export const LEGACY_RUN = join(REPO_ROOT, "test", "fixtures", "runs", "legacy-v1
 export const TWO_MODEL_RUN = join(REPO_ROOT, "test", "fixtures", "runs", "two-models");
 /** results/<model folder> of the basic run's one model. */
 export const BASIC_RESULTS = "results/example-model-1";
-export const CLI = join(REPO_ROOT, "dist", "cli", "main.js");
+const CLI = join(REPO_ROOT, "dist", "cli", "main.js");
 
 /** A fresh copy of a fixture run folder, so tests may write summary.json and break files. */
 export async function copyFixtureRun(src: string = FIXTURE_RUN): Promise<{ dir: string; cleanup: () => Promise<void> }> {

@@ -13,7 +13,7 @@ let ready: Promise<{ ok: true; version: string } | { ok: false; reason: string }
  * `lmr env base --from-rootfs` import, or a registry). Asked once per file;
  * when not, the caller skips with this reason printed, never fails.
  */
-export function dockerReady(): Promise<{ ok: true; version: string } | { ok: false; reason: string }> {
+function dockerReady(): Promise<{ ok: true; version: string } | { ok: false; reason: string }> {
   ready ??= (async () => {
     const d = await probeDocker();
     if (!d.ok) return { ok: false as const, reason: d.reason };

@@ -14,7 +14,7 @@ import type { BenchContext, BenchResult } from "./types.js";
 const PILOTS = ["dpo-preference-loss", "adalora-svdlinear-forward", "gdpzero-find-best-action", "cad-context-aware-sampling", "knowprob-remove-object-subject-overlap", "knowprob-entity-overlap", "bertscore-greedy-cos-idf"];
 
 /** What must be equal between the two paths: the outcome of every step and the mutants' fates. */
-export function verdictOf(r: VerificationRecord): string {
+function verdictOf(r: VerificationRecord): string {
   const m = r.steps.mutants;
   const notKilled = [...m.survivors, ...(m.uncovered ?? []), ...(m.equivalent ?? [])].map((s) => s.id).sort();
   return JSON.stringify({

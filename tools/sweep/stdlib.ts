@@ -19,9 +19,9 @@ import type { SymbolInfo } from "../../dist/mask/types.js";
  * It also checks that tree-sitter found exactly the definitions Python's ast finds.
  */
 
-export type SweepCheck = "read" | "parse" | "index" | "mask" | "span" | "compile" | "signature" | "body";
+type SweepCheck = "read" | "parse" | "index" | "mask" | "span" | "compile" | "signature" | "body";
 
-export interface SweepFailure {
+interface SweepFailure {
   file: string;
   symbol?: string;
   line?: number;

@@ -23,9 +23,9 @@ import type { SymbolInfo } from "../../dist/mask/types.js";
  *    `checkImporters`, the files importing it) did not have before.
  */
 
-export type TsSweepCheck = "read" | "parse" | "index" | "mask" | "span" | "signature" | "types";
+type TsSweepCheck = "read" | "parse" | "index" | "mask" | "span" | "signature" | "types";
 
-export interface TsSweepFailure {
+interface TsSweepFailure {
   file: string;
   symbol?: string;
   line?: number;
@@ -39,11 +39,11 @@ export interface TsSweepFailure {
  * New type errors whose cause the sweep recognises as one a stub cannot
  * avoid, reported by name and counted (still failures, never skipped).
  */
-export const TS_SWEEP_CATEGORIES = {
+const TS_SWEEP_CATEGORIES = {
   "inexact-type":
     "the stub wrote the inferred return type out and it is not the same type: the type names declarations the file cannot import (type aliases or classes the package does not export), and written out in full the checker tells it apart (its return type prints otherwise)",
 } as const;
-export type TsSweepCategory = keyof typeof TS_SWEEP_CATEGORIES;
+type TsSweepCategory = keyof typeof TS_SWEEP_CATEGORIES;
 
 export interface TsSweepReport {
   files: number;
@@ -76,7 +76,7 @@ export interface TsSweepOptions {
  * type in a function's inferred type is one a stub can only write as `any`
  * (the checker treats the two apart: in createApi.test.ts `getNewApi`).
  */
-export function sweepCompilerOptions(morph: TsMorph): import("ts-morph").CompilerOptions {
+function sweepCompilerOptions(morph: TsMorph): import("ts-morph").CompilerOptions {
   const ts = morph.ts;
   return {
     target: ts.ScriptTarget.ES2022,

@@ -17,7 +17,7 @@ import type { BuiltTask } from "./tasks.js";
 
 /** Seconds Harbor's verifier gets on top of the task's own wall limit: copying the kit, starting the candidate, importing. */
 const VERIFIER_SLACK_S = 300;
-export const HARBOR_AGENT_TIMEOUT_S = 3600;
+const HARBOR_AGENT_TIMEOUT_S = 3600;
 /** Memory the agent's container gets: lmr's per-run cap (4096 MiB) for each of the two grading processes, plus the agent. */
 const MEMORY_MB = 8192;
 
@@ -29,7 +29,7 @@ export interface HarborTaskExport {
 
 const tq = (s: string): string => JSON.stringify(s);
 
-export function renderTaskToml(built: BuiltTask, level: InstructionLevel, info: HarnessTaskInfo): string {
+function renderTaskToml(built: BuiltTask, level: InstructionLevel, info: HarnessTaskInfo): string {
   const m = built.task.manifest;
   const keywords = [m.category, readTaskSet(m), ...(m.kind ? [m.kind] : []), "lmr", "paper-reproduction"];
   return [

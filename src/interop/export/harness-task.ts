@@ -29,7 +29,7 @@ import type { BuiltTask } from "./tasks.js";
 /** Where the agent's workspace is in the image (Harbor's and Terminal-Bench's convention). */
 export const HARNESS_WORKDIR = "/app";
 /** The grading kit inside tests/. */
-export const KIT_DIR = "lmr";
+const KIT_DIR = "lmr";
 /** Where a node-test image has Node (Debian's nodejs). */
 const NODE_BIN = IMAGE_NODE;
 
@@ -43,7 +43,7 @@ export interface HarnessTaskInfo {
 }
 
 /** The image the base stage is built FROM: $LMR_BASE_IMAGE_DEBIAN_BOOKWORM etc., else the registry's name for the base. */
-export function baseSource(base: string): string {
+function baseSource(base: string): string {
   return process.env[baseImageVariable(base)] || base;
 }
 

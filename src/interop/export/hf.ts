@@ -19,8 +19,8 @@ import type { BuiltTask } from "./tasks.js";
  * the paper's URL) and what lmr verified; grading happens with lmr on the task folders.
  */
 
-export const HF_DATA_FILE = "data/test.jsonl";
-export const HF_SPLIT = "test";
+const HF_DATA_FILE = "data/test.jsonl";
+const HF_SPLIT = "test";
 
 export interface HfRow {
   id: string;
@@ -128,7 +128,7 @@ function bibtex(row: HfRow): string {
 const cell = (s: string): string => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
 /** README.md: the YAML header the Hub reads, then what the data is, how to grade it, licences and citations. */
-export function renderDatasetCard(rows: HfRow[]): string {
+function renderDatasetCard(rows: HfRow[]): string {
   const licenses = [...new Set(rows.map((r) => r.upstream.license))].sort();
   const yaml = [
     "---",

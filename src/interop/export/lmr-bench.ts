@@ -117,7 +117,7 @@ async function writeBridge(testsRoot: string, task: ResolvedTask): Promise<void>
   await writeFileAtomic(join(testsRoot, "conftest.py"), renderBridgeConftest(m.id, c.candidateFiles !== undefined, c.candidateSetup, c.warmModules ?? []));
 }
 
-export function renderBridgeConftest(id: string, support: boolean, setup: string | undefined, warm: string[]): string {
+function renderBridgeConftest(id: string, support: boolean, setup: string | undefined, warm: string[]): string {
   return [
     `"""Written by lmr export for task ${id}: the tests reach the code under test through lmr's`,
     "bridge, in a candidate process of its own; this starts that process on the repository above",
@@ -149,7 +149,7 @@ export function renderBridgeConftest(id: string, support: boolean, setup: string
 }
 
 /** python:<version>-slim, the requirements and pytest; only the repository folder goes into the image (the golden files stay out). */
-export function renderDockerfile(task: ResolvedTask, repo: string, testsDir: string): string {
+function renderDockerfile(task: ResolvedTask, repo: string, testsDir: string): string {
   const env = task.manifest.environment;
   const pip = ["python", "-m", "pip", "install", "--no-cache-dir", "pytest", ...env.requirements];
   return [

@@ -222,7 +222,7 @@ export function nestedStatementLists(stmt: Node, morph: TsMorph): Statement[][] 
 }
 
 /** The first index at or after `pos` that is not whitespace or a comment. */
-export function skipTrivia(text: string, pos: number): number {
+function skipTrivia(text: string, pos: number): number {
   let i = pos;
   for (;;) {
     while (i < text.length && /\s/.test(text[i]!)) i++;

@@ -1,8 +1,6 @@
 import { sweepSocketFolders } from "../scratch.js";
 import { spawnSync } from "node:child_process";
-import { readdir, rm } from "node:fs/promises";
-import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
+import { hostname } from "node:os";
 import { dockerBin, listContainers, removeContainers } from "../../env/docker-cli.js";
 import { onStopSignal } from "../../core/stop-signals.js";
 import { processStart } from "../../core/process.js";
@@ -18,7 +16,7 @@ export function ownerLabel(): string {
 }
 
 /** True when the owner named by a label value is a dead process on this host. */
-export function ownerIsGone(value: string): boolean {
+function ownerIsGone(value: string): boolean {
   const [host, pidText, start] = value.split("/");
   if (host !== hostname()) return false; // another machine's container on a shared daemon: not ours to judge
   const pid = Number(pidText);
