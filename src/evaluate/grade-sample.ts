@@ -35,6 +35,8 @@ export interface GradeContext {
   /** Hidden inside the sandbox besides the bundle and the task: the run folder. */
   outDir: string;
   toolkitVersion: string;
+  /** Leave each run's scratch and cgroup removal to settleDeferred() (runner/deferred-cleanup.ts), which the caller awaits. */
+  deferCleanup?: boolean;
 }
 
 const NO_COUNTS = { passed: 0, failed: 0, errors: 0, skipped: 0 };
@@ -132,6 +134,7 @@ async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdi
     ...candidateRequest(m),
     hidePaths: [job.bundle.dir, job.task.dir, ctx.outDir],
     scratchParent: ctx.scratchParent,
+    ...(ctx.deferCleanup ? { deferCleanup: true } : {}),
   });
   const verified = await verifiedTestsOf(job.task, job.bundle);
   const checked = enforceVerifiedTests(outcome, verified);

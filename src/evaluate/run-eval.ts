@@ -1,3 +1,4 @@
+import { settleDeferred } from "../runner/deferred-cleanup.js";
 import { TOOLKIT_VERSION, toolkitIdentity, toolkitHash } from "../core/toolkit-identity.js";
 export { TOOLKIT_VERSION };
 import { mkdir, readFile, stat } from "node:fs/promises";
@@ -126,6 +127,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
       scratchParent: lock.scratch,
       outDir,
       toolkitVersion: TOOLKIT_VERSION,
+      deferCleanup: true,
     };
     await mkdir(lock.scratch, { recursive: true });
     const results = new Map<GradeJob, SampleResult>();
@@ -156,6 +158,8 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
     }
     return { results: jobs.map((j) => results.get(j)!), models: selected.models, graded: todo.length, reused, problems, recovered: lock.recovered, ...(shard ? { shard } : {}) };
   } finally {
+    // every sample's processes are gone; its scratch copy and cgroups go before the folder is let go
+    await settleDeferred();
     await lock.release();
   }
 }

@@ -11,6 +11,7 @@ import { executeInDocker, missingModuleVerdict } from "./docker/run.js";
 import { harnessArgs, nodeCandidateArgs, nodeHarnessArgs } from "./harness-args.js";
 import { CANDIDATE_SCRIPT, CANDIDATE_SHM_MB, CANDIDATE_SOCKET, CANDIDATE_TMP_MB, candidateArgs, spawnCandidate } from "./candidate.js";
 import { buildChildEnv, createRunLimits, findPrlimit } from "./limits.js";
+import { deferCleanup } from "./deferred-cleanup.js";
 import { prepareScratch, removeScratch, type Scratch, type ScratchLayout } from "./scratch.js";
 import { outcomeExtras } from "./outcome-extras.js";
 import { LogBuffer, killGroup, superviseRun } from "./supervise.js";
@@ -158,6 +159,7 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
     };
   } finally {
     if (req.keepDir) await rm(scratch.bridge, { recursive: true, force: true });
+    else if (req.deferCleanup) deferCleanup(removeScratch(scratch));
     else await removeScratch(scratch);
   }
 }
@@ -255,7 +257,11 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
     }));
   } finally {
     // the tests have ended: their cgroups go while the candidate is brought down
-    await Promise.all([oLimits.release(), candidate.stop().then(() => cLimits.release())]);
+    const oracleReleased = oLimits.release();
+    await candidate.stop();
+    const released = Promise.all([oracleReleased, cLimits.release()]);
+    if (req.deferCleanup) deferCleanup(released);
+    else await released;
   }
   const startError = candidate.startError();
   if (startError) facts.candidateStartError = startError;

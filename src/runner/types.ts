@@ -170,6 +170,11 @@ export interface RunRequest {
   /** Folders to hide (empty tmpfs) inside the bwrap sandbox, e.g. the task folder holding the reference. */
   hidePaths?: string[];
   /** Keep the scratch copy for debugging; its path is in the outcome. */
+  /**
+   * Remove the scratch copy and the emptied cgroups after returning (the processes are gone
+   * before it returns in any case): the caller must await settleDeferred() before it ends.
+   */
+  deferCleanup?: boolean;
   keepDir?: boolean;
   /** Report the third-party modules the tree and grader import (trusted runs: verify's reference). */
   reportImports?: boolean;
