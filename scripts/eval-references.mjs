@@ -36,7 +36,9 @@ function usage(why) {
 
 function lmr(argv) {
   return new Promise((done) => {
-    execFile("node", [CLI, ...argv], { maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) => done({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }));
+    execFile("node", [CLI, ...argv], { maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) =>
+      done({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
+    );
   });
 }
 
@@ -60,23 +62,43 @@ for (const b of JSON.parse(built.stdout).data) {
 const jsonl = join(work, "submissions.jsonl");
 await writeFile(jsonl, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
 const t0 = performance.now();
-const graded = await lmr(["eval", "--tasks-dir", tasksDir, "--set", "all", "--submissions", jsonl, "--out", out, ...mirrorArgs, ...(jobs ? ["-j", jobs] : []), "--json"]);
+const graded = await lmr([
+  "eval",
+  "--tasks-dir",
+  tasksDir,
+  "--set",
+  "all",
+  "--submissions",
+  jsonl,
+  "--out",
+  out,
+  ...mirrorArgs,
+  ...(jobs ? ["-j", jobs] : []),
+  "--json",
+]);
 const seconds = ((performance.now() - t0) / 1000).toFixed(0);
 if (graded.code !== 0 && !graded.stdout.trim().startsWith("{")) {
   process.stderr.write(`eval-references: lmr eval failed (exit ${graded.code}):\n${graded.stderr}`);
   process.exit(2);
 }
 const summary = JSON.parse(graded.stdout).data;
-const verdicts = (model) => Object.fromEntries((summary.models.find((m) => m.model === model)?.tasks ?? []).map((t) => [t.task_id, t.results[0]?.verdict ?? "missing"]));
+const verdicts = (model) =>
+  Object.fromEntries((summary.models.find((m) => m.model === model)?.tasks ?? []).map((t) => [t.task_id, t.results[0]?.verdict ?? "missing"]));
 const ref = verdicts("reference");
 const stub = verdicts("stub");
 const ids = [...new Set(rows.map((r) => r.task_id))].sort();
 const badRef = ids.filter((id) => ref[id] !== "passed");
 const badStub = ids.filter((id) => stub[id] === "passed" || stub[id] === undefined || stub[id] === "missing");
-process.stdout.write(`references: ${ids.length - badRef.length}/${ids.length} passed; stubs: ${ids.filter((id) => stub[id] === "passed").length}/${ids.length} passed (graded in ${seconds} s; run folder ${out})\n`);
+process.stdout.write(
+  `references: ${ids.length - badRef.length}/${ids.length} passed; stubs: ${ids.filter((id) => stub[id] === "passed").length}/${ids.length} passed (graded in ${seconds} s; run folder ${out})\n`,
+);
 for (const id of badRef) process.stdout.write(`  reference of ${id}: ${ref[id] ?? "missing"}\n`);
 for (const id of badStub) process.stdout.write(`  stub of ${id}: ${stub[id] ?? "missing"}\n`);
 const counts = {};
 for (const id of ids) counts[stub[id]] = (counts[stub[id]] ?? 0) + 1;
-process.stdout.write(`  stub verdicts: ${Object.entries(counts).map(([v, n]) => `${n} ${v}`).join(", ")}\n`);
+process.stdout.write(
+  `  stub verdicts: ${Object.entries(counts)
+    .map(([v, n]) => `${n} ${v}`)
+    .join(", ")}\n`,
+);
 process.exit(badRef.length + badStub.length === 0 ? 0 : 1);

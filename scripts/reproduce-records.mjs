@@ -35,7 +35,11 @@ function usage(why) {
 /** What a record claims, reduced to what another backend must reproduce exactly. */
 function claims(r) {
   const s = r.steps;
-  const statuses = (runs) => runs.map((x) => x.status).sort().join(",");
+  const statuses = (runs) =>
+    runs
+      .map((x) => x.status)
+      .sort()
+      .join(",");
   return {
     ok: r.ok,
     "inputs.task": r.inputs.task,
@@ -46,11 +50,20 @@ function claims(r) {
     reference: statuses(s.reference.runs),
     "reference tests": s.reference.runs.map((x) => `${x.passed}p`).join(","),
     stub: statuses(s.stub.runs),
-    alternatives: s.alternatives.alternatives.map((a) => `${a.name}:${a.status}`).sort().join(","),
+    alternatives: s.alternatives.alternatives
+      .map((a) => `${a.name}:${a.status}`)
+      .sort()
+      .join(","),
     "mutants total": s.mutants.total,
     "mutants killed": s.mutants.killed,
-    survivors: (s.mutants.survivors ?? []).map((x) => x.id).sort().join(","),
-    equivalent: (s.mutants.equivalent ?? []).map((x) => x.id).sort().join(","),
+    survivors: (s.mutants.survivors ?? [])
+      .map((x) => x.id)
+      .sort()
+      .join(","),
+    equivalent: (s.mutants.equivalent ?? [])
+      .map((x) => x.id)
+      .sort()
+      .join(","),
     leaks: (s.leaks.leaks ?? []).filter((l) => !l.allowed).length,
   };
 }
@@ -90,7 +103,9 @@ for (const rec of fresh.tasks) {
   const where = `${before.environment?.backend ?? "?"} → ${rec.environment?.backend ?? "?"}${rec.environment?.image ? ` (${rec.environment.image.tag})` : ""}`;
   const time = `${Math.round(before.timings?.total_s ?? 0)} s → ${Math.round(rec.timings?.total_s ?? 0)} s`;
   if (diffs.length === 0) {
-    process.stdout.write(`= ${rec.task_id}: reproduced [${where}; ${time}]: reference ${b.reference}, stub ${b.stub}, mutants ${b["mutants killed"]}/${b["mutants total"]}, alternatives ${b.alternatives || "none"}\n`);
+    process.stdout.write(
+      `= ${rec.task_id}: reproduced [${where}; ${time}]: reference ${b.reference}, stub ${b.stub}, mutants ${b["mutants killed"]}/${b["mutants total"]}, alternatives ${b.alternatives || "none"}\n`,
+    );
   } else {
     differing++;
     process.stdout.write(`≠ ${rec.task_id}: differs [${where}; ${time}]\n`);
@@ -98,5 +113,7 @@ for (const rec of fresh.tasks) {
     if (!rec.ok && rec.failure) process.stdout.write(`    now failing at ${rec.failure.step}: ${rec.failure.reason}\n`);
   }
 }
-process.stdout.write(`${fresh.tasks.length - differing}/${fresh.tasks.length} records reproduced with --sandbox ${sandbox} in ${Math.round((performance.now() - t0) / 1000)} s\n`);
+process.stdout.write(
+  `${fresh.tasks.length - differing}/${fresh.tasks.length} records reproduced with --sandbox ${sandbox} in ${Math.round((performance.now() - t0) / 1000)} s\n`,
+);
 process.exit(differing === 0 ? 0 : 1);

@@ -13,7 +13,19 @@
 import { types } from "node:util";
 
 const TAG = "__lmr__";
-const TYPED = ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"];
+const TYPED = [
+  "Int8Array",
+  "Uint8Array",
+  "Uint8ClampedArray",
+  "Int16Array",
+  "Uint16Array",
+  "Int32Array",
+  "Uint32Array",
+  "Float32Array",
+  "Float64Array",
+  "BigInt64Array",
+  "BigUint64Array",
+];
 const MAX_DEPTH = 200;
 
 /** An instance of a class of the code under test, as the oracle sees it: its class's name and its own properties. */
@@ -60,7 +72,10 @@ export function encode(value, path = "", depth = 0, seen = new Set()) {
     }
     if (types.isMap(value)) {
       if (!exact(Map)) throw new Unsupported(`${path || "the value"} is a ${name}, a subclass of Map`);
-      return { [TAG]: "map", entries: [...value].map(([k, v], i) => [encode(k, `${path} key ${i}`, depth + 1, seen), encode(v, `${path}.get(${i})`, depth + 1, seen)]) };
+      return {
+        [TAG]: "map",
+        entries: [...value].map(([k, v], i) => [encode(k, `${path} key ${i}`, depth + 1, seen), encode(v, `${path}.get(${i})`, depth + 1, seen)]),
+      };
     }
     if (types.isSet(value)) {
       if (!exact(Set)) throw new Unsupported(`${path || "the value"} is a ${name}, a subclass of Set`);
@@ -108,10 +123,12 @@ export function decodeStrict(tree, depth = 0) {
       return BigInt(tree.value);
     case "map":
       if (!Array.isArray(tree.entries)) throw new Undecodable("a map without entries");
-      return new Map(tree.entries.map((e) => {
-        if (!Array.isArray(e) || e.length !== 2) throw new Undecodable("a map entry that is not [key, value]");
-        return [decodeStrict(e[0], depth + 1), decodeStrict(e[1], depth + 1)];
-      }));
+      return new Map(
+        tree.entries.map((e) => {
+          if (!Array.isArray(e) || e.length !== 2) throw new Undecodable("a map entry that is not [key, value]");
+          return [decodeStrict(e[0], depth + 1), decodeStrict(e[1], depth + 1)];
+        }),
+      );
     case "set":
       if (!Array.isArray(tree.items)) throw new Undecodable("a set without items");
       return new Set(tree.items.map((v) => decodeStrict(v, depth + 1)));

@@ -97,7 +97,8 @@ async function connect() {
       });
       // (a socket dropped earlier closes late: only the live one's end concerns the request waiting)
       sock.on("close", () => {
-        if (conn === sock) fail(new CandidateError("the candidate process ended while it ran the call (it crashed, exited, or was killed for memory or by a signal)"));
+        if (conn === sock)
+          fail(new CandidateError("the candidate process ended while it ran the call (it crashed, exited, or was killed for memory or by a signal)"));
       });
       sock.on("error", () => {});
       return;
@@ -167,7 +168,12 @@ function answer(reply, what) {
   if (typeof reply.error === "string") {
     if (reply.import_failed && typeof reply.import_failed === "object") {
       const f = reply.import_failed;
-      importFailures.push({ test: currentTest, module: String(f.module ?? "?"), missing: typeof f.missing === "string" ? f.missing : null, message: String(f.message ?? "").slice(0, 4000) });
+      importFailures.push({
+        test: currentTest,
+        module: String(f.module ?? "?"),
+        missing: typeof f.missing === "string" ? f.missing : null,
+        message: String(f.message ?? "").slice(0, 4000),
+      });
     }
     throw new CandidateError(`${what}: ${reply.error.slice(0, 4000)}`);
   }

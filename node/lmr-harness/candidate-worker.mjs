@@ -108,7 +108,10 @@ conn.on("data", (chunk) => {
         reply = await handle(doc);
       } catch (err) {
         if (err instanceof ImportFailed) {
-          reply = { error: `the code under test could not be imported: ${err.message}`, import_failed: { module: err.module, missing: err.missing, message: err.message } };
+          reply = {
+            error: `the code under test could not be imported: ${err.message}`,
+            import_failed: { module: err.module, missing: err.missing, message: err.message },
+          };
         } else {
           reply = { error: `the candidate could not serve the request: ${err?.message ?? String(err)}` };
         }

@@ -24,7 +24,17 @@ export const reporterReady = new Promise((resolve) => {
 
 /** `--results-fd N` or `--results-socket PATH`, `--root`, `--mount`, `--per-test-s`, flags, then `--` and the test files. */
 export function parseArgs(argv) {
-  const out = { resultsFd: undefined, resultsSocket: undefined, root: undefined, mount: "lmr_tests", perTestS: 0, bail: false, reportImports: false, bridge: undefined, files: [] };
+  const out = {
+    resultsFd: undefined,
+    resultsSocket: undefined,
+    root: undefined,
+    mount: "lmr_tests",
+    perTestS: 0,
+    bail: false,
+    reportImports: false,
+    bridge: undefined,
+    files: [],
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--") {
@@ -47,7 +57,7 @@ export function parseArgs(argv) {
 function readKey() {
   const chunks = [];
   const buf = Buffer.alloc(256);
-  for (let total = 0; total < 512; ) {
+  for (let total = 0; total < 512;) {
     let n;
     try {
       n = readSync(0, buf, 0, buf.length, null);

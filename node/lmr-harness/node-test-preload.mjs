@@ -31,7 +31,10 @@ const noInspector = () => {
   throw new Error("lmr: node:inspector is not available to code under test");
 };
 // node:inspector/promises came with Node 19 (Debian bookworm's nodejs is 18)
-const inspectorPromises = await import("node:inspector/promises").then((m) => m.default, () => undefined);
+const inspectorPromises = await import("node:inspector/promises").then(
+  (m) => m.default,
+  () => undefined,
+);
 for (const mod of [inspector, inspectorPromises].filter(Boolean)) {
   mod.Session = class {
     constructor() {

@@ -50,7 +50,12 @@ export default async function* lmrReporter(source) {
 
   const report = (id, status, data) => {
     if (results.has(id)) return;
-    const r = { status, time_s: Math.round((data.details?.duration_ms ?? 0) * 1000) / 1e6, message: status === "passed" ? null : describeError(data.details?.error), raw_failed: status === "failed" || status === "error" };
+    const r = {
+      status,
+      time_s: Math.round((data.details?.duration_ms ?? 0) * 1000) / 1e6,
+      message: status === "passed" ? null : describeError(data.details?.error),
+      raw_failed: status === "failed" || status === "error",
+    };
     if (data.skip !== undefined || data.todo !== undefined) {
       r.status = "skipped";
       r.raw_failed = false;

@@ -12,10 +12,18 @@ const TEST_API = ["test", "it", "describe", "suite", "before", "after", "beforeE
 function watched() {
   const out = [];
   for (const name of TEST_API) out.push([`node:test ${name}`, test, name]);
-  for (const [label, owner] of [["node:assert", assert], ["node:assert/strict", strict]]) {
+  for (const [label, owner] of [
+    ["node:assert", assert],
+    ["node:assert/strict", strict],
+  ]) {
     for (const name of Object.keys(owner)) if (typeof owner[name] === "function") out.push([`${label} ${name}`, owner, name]);
   }
-  out.push(["process.reallyExit", process, "reallyExit"], ["fs.writeSync", fs, "writeSync"], ["crypto.createHmac", crypto, "createHmac"], ["JSON.stringify", JSON, "stringify"]);
+  out.push(
+    ["process.reallyExit", process, "reallyExit"],
+    ["fs.writeSync", fs, "writeSync"],
+    ["crypto.createHmac", crypto, "createHmac"],
+    ["JSON.stringify", JSON, "stringify"],
+  );
   return out;
 }
 

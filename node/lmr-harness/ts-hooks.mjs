@@ -104,4 +104,3 @@ export async function load(url, context, next) {
   });
   return { format: commonjs ? "commonjs" : "module", source: out.outputText, shortCircuit: true };
 }
-

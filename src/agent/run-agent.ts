@@ -118,14 +118,39 @@ export async function runAgentSample(input: AgentSampleInput): Promise<AgentReco
   let command = "";
   let backend: AgentRecord["backend"] = "none";
   try {
-    const dirs = { workspace: join(scratch, "workspace"), out: join(scratch, "out"), home: join(scratch, "home"), git: join(scratch, "baseline.git"), gitHome: join(scratch, "git-home") };
-    await copyTree(input.workspace, dirs.workspace, (_rel, name, isDir) => name === ".git" || (isDir && name === "__pycache__") || (!isDir && (name.endsWith(".pyc") || name.endsWith(".pyo"))));
+    const dirs = {
+      workspace: join(scratch, "workspace"),
+      out: join(scratch, "out"),
+      home: join(scratch, "home"),
+      git: join(scratch, "baseline.git"),
+      gitHome: join(scratch, "git-home"),
+    };
+    await copyTree(
+      input.workspace,
+      dirs.workspace,
+      (_rel, name, isDir) => name === ".git" || (isDir && name === "__pycache__") || (!isDir && (name.endsWith(".pyc") || name.endsWith(".pyo"))),
+    );
     await Promise.all([mkdir(dirs.out), mkdir(dirs.home), mkdir(dirs.gitHome)]);
     const instruction = join(scratch, "instruction.md");
     await copyFile(input.instruction, instruction);
     const baseline = await commitBaseline(dirs.git, dirs.workspace, dirs.gitHome);
-    command = expandTemplate(input.command, { instruction: AGENT_PATHS.instruction, workspace: AGENT_PATHS.workspace, out: AGENT_PATHS.out, model: input.model, task: input.task_id, sample: input.sample });
-    const mounts: AgentMounts = { workspace: dirs.workspace, instruction, out: dirs.out, home: dirs.home, readOnly: [...input.read_only, ...interpreterFolders([process.execPath])], hide: input.hide, network: input.network };
+    command = expandTemplate(input.command, {
+      instruction: AGENT_PATHS.instruction,
+      workspace: AGENT_PATHS.workspace,
+      out: AGENT_PATHS.out,
+      model: input.model,
+      task: input.task_id,
+      sample: input.sample,
+    });
+    const mounts: AgentMounts = {
+      workspace: dirs.workspace,
+      instruction,
+      out: dirs.out,
+      home: dirs.home,
+      readOnly: [...input.read_only, ...interpreterFolders([process.execPath])],
+      hide: input.hide,
+      network: input.network,
+    };
     const pass: Record<string, string> = {};
     for (const name of input.env_names) {
       const v = process.env[name];
@@ -133,9 +158,10 @@ export async function runAgentSample(input: AgentSampleInput): Promise<AgentReco
     }
     const chosen = await chooseAgentBackend(input.sandbox, input.image);
     backend = chosen;
-    const proc = chosen === "docker"
-      ? await superviseAgent({ ...dockerCommand(input, mounts, pass, command), cwd: scratch, timeoutS: input.timeout_s, outDir })
-      : await superviseBwrap(input, mounts, pass, command, scratch, outDir);
+    const proc =
+      chosen === "docker"
+        ? await superviseAgent({ ...dockerCommand(input, mounts, pass, command), cwd: scratch, timeoutS: input.timeout_s, outDir })
+        : await superviseBwrap(input, mounts, pass, command, scratch, outDir);
     const change = await diffWorkspace(baseline, dirs.gitHome);
     const kept = await keepOut(dirs.out, join(outDir, AGENT_FILES.out));
     const patch = change.kind === "patch" ? change.patch : "";
@@ -143,11 +169,45 @@ export async function runAgentSample(input: AgentSampleInput): Promise<AgentReco
     const status: AgentStatus = proc.timedOut ? "timeout" : change.kind === "deleted" ? "workspace-deleted" : "finished";
     const reason = proc.timedOut
       ? `the agent ran past its wall limit of ${input.timeout_s} s and was killed with its whole process tree`
-      : change.kind === "deleted" ? change.reason : undefined;
-    return await finish({ ...base, status, ...(reason ? { reason } : {}), backend, command, exit_code: proc.exitCode, signal: proc.signal, wall_s: seconds(t0), changed: change.kind === "patch" ? change.changed : [], patch_bytes: Buffer.byteLength(patch), kept, finished_at: new Date().toISOString() }, outDir);
+      : change.kind === "deleted"
+        ? change.reason
+        : undefined;
+    return await finish(
+      {
+        ...base,
+        status,
+        ...(reason ? { reason } : {}),
+        backend,
+        command,
+        exit_code: proc.exitCode,
+        signal: proc.signal,
+        wall_s: seconds(t0),
+        changed: change.kind === "patch" ? change.changed : [],
+        patch_bytes: Buffer.byteLength(patch),
+        kept,
+        finished_at: new Date().toISOString(),
+      },
+      outDir,
+    );
   } catch (err) {
     const reason = err instanceof LmrError ? err.format() : err instanceof Error ? err.message : String(err);
-    return await finish({ ...base, status: "infra", reason, backend, command, exit_code: null, signal: null, wall_s: seconds(t0), changed: [], patch_bytes: 0, kept: [], finished_at: new Date().toISOString() }, outDir);
+    return await finish(
+      {
+        ...base,
+        status: "infra",
+        reason,
+        backend,
+        command,
+        exit_code: null,
+        signal: null,
+        wall_s: seconds(t0),
+        changed: [],
+        patch_bytes: 0,
+        kept: [],
+        finished_at: new Date().toISOString(),
+      },
+      outDir,
+    );
   } finally {
     await rm(scratch, { recursive: true, force: true }).catch(() => {});
   }
@@ -165,14 +225,25 @@ async function finish(record: AgentRecord, outDir: string): Promise<AgentRecord>
 /** `auto`: docker when an image is named and a daemon answers, else bwrap. There is no unsandboxed choice. */
 async function chooseAgentBackend(choice: AgentSandboxChoice, image: string | undefined): Promise<"bwrap" | "docker"> {
   if (choice === "docker" || (choice === "auto" && image)) {
-    if (!image) throw new LmrError({ code: "agent/no-image", pointer: "--agent-image", message: "--agent-sandbox docker needs the image the agent is installed in", hint: "pass --agent-image IMAGE, or --agent-sandbox bwrap" });
+    if (!image)
+      throw new LmrError({
+        code: "agent/no-image",
+        pointer: "--agent-image",
+        message: "--agent-sandbox docker needs the image the agent is installed in",
+        hint: "pass --agent-image IMAGE, or --agent-sandbox bwrap",
+      });
     const d = await probeDocker();
     if (d.ok) return "docker";
-    if (choice === "docker") throw new LmrError({ code: "agent/no-docker", message: `--agent-sandbox docker: ${d.reason}`, hint: "start dockerd, or use --agent-sandbox bwrap" });
+    if (choice === "docker")
+      throw new LmrError({ code: "agent/no-docker", message: `--agent-sandbox docker: ${d.reason}`, hint: "start dockerd, or use --agent-sandbox bwrap" });
   }
   const b = await probeBwrap();
   if (b.ok) return "bwrap";
-  throw new LmrError({ code: "agent/no-sandbox", message: `no sandbox for the agent: ${b.reason ?? "bwrap is not available"}`, hint: "install bubblewrap (apt-get install bubblewrap) or give --agent-image with a Docker daemon running; lmr never runs an agent unsandboxed" });
+  throw new LmrError({
+    code: "agent/no-sandbox",
+    message: `no sandbox for the agent: ${b.reason ?? "bwrap is not available"}`,
+    hint: "install bubblewrap (apt-get install bubblewrap) or give --agent-image with a Docker daemon running; lmr never runs an agent unsandboxed",
+  });
 }
 
 interface Supervised {
@@ -181,11 +252,24 @@ interface Supervised {
   timedOut: boolean;
 }
 
-async function superviseBwrap(input: AgentSampleInput, mounts: AgentMounts, pass: Record<string, string>, command: string, scratch: string, outDir: string): Promise<Supervised> {
+async function superviseBwrap(
+  input: AgentSampleInput,
+  mounts: AgentMounts,
+  pass: Record<string, string>,
+  command: string,
+  scratch: string,
+  outDir: string,
+): Promise<Supervised> {
   const bwrap = [process.env.LMR_BWRAP, "/usr/bin/bwrap", "/usr/local/bin/bwrap"].find((p) => p && p.startsWith("/")) ?? "/usr/bin/bwrap";
   const pids = await createPidsLimit(1024, `${process.pid}-agent-${Math.random().toString(36).slice(2, 10)}`);
   try {
-    return await superviseAgent({ argv: [...pids.prefix, ...bwrapAgentArgs(bwrap, mounts), "/bin/sh", "-c", command], env: agentEnv(pass, binFolders(input.read_only)), cwd: scratch, timeoutS: input.timeout_s, outDir });
+    return await superviseAgent({
+      argv: [...pids.prefix, ...bwrapAgentArgs(bwrap, mounts), "/bin/sh", "-c", command],
+      env: agentEnv(pass, binFolders(input.read_only)),
+      cwd: scratch,
+      timeoutS: input.timeout_s,
+      outDir,
+    });
   } finally {
     await pids.release();
   }
@@ -228,14 +312,30 @@ function binFolders(paths: string[]): string[] {
   return paths.map((p) => resolve(p)).flatMap((p) => (basename(p) === "bin" ? [p] : existsSync(join(p, "bin")) ? [join(p, "bin")] : []));
 }
 
-function dockerCommand(input: AgentSampleInput, mounts: AgentMounts, pass: Record<string, string>, command: string): { argv: string[]; env: Record<string, string>; stop: () => void; untrack: () => void } {
+function dockerCommand(
+  input: AgentSampleInput,
+  mounts: AgentMounts,
+  pass: Record<string, string>,
+  command: string,
+): { argv: string[]; env: Record<string, string>; stop: () => void; untrack: () => void } {
   const name = `lmr-agent-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
   const untrack = trackContainer(name);
-  const env = { HOME: AGENT_PATHS.home, LMR_WORKSPACE: AGENT_PATHS.workspace, LMR_INSTRUCTION: AGENT_PATHS.instruction, LMR_AGENT_OUT: AGENT_PATHS.out, ...pass };
+  const env = {
+    HOME: AGENT_PATHS.home,
+    LMR_WORKSPACE: AGENT_PATHS.workspace,
+    LMR_INSTRUCTION: AGENT_PATHS.instruction,
+    LMR_AGENT_OUT: AGENT_PATHS.out,
+    ...pass,
+  };
   const stop = (): void => {
     spawn("docker", ["rm", "-f", name], { stdio: "ignore" }).on("error", () => {});
   };
-  return { argv: ["docker", ...dockerAgentArgs({ name, image: input.image!, mounts, env, command })], env: { ...process.env, ...env } as Record<string, string>, stop, untrack };
+  return {
+    argv: ["docker", ...dockerAgentArgs({ name, image: input.image!, mounts, env, command })],
+    env: { ...process.env, ...env } as Record<string, string>,
+    stop,
+    untrack,
+  };
 }
 
 /** A capped copy of a stream into a file: the first LOG_CAP bytes, then a note of how many were left out. */
@@ -250,10 +350,11 @@ function capped(file: string): { write: (d: Buffer) => void; close: () => Promis
       kept += Math.min(room, d.length);
       dropped += Math.max(0, d.length - Math.max(room, 0));
     },
-    close: () => new Promise((r) => {
-      if (dropped > 0) ws.write(`\n[lmr: ${dropped} more bytes not kept]\n`);
-      ws.end(() => r());
-    }),
+    close: () =>
+      new Promise((r) => {
+        if (dropped > 0) ws.write(`\n[lmr: ${dropped} more bytes not kept]\n`);
+        ws.end(() => r());
+      }),
   };
 }
 
@@ -262,7 +363,15 @@ function capped(file: string): { write: (d: Buffer) => void; close: () => Promis
  * limit the group gets SIGTERM, then SIGKILL (and `stop`, for a container).
  * bwrap's --die-with-parent and pid namespace take everything inside with it.
  */
-async function superviseAgent(o: { argv: string[]; env: Record<string, string>; cwd: string; timeoutS: number; outDir: string; stop?: () => void; untrack?: () => void }): Promise<Supervised> {
+async function superviseAgent(o: {
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  timeoutS: number;
+  outDir: string;
+  stop?: () => void;
+  untrack?: () => void;
+}): Promise<Supervised> {
   const stdout = capped(join(o.outDir, AGENT_FILES.stdout));
   const stderr = capped(join(o.outDir, AGENT_FILES.stderr));
   const result = await new Promise<Supervised>((resolveRun) => {
@@ -340,4 +449,3 @@ export function submissionRow(r: AgentRecord, patch: string): Record<string, unk
   if (patch.trim() === "") return { ...key, invalid: `the agent changed nothing in its workspace (exit ${r.exit_code ?? r.signal})` };
   return { ...key, patch };
 }
-

@@ -57,7 +57,18 @@ export interface AgentRunSummary {
   preset?: string;
   timeout_s: number;
   network: boolean;
-  samples: { task_id: string; sample: string; status: AgentRecord["status"]; reason?: string; backend: string; exit_code: number | null; wall_s: number; changed: string[]; verdict?: string; files: string }[];
+  samples: {
+    task_id: string;
+    sample: string;
+    status: AgentRecord["status"];
+    reason?: string;
+    backend: string;
+    exit_code: number | null;
+    wall_s: number;
+    changed: string[];
+    verdict?: string;
+    files: string;
+  }[];
   totals: { samples: number; ran: number; reused: number; finished: number; timeout: number; workspace_deleted: number; infra: number };
 }
 
@@ -84,8 +95,17 @@ export async function runAgents(opts: AgentRunOptions): Promise<{ summary: Agent
   let records: AgentRecord[];
   let reused = 0;
   try {
-    const bundles = await prepareBundles({ tasks: opts.tasks, level, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}), ...(opts.mirror ? { mirror: opts.mirror } : {}) }, outDir);
-    const hide = [outDir, TOOLKIT_ROOT, ...(opts.tasksRoot ? [resolve(opts.tasksRoot)] : []), ...opts.tasks.map((t) => t.dir), ...[...bundles.values()].map((b) => b.dir)];
+    const bundles = await prepareBundles(
+      { tasks: opts.tasks, level, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}), ...(opts.mirror ? { mirror: opts.mirror } : {}) },
+      outDir,
+    );
+    const hide = [
+      outDir,
+      TOOLKIT_ROOT,
+      ...(opts.tasksRoot ? [resolve(opts.tasksRoot)] : []),
+      ...opts.tasks.map((t) => t.dir),
+      ...[...bundles.values()].map((b) => b.dir),
+    ];
     for (const task of opts.tasks) {
       const bundle = bundles.get(task.manifest.id)!;
       hashesOf.set(task.manifest.id, bundle.hashes);
@@ -93,7 +113,23 @@ export async function runAgents(opts: AgentRunOptions): Promise<{ summary: Agent
       const instructionText = await readFile(instruction, "utf8");
       for (let i = 0; i < opts.samples; i++) {
         const sample = String(i);
-        const key = sha256(JSON.stringify([toolkitIdentity(), bundle.hashes.workspace, bundle.paper ?? null, sha256(instructionText), opts.command, opts.model, sample, opts.timeoutS, opts.network, opts.agentSandbox, opts.image ?? null, [...opts.envNames].sort(), [...opts.readOnly].sort()]));
+        const key = sha256(
+          JSON.stringify([
+            toolkitIdentity(),
+            bundle.hashes.workspace,
+            bundle.paper ?? null,
+            sha256(instructionText),
+            opts.command,
+            opts.model,
+            sample,
+            opts.timeoutS,
+            opts.network,
+            opts.agentSandbox,
+            opts.image ?? null,
+            [...opts.envNames].sort(),
+            [...opts.readOnly].sort(),
+          ]),
+        );
         inputs.push({
           task_id: task.manifest.id,
           model: opts.model,
@@ -175,7 +211,15 @@ export async function runAgents(opts: AgentRunOptions): Promise<{ summary: Agent
       ...(verdicts.has(`${r.task_id}\0${r.sample}`) ? { verdict: verdicts.get(`${r.task_id}\0${r.sample}`)! } : {}),
       files: inputs[i]!.out_dir,
     })),
-    totals: { samples: records.length, ran: records.length - reused, reused, finished: count("finished"), timeout: count("timeout"), workspace_deleted: count("workspace-deleted"), infra: count("infra") },
+    totals: {
+      samples: records.length,
+      ran: records.length - reused,
+      reused,
+      finished: count("finished"),
+      timeout: count("timeout"),
+      workspace_deleted: count("workspace-deleted"),
+      infra: count("infra"),
+    },
   };
   await writeJsonAtomic(join(agentRoot, AGENT_RUN_FILES.summary), summary);
   return { summary, eval: evalOutcome };

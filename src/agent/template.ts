@@ -33,22 +33,27 @@ export const AGENT_PRESETS: Record<string, AgentPreset> = {
   "claude-code": {
     name: "claude-code",
     about: "Claude Code in print mode, every tool allowed; the stream-json transcript is kept as out/trajectory.jsonl. Needs ANTHROPIC_API_KEY.",
-    template: "cd {workspace} && claude --print --model {model} --output-format stream-json --verbose --dangerously-skip-permissions \"$(cat {instruction})\" | tee {out}/trajectory.jsonl",
+    template:
+      'cd {workspace} && claude --print --model {model} --output-format stream-json --verbose --dangerously-skip-permissions "$(cat {instruction})" | tee {out}/trajectory.jsonl',
   },
   codex: {
     name: "codex",
     about: "Codex CLI's non-interactive `codex exec` with --full-auto; its JSON event stream is kept as out/trajectory.jsonl. Needs OPENAI_API_KEY.",
-    template: "cd {workspace} && codex exec --model {model} --full-auto --skip-git-repo-check --json \"$(cat {instruction})\" | tee {out}/trajectory.jsonl",
+    template: 'cd {workspace} && codex exec --model {model} --full-auto --skip-git-repo-check --json "$(cat {instruction})" | tee {out}/trajectory.jsonl',
   },
   aider: {
     name: "aider",
-    about: "Aider with one message from the instruction file, no git commits, every question answered yes; the chat history is kept as out/aider.chat.history.md. Needs the model provider's key (e.g. OPENAI_API_KEY).",
-    template: "cd {workspace} && aider --model {model} --message-file {instruction} --yes-always --no-git --no-auto-commits --no-show-model-warnings --chat-history-file {out}/aider.chat.history.md",
+    about:
+      "Aider with one message from the instruction file, no git commits, every question answered yes; the chat history is kept as out/aider.chat.history.md. Needs the model provider's key (e.g. OPENAI_API_KEY).",
+    template:
+      "cd {workspace} && aider --model {model} --message-file {instruction} --yes-always --no-git --no-auto-commits --no-show-model-warnings --chat-history-file {out}/aider.chat.history.md",
   },
   openhands: {
     name: "openhands",
-    about: "OpenHands headless (python -m openhands.core.main) with the local runtime working in the workspace; the trajectory is saved as out/trajectory.json. Needs LLM_API_KEY.",
-    template: "cd {workspace} && RUNTIME=local WORKSPACE_BASE={workspace} LLM_MODEL={model} SAVE_TRAJECTORY_PATH={out}/trajectory.json python -m openhands.core.main -t \"$(cat {instruction})\"",
+    about:
+      "OpenHands headless (python -m openhands.core.main) with the local runtime working in the workspace; the trajectory is saved as out/trajectory.json. Needs LLM_API_KEY.",
+    template:
+      'cd {workspace} && RUNTIME=local WORKSPACE_BASE={workspace} LLM_MODEL={model} SAVE_TRAJECTORY_PATH={out}/trajectory.json python -m openhands.core.main -t "$(cat {instruction})"',
   },
 };
 
@@ -79,7 +84,12 @@ export function templateVariables(template: string, flag = "--cmd"): TemplateVar
 export function expandTemplate(template: string, values: Partial<Record<TemplateVariable, string>>, flag = "--cmd"): string {
   for (const v of templateVariables(template, flag)) {
     if (values[v] === undefined) {
-      throw new LmrError({ code: "agent/missing-variable", pointer: flag, message: `the command template uses {${v}} but no value is given for it`, hint: v === "model" ? "pass --model NAME" : `drop {${v}} from the template` });
+      throw new LmrError({
+        code: "agent/missing-variable",
+        pointer: flag,
+        message: `the command template uses {${v}} but no value is given for it`,
+        hint: v === "model" ? "pass --model NAME" : `drop {${v}} from the template`,
+      });
     }
   }
   return template.replace(/\{\{|\}\}|\{([^{}]*)\}/g, (all, name: string | undefined) => {
@@ -92,6 +102,12 @@ export function expandTemplate(template: string, values: Partial<Record<Template
 /** --preset NAME's template; an unknown name is a usage error listing the presets. */
 export function presetTemplate(name: string): string {
   const p = AGENT_PRESETS[name];
-  if (!p) throw new LmrError({ code: "agent/unknown-preset", pointer: "--preset", message: `no agent preset '${name}'`, hint: `presets: ${Object.keys(AGENT_PRESETS).join(", ")}; or give your own --cmd` });
+  if (!p)
+    throw new LmrError({
+      code: "agent/unknown-preset",
+      pointer: "--preset",
+      message: `no agent preset '${name}'`,
+      hint: `presets: ${Object.keys(AGENT_PRESETS).join(", ")}; or give your own --cmd`,
+    });
   return p.template;
 }

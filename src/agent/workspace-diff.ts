@@ -16,15 +16,37 @@ export interface Baseline {
 
 function git(gitDir: string, workTree: string, args: string[], home: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn("git", [`--git-dir=${gitDir}`, `--work-tree=${workTree}`, "-c", "core.autocrlf=false", "-c", "core.fileMode=true", "-c", "core.excludesFile=/dev/null", "-c", "user.name=lmr", "-c", "user.email=lmr@localhost", ...args], {
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", LANG: "C.UTF-8" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      "git",
+      [
+        `--git-dir=${gitDir}`,
+        `--work-tree=${workTree}`,
+        "-c",
+        "core.autocrlf=false",
+        "-c",
+        "core.fileMode=true",
+        "-c",
+        "core.excludesFile=/dev/null",
+        "-c",
+        "user.name=lmr",
+        "-c",
+        "user.email=lmr@localhost",
+        ...args,
+      ],
+      {
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null", LANG: "C.UTF-8" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     const out: Buffer[] = [];
     let err = "";
     child.stdout.on("data", (d: Buffer) => out.push(d));
     child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    child.on("error", (e) => reject(new LmrError({ code: "agent/git-missing", message: `cannot run git: ${e.message}`, hint: "install git: the agent's changes are taken with git diff" })));
+    child.on("error", (e) =>
+      reject(
+        new LmrError({ code: "agent/git-missing", message: `cannot run git: ${e.message}`, hint: "install git: the agent's changes are taken with git diff" }),
+      ),
+    );
     child.on("close", (code) => resolvePromise({ code: code ?? 1, stdout: Buffer.concat(out).toString("utf8"), stderr: err }));
   });
 }
@@ -44,9 +66,7 @@ export async function commitBaseline(gitDir: string, workspace: string, home: st
   return { gitDir, workspace, files };
 }
 
-export type WorkspaceChange =
-  | { kind: "patch"; patch: string; changed: string[] }
-  | { kind: "deleted"; reason: string };
+export type WorkspaceChange = { kind: "patch"; patch: string; changed: string[] } | { kind: "deleted"; reason: string };
 
 /**
  * What the agent did to its workspace. A workspace that is gone, or that kept
@@ -67,8 +87,16 @@ export async function diffWorkspace(b: Baseline, home: string): Promise<Workspac
     if (parts[i] === "D") deleted++;
   }
   if (b.files > 0 && deleted === b.files) {
-    return { kind: "deleted", reason: `the agent deleted its workspace: none of its ${b.files} files is left${left.length > 0 ? ` (${left.length} new entr${left.length === 1 ? "y" : "ies"} in their place)` : ""}` };
+    return {
+      kind: "deleted",
+      reason: `the agent deleted its workspace: none of its ${b.files} files is left${left.length > 0 ? ` (${left.length} new entr${left.length === 1 ? "y" : "ies"} in their place)` : ""}`,
+    };
   }
-  const patch = await must(b.gitDir, b.workspace, ["diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/", "HEAD"], home);
+  const patch = await must(
+    b.gitDir,
+    b.workspace,
+    ["diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/", "HEAD"],
+    home,
+  );
   return { kind: "patch", patch, changed };
 }

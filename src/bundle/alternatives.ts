@@ -40,17 +40,33 @@ export async function alternativeInputFiles(taskDir: string): Promise<string[]> 
  * bundle's alternatives/, beside grader/, never in the workspace): the masked
  * workspace files with the bodies of its bodies.py spliced in.
  */
-export async function copyAlternatives(taskDir: string, workspaceDir: string, targets: readonly { file: string; symbol: string }[], destDir: string): Promise<Alternative[]> {
+export async function copyAlternatives(
+  taskDir: string,
+  workspaceDir: string,
+  targets: readonly { file: string; symbol: string }[],
+  destDir: string,
+): Promise<Alternative[]> {
   const targetFiles = [...new Set(targets.map((t) => t.file))].sort();
   const alts = await listAlternatives(taskDir);
   for (const alt of alts) {
     const label = `${ALTERNATIVES_DIR}/${alt.name}/${BODIES_FILE}`;
     if (alt.files.length !== 1 || alt.files[0] !== BODIES_FILE) {
-      throw new LmrError({ code: "alternative/bodies", file: label, message: `alternatives/${alt.name}/ holds ${alt.files.join(", ") || "nothing"}`, hint: `an alternative is one ${BODIES_FILE} of '# lmr-body: FILE::SYMBOL' blocks (CONTRIBUTING.md, "Alternatives")` });
+      throw new LmrError({
+        code: "alternative/bodies",
+        file: label,
+        message: `alternatives/${alt.name}/ holds ${alt.files.join(", ") || "nothing"}`,
+        hint: `an alternative is one ${BODIES_FILE} of '# lmr-body: FILE::SYMBOL' blocks (CONTRIBUTING.md, "Alternatives")`,
+      });
     }
     const blocks = parseBodies(await readFile(join(taskDir, ALTERNATIVES_DIR, alt.name, BODIES_FILE), "utf8"), label);
     for (const b of blocks) {
-      if (!targetFiles.includes(b.file)) throw new LmrError({ code: "alternative/bodies", file: label, message: `line ${b.line}: ${b.file} is not a target file`, hint: `name one of ${targetFiles.join(", ")}` });
+      if (!targetFiles.includes(b.file))
+        throw new LmrError({
+          code: "alternative/bodies",
+          file: label,
+          message: `line ${b.line}: ${b.file} is not a target file`,
+          hint: `name one of ${targetFiles.join(", ")}`,
+        });
     }
     for (const file of targetFiles) {
       const source = await readFile(join(workspaceDir, file), "utf8");
@@ -58,7 +74,16 @@ export async function copyAlternatives(taskDir: string, workspaceDir: string, ta
       await mkdir(dirname(to), { recursive: true });
       const mine = targets.filter((t) => t.file === file).map((t) => t.symbol);
       const isTarget = (name: string): boolean => mine.some((sym) => name === sym || name.startsWith(`${sym}.`));
-      await writeFile(to, spliceBodies(source, blocks.filter((b) => b.file === file), file, label, isTarget));
+      await writeFile(
+        to,
+        spliceBodies(
+          source,
+          blocks.filter((b) => b.file === file),
+          file,
+          label,
+          isTarget,
+        ),
+      );
     }
   }
   return alts;

@@ -23,7 +23,6 @@ import { stripDeclaredText } from "./workspace-strip.js";
 import { copyGraderFiles, hashTaskInputs } from "./task-inputs.js";
 import { BUNDLE_FILES, BUNDLE_SCHEMA_VERSION, type BundleInfo, type BundleManifest, type BundleOptions, type BundleTarget } from "./types.js";
 
-
 /** Names the bundle adds at the workspace root; an upstream file of the same name would be overwritten. */
 const WORKSPACE_INSTRUCTION = "instruction.md";
 const WORKSPACE_PAPER = "paper.json";
@@ -151,7 +150,10 @@ async function maskTargets(task: ResolvedTask, workspace: string, referenceDir: 
       const abs = join(workspace, file);
       const tsconfig = masker instanceof TsMasker && isTypedFlavor(flavorOf(file, "js")) ? findTsconfig(abs, workspace) : undefined;
       const project = tsconfig === undefined ? undefined : await openTypeCheck(abs, tsconfig);
-      result = masker instanceof TsMasker && project ? await masker.mask(original.toString("utf8"), specs, file, { types: createTsTypeOracle(project.morph, project.project, project.file) }) : await masker.mask(original.toString("utf8"), specs, file);
+      result =
+        masker instanceof TsMasker && project
+          ? await masker.mask(original.toString("utf8"), specs, file, { types: createTsTypeOracle(project.morph, project.project, project.file) })
+          : await masker.mask(original.toString("utf8"), specs, file);
     } catch (err) {
       throw inTask(err, task, pointer, file);
     }
@@ -228,7 +230,12 @@ async function addTaskText(task: ResolvedTask, workspace: string): Promise<void>
   if (m.paper.text !== undefined) items.push([m.paper.text, WORKSPACE_PAPER, "/paper/text"]);
   for (const [from, name, pointer] of items) {
     const to = join(workspace, name);
-    if (await lstat(to).then(() => true, () => false)) {
+    if (
+      await lstat(to).then(
+        () => true,
+        () => false,
+      )
+    ) {
       throw new LmrError({
         code: "bundle/workspace-name-clash",
         file: task.manifestPath,
@@ -256,7 +263,7 @@ async function notePaperAbsence(task: ResolvedTask, workspace: string, present: 
   const absent = named.filter((f) => !present.includes(f));
   if (absent.length === 0) return;
   const p = task.manifest.paper;
-  const where = p.arxiv ? `arXiv ${p.arxiv} (https://arxiv.org/abs/${p.arxiv})` : p.url ?? p.pdf_url ?? "its published version";
+  const where = p.arxiv ? `arXiv ${p.arxiv} (https://arxiv.org/abs/${p.arxiv})` : (p.url ?? p.pdf_url ?? "its published version");
   const note = `> **Note.** This workspace was built without ${absent.map((f) => `\`${f}\``).join(" and ")}, which the instruction below mentions: read the paper, *${p.title}*, from ${where}. Everything else is as described.\n\n`;
   await writeFile(file, note + text);
 }

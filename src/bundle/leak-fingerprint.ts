@@ -97,7 +97,8 @@ export function distinctiveLines(body: string): string[] {
     .filter((n) => !isFiller(n) && !isTrivialLine(n));
 }
 
-const TOKEN = /[A-Za-z_\u00c0-\uffff][\w\u00c0-\uffff]*|\d[\w.]*|#[^\n]*|"""[\s\S]*?"""|'''[\s\S]*?'''|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\*\*=?|\/\/=?|<<=?|>>=?|->|[-+*/%&|^<>=!:@]=|\S/g;
+const TOKEN =
+  /[A-Za-z_\u00c0-\uffff][\w\u00c0-\uffff]*|\d[\w.]*|#[^\n]*|"""[\s\S]*?"""|'''[\s\S]*?'''|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\*\*=?|\/\/=?|<<=?|>>=?|->|[-+*/%&|^<>=!:@]=|\S/g;
 
 /** Rolling polynomial hash of the last SHINGLE_SIZE token hashes (mod 2^32). */
 const BASE = 0x01000193;
@@ -197,7 +198,12 @@ const CLUSTER_GAP = 2 * SHINGLE_SIZE + 1;
 function addShingleMatches(text: string, fp: Fingerprints, byBody: Map<number, TextMatch>): void {
   // Per body: distinct shared shingles, and the cluster of shared windows with the most hits,
   // which is where the copy is (a stray idiom elsewhere would otherwise move the reported line).
-  interface Cluster { start: number; end: number; lastWindow: number; hits: number }
+  interface Cluster {
+    start: number;
+    end: number;
+    lastWindow: number;
+    hits: number;
+  }
   const shared = new Map<number, { hashes: Set<number>; current: Cluster; best: Cluster }>();
   let window = 0;
   forEachShingle(text, (h, at) => {

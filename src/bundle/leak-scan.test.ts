@@ -152,12 +152,20 @@ describe("scanLeaks on small workspaces", () => {
     const copy = ["class Old:", "    def hinge(self, a, b):", ...hinge.split("\n").map((l) => `    ${l}`), ""].join("\n");
     const ws2 = await workspace("reindented", { "old/loss_v0.py": copy, "loss.py": "def hinge(a, b):\n    raise NotImplementedError\n" });
     expect(await scanLeaks(ws2, hingeRefs)).toEqual([
-      { file: "old/loss_v0.py", line: 3, kind: "copy", target: "loss.py::hinge", detail: "lines 3-8 repeat 5 of the 5 distinctive lines of the reference of loss.py::hinge" },
+      {
+        file: "old/loss_v0.py",
+        line: 3,
+        kind: "copy",
+        target: "loss.py::hinge",
+        detail: "lines 3-8 repeat 5 of the 5 distinctive lines of the reference of loss.py::hinge",
+      },
     ]);
   });
 
   it("does not flag the reference's lines out of order", async () => {
-    const ws2 = await workspace("shuffled", { "shuffled.py": "for i in range(n):\nmargin = a[i] - b[i]\nn = check_same_length(a, b)\ntotal += max(0.0, 1.0 - margin)\n" });
+    const ws2 = await workspace("shuffled", {
+      "shuffled.py": "for i in range(n):\nmargin = a[i] - b[i]\nn = check_same_length(a, b)\ntotal += max(0.0, 1.0 - margin)\n",
+    });
     expect(await scanLeaks(ws2, hingeRefs)).toEqual([]);
   });
 
@@ -180,14 +188,26 @@ describe("distinctive lines and copies", () => {
   });
 
   it("treats brackets, bare returns, short lines and the stub as trivial", () => {
-    for (const line of ["", ")", "]),", "pass", "else:", "return x", "# a comment", '"""', "raise NotImplementedError", "raise NotImplementedError('todo')", "    include_mlps=include_mlps,", "n_layers=n_layers)"]) {
+    for (const line of [
+      "",
+      ")",
+      "]),",
+      "pass",
+      "else:",
+      "return x",
+      "# a comment",
+      '"""',
+      "raise NotImplementedError",
+      "raise NotImplementedError('todo')",
+      "    include_mlps=include_mlps,",
+      "n_layers=n_layers)",
+    ]) {
       expect(isTrivialLine(normaliseLine(line)), line).toBe(true);
     }
     for (const line of ["return total / n", "for i in range(n):", "raise ValueError('bad')", "include_mlps=not include_mlps,", "n_layers=n_layers + 1,"]) {
       expect(isTrivialLine(normaliseLine(line)), line).toBe(false);
     }
   });
-
 
   const body = [
     '    """Docstring: the masked file keeps it, so it proves nothing."""',
@@ -212,7 +232,8 @@ describe("distinctive lines and copies", () => {
 
   it("lets blank, comment and trivial lines sit inside a run, but not other code", () => {
     const fp = buildFingerprints([{ target: "f", text: body }]);
-    const spaced = "def g(items):\n    if   not items:\n\n        # note\n        return None\n    total_weight = sum(w for _, w in items)\n    else_branch = None\n";
+    const spaced =
+      "def g(items):\n    if   not items:\n\n        # note\n        return None\n    total_weight = sum(w for _, w in items)\n    else_branch = None\n";
     expect(findCopies(spaced, fp, 3).map((m) => [m.line, m.endLine, m.matched])).toEqual([[2, 7, 3]]);
     const broken = "if not items:\ntotal_weight = sum(w for _, w in items)\nprint('something else entirely')\nelse_branch = None\n";
     expect(findCopies(broken, fp, 3)).toEqual([]);
@@ -221,7 +242,8 @@ describe("distinctive lines and copies", () => {
 
   it("reports the longest run of a body, not the first shared idiom", () => {
     const fp = buildFingerprints([{ target: "f", text: body }]);
-    const text = "if not items:\ntotal_weight = sum(w for _, w in items)\nx = 1\n\nif not items:\ntotal_weight = sum(w for _, w in items)\nelse_branch = None\nscaled = [(k, w / total_weight) for k, w in items]\n";
+    const text =
+      "if not items:\ntotal_weight = sum(w for _, w in items)\nx = 1\n\nif not items:\ntotal_weight = sum(w for _, w in items)\nelse_branch = None\nscaled = [(k, w / total_weight) for k, w in items]\n";
     expect(findCopies(text, fp, 2).map((m) => [m.line, m.endLine, m.matched, m.total])).toEqual([[5, 8, 4, 4]]);
   });
 });
@@ -256,7 +278,12 @@ describe("scan speed", () => {
 function makeModule(n: number, planted: string): string {
   const parts = [`"""Generated module ${n}."""`, "import math", ""];
   for (let f = 0; f < 40; f++) {
-    parts.push(`def fn_${n}_${f}(values, scale=${(f % 7) + 1}.0):`, `    acc_${f} = [v * scale + ${n % 13} for v in values if v > ${f}]`, `    return math.fsum(acc_${f}) / max(len(acc_${f}), 1)`, "");
+    parts.push(
+      `def fn_${n}_${f}(values, scale=${(f % 7) + 1}.0):`,
+      `    acc_${f} = [v * scale + ${n % 13} for v in values if v > ${f}]`,
+      `    return math.fsum(acc_${f}) / max(len(acc_${f}), 1)`,
+      "",
+    );
     if (f === 10 && planted) parts.push("def copied(candidates, alpha, diversity, beam):", planted);
   }
   return parts.join("\n");

@@ -67,11 +67,14 @@ export async function scanWorkspace(workspaceDir: string, references: LeakRefere
   }
   const root = await stat(workspaceDir).catch(() => undefined);
   if (!root?.isDirectory()) {
-    throw new LmrError({ code: "verify/workspace-missing", message: `workspace ${workspaceDir} is not a directory`, file: workspaceDir, hint: "build the task bundle first" });
+    throw new LmrError({
+      code: "verify/workspace-missing",
+      message: `workspace ${workspaceDir} is not a directory`,
+      file: workspaceDir,
+      hint: "build the task bundle first",
+    });
   }
-  const fp = buildFingerprints(
-    references.flatMap((r) => r.bodies.map((text, i) => ({ target: r.targets?.[i] ?? `${r.file}#${i + 1}`, text }))),
-  );
+  const fp = buildFingerprints(references.flatMap((r) => r.bodies.map((text, i) => ({ target: r.targets?.[i] ?? `${r.file}#${i + 1}`, text }))));
   const targetFiles = new Set(references.map((r) => r.file));
   const result: LeakScanResult = { leaks: [], scanned: 0, skipped: { binary: 0, tooLarge: [] } };
   const textFiles: string[] = [];
@@ -82,9 +85,16 @@ export async function scanWorkspace(workspaceDir: string, references: LeakRefere
     for (const e of entries) {
       const path = rel === "" ? e.name : `${rel}/${e.name}`;
       if (e.name === ".git" && (e.isDirectory() || e.isFile())) {
-        result.leaks.push({ file: path, kind: "git", detail: e.isDirectory() ? "git repository: its history can hold the reference" : "git link file: points at a repository whose history can hold the reference" });
+        result.leaks.push({
+          file: path,
+          kind: "git",
+          detail: e.isDirectory()
+            ? "git repository: its history can hold the reference"
+            : "git link file: points at a repository whose history can hold the reference",
+        });
       } else if (e.isDirectory()) {
-        if (e.name === ".ipynb_checkpoints") result.leaks.push({ file: path, kind: "checkpoint", detail: "Jupyter checkpoint folder: saved copies of notebooks" });
+        if (e.name === ".ipynb_checkpoints")
+          result.leaks.push({ file: path, kind: "checkpoint", detail: "Jupyter checkpoint folder: saved copies of notebooks" });
         await walk(path);
       } else if (e.isFile()) {
         // the paper the bundle adds (paper.pdf, paper.md) is the paper's text, not code: it may quote the method
@@ -106,7 +116,13 @@ export async function scanWorkspace(workspaceDir: string, references: LeakRefere
 
   for (const path of textFiles) result.leaks.push(...scanFile(workspaceDir, path, fp, minLines, result));
   markAllowed(result.leaks, opts.allowed ?? []);
-  result.leaks.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || (a.cell ?? -1) - (b.cell ?? -1) || (a.line ?? 0) - (b.line ?? 0) || (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0));
+  result.leaks.sort(
+    (a, b) =>
+      (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) ||
+      (a.cell ?? -1) - (b.cell ?? -1) ||
+      (a.line ?? 0) - (b.line ?? 0) ||
+      (a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0),
+  );
   result.skipped.tooLarge.sort();
   return result;
 }
@@ -205,7 +221,9 @@ function describe(m: TextMatch, fp: Fingerprints): string {
 function markAllowed(leaks: Leak[], allowed: { file: string; task?: string }[]): void {
   const rules = allowed.map((a) => ({ prefix: a.file.replace(/\/+$/, ""), task: a.task }));
   for (const leak of leaks) {
-    const hit = rules.some((r) => (leak.file === r.prefix || leak.file.startsWith(`${r.prefix}/`)) && (r.task === undefined || (leak.target ?? "").startsWith(`${r.task}:`)));
+    const hit = rules.some(
+      (r) => (leak.file === r.prefix || leak.file.startsWith(`${r.prefix}/`)) && (r.task === undefined || (leak.target ?? "").startsWith(`${r.task}:`)),
+    );
     if (hit) leak.allowed = true;
   }
 }

@@ -58,14 +58,20 @@ export async function addPaperToWorkspace(task: ResolvedTask, workspace: string,
   const pinned = pinsPdf(paper);
   const require = opts.requirePaper ?? process.env.LMR_REQUIRE_PAPER === "1";
   if (!pinned && paper.text === undefined) {
-    if (require) throw missing(task, "task.json pins no paper PDF", 'add "arxiv" (the id with its version) or "pdf_url" to the paper section, then run `lmr paper fetch`');
+    if (require)
+      throw missing(task, "task.json pins no paper PDF", 'add "arxiv" (the id with its version) or "pdf_url" to the paper section, then run `lmr paper fetch`');
     return { warnings: [] };
   }
   // checked whether or not the paper is here, so every machine builds the same workspace or fails the same way
   for (const name of WORKSPACE_PAPER_FILES) await refuseClash(task, workspace, name);
 
   const papersDir = papersDirFrom(opts.papers);
-  const pdf = pinned ? await resolvePaperPdf({ id: task.manifest.id, manifestPath: task.manifestPath, paper }, { ...(papersDir !== undefined ? { papersDir } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }) : undefined;
+  const pdf = pinned
+    ? await resolvePaperPdf(
+        { id: task.manifest.id, manifestPath: task.manifestPath, paper },
+        { ...(papersDir !== undefined ? { papersDir } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) },
+      )
+    : undefined;
   const warnings: string[] = [];
   if (pdf) {
     const pages = await readPages(task, async () => (await extractPaper(pdf.path)).pages);
@@ -73,7 +79,15 @@ export async function addPaperToWorkspace(task: ResolvedTask, workspace: string,
     const md = toMarkdown(pages, paper.title);
     await writeFileAtomic(join(workspace, WORKSPACE_PAPER_MD), md);
     return {
-      paper: { source: pdf.source, files: [...WORKSPACE_PAPER_FILES], sha256: pdf.sha256, bytes: pdf.bytes, pages: Object.keys(pages).length, markdown_sha256: sha256(md), pinned: pdf.pinned },
+      paper: {
+        source: pdf.source,
+        files: [...WORKSPACE_PAPER_FILES],
+        sha256: pdf.sha256,
+        bytes: pdf.bytes,
+        pages: Object.keys(pages).length,
+        markdown_sha256: sha256(md),
+        pinned: pdf.pinned,
+      },
       warnings,
     };
   }
@@ -81,7 +95,9 @@ export async function addPaperToWorkspace(task: ResolvedTask, workspace: string,
   if (pinned) {
     const why = `the pinned PDF is not in ${where}`;
     if (require) throw missing(task, why, `run \`lmr paper fetch ${task.dir}\`, or give --papers DIR with the PDF`);
-    warnings.push(`${task.manifest.id}: paper not in the workspace: ${why} (run \`lmr paper fetch\`)${paper.text !== undefined ? "; paper.md comes from the task's paper text" : ""}`);
+    warnings.push(
+      `${task.manifest.id}: paper not in the workspace: ${why} (run \`lmr paper fetch\`)${paper.text !== undefined ? "; paper.md comes from the task's paper text" : ""}`,
+    );
   }
   if (paper.text !== undefined) {
     const file = join(task.dir, paper.text);
@@ -89,13 +105,29 @@ export async function addPaperToWorkspace(task: ResolvedTask, workspace: string,
     const md = toMarkdown(pages, paper.title);
     await writeFileAtomic(join(workspace, WORKSPACE_PAPER_MD), md);
     const raw = await readFile(file);
-    return { paper: { source: "task", files: [WORKSPACE_PAPER_MD], sha256: sha256(raw), bytes: raw.length, pages: Object.keys(pages).length, markdown_sha256: sha256(md) }, warnings };
+    return {
+      paper: {
+        source: "task",
+        files: [WORKSPACE_PAPER_MD],
+        sha256: sha256(raw),
+        bytes: raw.length,
+        pages: Object.keys(pages).length,
+        markdown_sha256: sha256(md),
+      },
+      warnings,
+    };
   }
   return { warnings };
 }
 
 async function refuseClash(task: ResolvedTask, workspace: string, name: string): Promise<void> {
-  if (!(await lstat(join(workspace, name)).then(() => true, () => false))) return;
+  if (
+    !(await lstat(join(workspace, name)).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return;
   throw new LmrError({
     code: "bundle/workspace-name-clash",
     file: task.manifestPath,
@@ -110,10 +142,23 @@ async function readPages(task: ResolvedTask, read: () => Promise<Record<string, 
     return await read();
   } catch (err) {
     if (!isLmrError(err)) throw err;
-    throw new LmrError({ code: err.code, file: task.manifestPath, pointer: "/paper", message: `task ${task.manifest.id}: ${err.file ?? "the paper"}: ${err.message}`, hint: err.hint, cause: err });
+    throw new LmrError({
+      code: err.code,
+      file: task.manifestPath,
+      pointer: "/paper",
+      message: `task ${task.manifest.id}: ${err.file ?? "the paper"}: ${err.message}`,
+      hint: err.hint,
+      cause: err,
+    });
   }
 }
 
 function missing(task: ResolvedTask, why: string, hint: string): LmrError {
-  return new LmrError({ code: "paper/missing", file: task.manifestPath, pointer: "/paper", message: `task ${task.manifest.id}: paper required (--require-paper), but ${why}`, hint });
+  return new LmrError({
+    code: "paper/missing",
+    file: task.manifestPath,
+    pointer: "/paper",
+    message: `task ${task.manifest.id}: paper required (--require-paper), but ${why}`,
+    hint,
+  });
 }

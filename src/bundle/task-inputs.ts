@@ -16,7 +16,13 @@ async function expand(taskDir: string, rel: string, pointer: string, manifestPat
   const abs = join(taskDir, rel);
   const info = await stat(abs).catch(() => undefined);
   if (!info) {
-    throw new LmrError({ code: "task/file-missing", file: manifestPath, pointer, message: `'${rel}' does not exist in the task folder`, hint: "create it or fix the path (relative to the task folder)" });
+    throw new LmrError({
+      code: "task/file-missing",
+      file: manifestPath,
+      pointer,
+      message: `'${rel}' does not exist in the task folder`,
+      hint: "create it or fix the path (relative to the task folder)",
+    });
   }
   if (!info.isDirectory()) return [rel];
   return (await listFiles(abs, isJunk)).map((f) => `${rel}/${f}`);

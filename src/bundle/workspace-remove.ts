@@ -17,7 +17,13 @@ export async function removeDeclaredPaths(task: ResolvedTask, workspace: string,
     const pointer = `/workspace/remove/${i}/path`;
     const hit = [...targetFiles.keys()].find((f) => f === rel || f.startsWith(`${rel}/`));
     if (hit !== undefined) {
-      throw new LmrError({ code: "bundle/remove-target", file: task.manifestPath, pointer, message: `'${entry.path}' holds the target file '${hit}'`, hint: "remove only other files; targets are masked, not removed" });
+      throw new LmrError({
+        code: "bundle/remove-target",
+        file: task.manifestPath,
+        pointer,
+        message: `'${entry.path}' holds the target file '${hit}'`,
+        hint: "remove only other files; targets are masked, not removed",
+      });
     }
     const info = await lstat(join(workspace, rel)).catch(() => undefined);
     if (!info) {

@@ -30,19 +30,37 @@ export async function stripDeclaredText(task: ResolvedTask, workspace: string): 
     };
     if (!entry.file.endsWith(".py")) fail(`'${entry.file}' is not a Python file`, "strip applies to .py files only");
     const path = join(workspace, entry.file);
-    const source = await readFile(path, "utf8").catch(() => fail(`'${entry.file}' is not in the prepared upstream tree`, "fix the path (relative to the upstream root or its subdir) or drop the entry"));
+    const source = await readFile(path, "utf8").catch(() =>
+      fail(`'${entry.file}' is not in the prepared upstream tree`, "fix the path (relative to the upstream root or its subdir) or drop the entry"),
+    );
     let result: StripResult;
     try {
       result = await stripPythonProse(source, entry.symbol, entry.file);
     } catch (err) {
-      if (err instanceof LmrError) throw new LmrError({ code: err.code, file: task.manifestPath, pointer, message: `${entry.file}: ${err.message}`, ...(err.hint ? { hint: err.hint } : {}) });
+      if (err instanceof LmrError)
+        throw new LmrError({
+          code: err.code,
+          file: task.manifestPath,
+          pointer,
+          message: `${entry.file}: ${err.message}`,
+          ...(err.hint ? { hint: err.hint } : {}),
+        });
       throw err;
     }
     if (result.comments + result.docstrings === 0) {
-      fail(`'${entry.file}'${entry.symbol ? ` ${entry.symbol}` : ""} has no comment or docstring to strip`, "drop the entry, or name the symbol whose prose gives the method away");
+      fail(
+        `'${entry.file}'${entry.symbol ? ` ${entry.symbol}` : ""} has no comment or docstring to strip`,
+        "drop the entry, or name the symbol whose prose gives the method away",
+      );
     }
     await writeFile(path, result.source);
-    out.push({ file: entry.file, ...(entry.symbol ? { symbol: entry.symbol } : {}), comments: result.comments, docstrings: result.docstrings, why: entry.reason });
+    out.push({
+      file: entry.file,
+      ...(entry.symbol ? { symbol: entry.symbol } : {}),
+      comments: result.comments,
+      docstrings: result.docstrings,
+      why: entry.reason,
+    });
   }
   return out;
 }
@@ -98,13 +116,19 @@ export async function stripPythonProse(source: string, symbol: string | undefine
   for (const e of edits) text = text.slice(0, e.start) + e.text + text.slice(e.end);
   // a line the strip emptied is left empty, not as trailing blanks
   const before = source.split("\n");
-  const lines = text.split("\n").map((l, i) => (l.trim() === "" && before[i]?.trim() !== "" ? "" : l.replace(/[ \t]+$/, (w) => (before[i]?.endsWith(w) ? w : ""))));
+  const lines = text
+    .split("\n")
+    .map((l, i) => (l.trim() === "" && before[i]?.trim() !== "" ? "" : l.replace(/[ \t]+$/, (w) => (before[i]?.endsWith(w) ? w : ""))));
   text = lines.join("\n");
   const check = await parsePython(text);
   const bad = findSyntaxError(check.rootNode);
   check.delete();
   if (bad) {
-    throw new LmrError({ code: "bundle/strip-broke-syntax", message: `stripping left a syntax error at line ${bad.startPosition.row + 1}`, hint: "strip a narrower symbol, or use workspace.mask for it" });
+    throw new LmrError({
+      code: "bundle/strip-broke-syntax",
+      message: `stripping left a syntax error at line ${bad.startPosition.row + 1}`,
+      hint: "strip a narrower symbol, or use workspace.mask for it",
+    });
   }
   return { source: text, comments, docstrings };
 }

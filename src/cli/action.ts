@@ -14,7 +14,10 @@ export function action<A extends unknown[]>(body: (...args: A) => Promise<number
     } catch (err) {
       if (json) {
         const last = args[args.length - 1];
-        printJsonFailed(last instanceof Command ? commandPath(last) : "lmr", isLmrError(err) ? err : new LmrError({ code: "internal/unexpected", message: String(err) }));
+        printJsonFailed(
+          last instanceof Command ? commandPath(last) : "lmr",
+          isLmrError(err) ? err : new LmrError({ code: "internal/unexpected", message: String(err) }),
+        );
       }
       if (isLmrError(err)) {
         if (!json) process.stderr.write(`lmr: ${err.format()}\n`);

@@ -12,7 +12,12 @@ export function usage(flag: string, message: string, hint?: string): LmrError {
 export function int(value: string, flag: string, min: number): number {
   const n = Number(value);
   if (value.trim() === "" || !Number.isInteger(n) || n < min) {
-    throw new LmrError({ code: "usage/bad-number", pointer: flag, message: `${flag} must be a whole number >= ${min}, got '${value}'`, hint: `e.g. ${flag} ${Math.max(min, 1)}` });
+    throw new LmrError({
+      code: "usage/bad-number",
+      pointer: flag,
+      message: `${flag} must be a whole number >= ${min}, got '${value}'`,
+      hint: `e.g. ${flag} ${Math.max(min, 1)}`,
+    });
   }
   return n;
 }
@@ -30,7 +35,8 @@ export function num(value: string, flag: string, min: number, max: number): numb
 
 export function parsePrice(value: string): { prompt: number; completion: number } {
   const parts = value.split(",").map((p) => Number(p.trim()));
-  if (parts.length !== 2 || parts.some((p) => !Number.isFinite(p) || p < 0)) throw usage("--price", `--price must be two numbers IN,OUT (dollars per million tokens), got '${value}'`, "e.g. --price 0.15,0.60");
+  if (parts.length !== 2 || parts.some((p) => !Number.isFinite(p) || p < 0))
+    throw usage("--price", `--price must be two numbers IN,OUT (dollars per million tokens), got '${value}'`, "e.g. --price 0.15,0.60");
   return { prompt: parts[0]!, completion: parts[1]! };
 }
 
@@ -48,10 +54,18 @@ export function parseBaseUrl(value: string | undefined): string {
 
 /** --api-key-env takes a variable's name; a key pasted there is refused without being echoed. */
 export function checkKeyEnvName(name: string): void {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw usage("--api-key-env", "--api-key-env takes the NAME of an environment variable (letters, digits, '_'); what was given is not one (and is not echoed here, in case it is a key)", "e.g. --api-key-env OPENAI_API_KEY, never the key itself");
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    throw usage(
+      "--api-key-env",
+      "--api-key-env takes the NAME of an environment variable (letters, digits, '_'); what was given is not one (and is not echoed here, in case it is a key)",
+      "e.g. --api-key-env OPENAI_API_KEY, never the key itself",
+    );
 }
 
 /** --level, shared by build, eval, generate, agent run and judge. */
 export function levelOption(what: string): Option {
-  return new Option("--level <LEVEL>", `instruction level ${what}: paper (instruction.md: the contract, the method left to the paper) or hinted (hints.md: the method spelled out)`).choices(INSTRUCTION_LEVELS);
+  return new Option(
+    "--level <LEVEL>",
+    `instruction level ${what}: paper (instruction.md: the contract, the method left to the paper) or hinted (hints.md: the method spelled out)`,
+  ).choices(INSTRUCTION_LEVELS);
 }

@@ -36,13 +36,31 @@ export function chooseTasks(
   const wanted = flags.tasks ? flags.tasks.map((id) => byId.get(id)!) : [...byId.values()];
   const outside = wanted.filter((w) => !isInSet(readTaskSet(w.task.manifest), set));
   if (flags.tasks && outside.length > 0) {
-    throw new LmrError({ code: "usage/task-not-in-set", pointer: "--tasks", message: `${outside.map((w) => `'${w.task.manifest.id}' (${readTaskSet(w.task.manifest)})`).join(", ")} not in set ${set}`, hint: "drop --set, or pick tasks of that set" });
+    throw new LmrError({
+      code: "usage/task-not-in-set",
+      pointer: "--tasks",
+      message: `${outside.map((w) => `'${w.task.manifest.id}' (${readTaskSet(w.task.manifest)})`).join(", ")} not in set ${set}`,
+      hint: "drop --set, or pick tasks of that set",
+    });
   }
   const chosen = wanted.filter((w) => isInSet(readTaskSet(w.task.manifest), set)).map((w) => w.dir);
   if (!flags.tasks) chosen.push(...dirs.filter((_, i) => tasks[i] === undefined));
   if (chosen.length === 0) {
-    const hint = dirs.length === 0 ? "point --tasks-dir at a folder of tasks" : set === "all" ? "check that the task manifests load (lmr validate)" : `no task of ${flags.tasksDir} is in set ${set}; try --set all`;
-    throw new LmrError({ code: "usage/no-tasks", file: flags.tasksDir, message: dirs.length === 0 ? "no task folders found" : `no task to ${command === "eval" ? "grade" : command === "agent" ? "run an agent on" : command === "export" ? "export" : "prompt"} in set ${set}`, hint });
+    const hint =
+      dirs.length === 0
+        ? "point --tasks-dir at a folder of tasks"
+        : set === "all"
+          ? "check that the task manifests load (lmr validate)"
+          : `no task of ${flags.tasksDir} is in set ${set}; try --set all`;
+    throw new LmrError({
+      code: "usage/no-tasks",
+      file: flags.tasksDir,
+      message:
+        dirs.length === 0
+          ? "no task folders found"
+          : `no task to ${command === "eval" ? "grade" : command === "agent" ? "run an agent on" : command === "export" ? "export" : "prompt"} in set ${set}`,
+      hint,
+    });
   }
   return dirs.filter((d) => chosen.includes(d));
 }
@@ -51,7 +69,11 @@ export function chooseTasks(
 export function invalidTasks(problems: Problem[], tasks: number, outcome: string, listed = false): LmrError {
   const n = problems.length;
   const list = listed ? `:\n${problems.map((p) => `  ${formatProblem(p)}`).join("\n")}` : "";
-  return new LmrError({ code: "task/invalid", message: `${n} problem${n === 1 ? "" : "s"} in ${tasks} task${tasks === 1 ? "" : "s"}; ${outcome}${list}`, hint: "fix them (lmr validate lists them), or leave those tasks out" });
+  return new LmrError({
+    code: "task/invalid",
+    message: `${n} problem${n === 1 ? "" : "s"} in ${tasks} task${tasks === 1 ? "" : "s"}; ${outcome}${list}`,
+    hint: "fix them (lmr validate lists them), or leave those tasks out",
+  });
 }
 
 interface ChosenTasks {
@@ -67,7 +89,10 @@ interface ChosenTasks {
  * the chosen ones and load them. Invalid tasks stop the command (task/invalid, exit 2), every
  * problem in the message.
  */
-export async function loadChosenTasks(flags: { tasks?: string[]; set?: TaskSetChoice; tasksDir: string }, command: "eval" | "generate" | "agent"): Promise<ChosenTasks> {
+export async function loadChosenTasks(
+  flags: { tasks?: string[]; set?: TaskSetChoice; tasksDir: string },
+  command: "eval" | "generate" | "agent",
+): Promise<ChosenTasks> {
   const dirs = await findTaskDirs(flags.tasksDir);
   const all = await Promise.all(dirs.map((d) => loadTask(d).catch(() => undefined)));
   const chosen = chooseTasks(dirs, all, flags, command);

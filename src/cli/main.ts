@@ -19,7 +19,10 @@ export async function main(argv: string[] = process.argv): Promise<void> {
       // help and version exit 0; any other parse error is bad usage (commander has said why on stderr)
       process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.input;
       if (err.exitCode !== 0 && wantsJson(argv)) {
-        printJsonFailed(commandPath(commandOf(program, argv.slice(2))) || "lmr", new LmrError({ code: "usage/bad-args", message: err.message.replace(/^error: /, ""), hint: "run the command with --help" }));
+        printJsonFailed(
+          commandPath(commandOf(program, argv.slice(2))) || "lmr",
+          new LmrError({ code: "usage/bad-args", message: err.message.replace(/^error: /, ""), hint: "run the command with --help" }),
+        );
       }
       return;
     }

@@ -17,7 +17,10 @@ export function addTaskSelection(cmd: Command): Command {
 }
 
 /** -j/--jobs, --sandbox, --python, --mirror: how submissions are graded (lmr eval, agent run). */
-export function addGrading(cmd: Command, sandboxHelp = "auto | docker | bwrap | none (auto: docker where the task's image is built, else bwrap, else none)"): Command {
+export function addGrading(
+  cmd: Command,
+  sandboxHelp = "auto | docker | bwrap | none (auto: docker where the task's image is built, else bwrap, else none)",
+): Command {
   return cmd
     .option("-j, --jobs <N>", "parallel gradings (default: number of cores)")
     .option("--sandbox <MODE>", sandboxHelp, "auto")

@@ -57,4 +57,3 @@ export async function createProgram(only?: string): Promise<Command> {
   for (const [, load] of chosen.length > 0 || only === VERSION_ONLY ? chosen : COMMANDS) (await load())(program);
   return program;
 }
-

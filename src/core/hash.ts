@@ -37,7 +37,11 @@ export async function hashTree(root: string, files?: string[]): Promise<{ hash: 
   const list = files ?? (await listFiles(root));
   const map: Record<string, string> = {};
   for (const f of [...list].sort()) map[f] = await hashEntry(join(root, f));
-  const hash = sha256(Object.entries(map).map(([f, h]) => `${h}  ${f}\n`).join(""));
+  const hash = sha256(
+    Object.entries(map)
+      .map(([f, h]) => `${h}  ${f}\n`)
+      .join(""),
+  );
   return { hash, files: map };
 }
 

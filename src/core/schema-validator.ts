@@ -26,7 +26,12 @@ export const VALIDATORS = {
 
 /** Where the ahead-of-time validator for this schema text and spec lives: its name is their hash, so an edited schema never meets a stale one. */
 export function precompiledPath(spec: ValidatorSpec, schemaText: string): string {
-  const key = createHash("sha256").update(JSON.stringify([spec.options, spec.formats])).update("\0").update(schemaText).digest("hex").slice(0, 16);
+  const key = createHash("sha256")
+    .update(JSON.stringify([spec.options, spec.formats]))
+    .update("\0")
+    .update(schemaText)
+    .digest("hex")
+    .slice(0, 16);
   return toolkitPath("dist", "validators", `${spec.schema.replace(/\.json$/, "")}.${key}.cjs`);
 }
 

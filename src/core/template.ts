@@ -16,10 +16,7 @@ export interface TemplateData {
   [key: string]: TemplateValue;
 }
 
-type Node =
-  | { kind: "text"; text: string }
-  | { kind: "var"; name: string }
-  | { kind: "section"; name: string; inverted: boolean; children: Node[] };
+type Node = { kind: "text"; text: string } | { kind: "var"; name: string } | { kind: "section"; name: string; inverted: boolean; children: Node[] };
 
 const TAG = /\{\{([#^/!]?)\s*([^}]*?)\s*\}\}/g;
 
@@ -44,14 +41,25 @@ function parseTemplate(template: string, file = "template"): Node[] {
       stack.push({ name, children: node.children });
     } else if (sigil === "/") {
       if (stack.length === 1 || top.name !== name) {
-        throw new LmrError({ code: "instruction/template-invalid", file, message: `{{/${name}}} closes ${stack.length === 1 ? "nothing" : `{{#${top.name}}}`}`, hint: "fix the template's section tags" });
+        throw new LmrError({
+          code: "instruction/template-invalid",
+          file,
+          message: `{{/${name}}} closes ${stack.length === 1 ? "nothing" : `{{#${top.name}}}`}`,
+          hint: "fix the template's section tags",
+        });
       }
       stack.pop();
     } else {
       top.children.push({ kind: "var", name });
     }
   }
-  if (stack.length > 1) throw new LmrError({ code: "instruction/template-invalid", file, message: `{{#${stack[stack.length - 1]!.name}}} is never closed`, hint: "add the closing {{/…}} tag" });
+  if (stack.length > 1)
+    throw new LmrError({
+      code: "instruction/template-invalid",
+      file,
+      message: `{{#${stack[stack.length - 1]!.name}}} is never closed`,
+      hint: "add the closing {{/…}} tag",
+    });
   if (last < text.length) root.push({ kind: "text", text: text.slice(last) });
   return root;
 }

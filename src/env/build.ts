@@ -61,7 +61,12 @@ export async function resolveBaseSource(base: string, flag?: string): Promise<Ba
 
 async function requireDaemon(): Promise<void> {
   const d = await probeDocker();
-  if (!d.ok) throw new LmrError({ code: "env/no-docker", message: d.reason, hint: "install Docker (apt-get install docker.io) and start dockerd; `docker info` must answer" });
+  if (!d.ok)
+    throw new LmrError({
+      code: "env/no-docker",
+      message: d.reason,
+      hint: "install Docker (apt-get install docker.io) and start dockerd; `docker info` must answer",
+    });
 }
 
 /** The base image, built when missing, when its source image changed, or with --force. */
@@ -78,7 +83,13 @@ export async function ensureBase(spec: Pick<EnvSpec, "base" | "python">, opts: B
     return { layer: "base", tag: plan.tag, id: have.id, size: have.size, built: false, seconds: 0 };
   }
   const why = !have ? "not built yet" : stale ? `its source ${source.ref} changed` : "--force";
-  const labels = { [LABEL.kind]: "base", [LABEL.key]: plan.key, [LABEL.base]: spec.base, [LABEL.source]: source.ref, ...(sourceInfo ? { [LABEL.sourceId]: sourceInfo.id } : {}) };
+  const labels = {
+    [LABEL.kind]: "base",
+    [LABEL.key]: plan.key,
+    [LABEL.base]: spec.base,
+    [LABEL.source]: source.ref,
+    ...(sourceInfo ? { [LABEL.sourceId]: sourceInfo.id } : {}),
+  };
   return runBuild(plan, labels, why, opts, source);
 }
 
@@ -124,7 +135,13 @@ async function writeContext(plan: BaseImagePlan | EnvImagePlan): Promise<string>
   return dir;
 }
 
-async function runBuild(plan: BaseImagePlan | EnvImagePlan, labels: Record<string, string>, why: string, opts: BuildOptions, source?: BaseSource): Promise<LayerResult> {
+async function runBuild(
+  plan: BaseImagePlan | EnvImagePlan,
+  labels: Record<string, string>,
+  why: string,
+  opts: BuildOptions,
+  source?: BaseSource,
+): Promise<LayerResult> {
   const t0 = performance.now();
   const emit = opts.onEvent ?? (() => {});
   emit({ kind: "start", layer: plan.layer, tag: plan.tag, why });
@@ -134,14 +151,18 @@ async function runBuild(plan: BaseImagePlan | EnvImagePlan, labels: Record<strin
     // The legacy builder (BuildKit is not in every Debian docker.io) with the host's
     // network: apt and pip reach their mirrors from inside the build.
     const args = ["build", "--network", "host", "--force-rm", "--tag", plan.tag, ...Object.entries(labels).flatMap(([k, v]) => ["--label", `${k}=${v}`]), ctx];
-    const r = await streamDocker(args, (raw) => {
-      const line = stripAnsi(raw);
-      const m = /^Step (\d+)\/(\d+) : (.*)$/.exec(line);
-      if (m) {
-        step = { n: Number(m[1]), total: Number(m[2]), text: m[3]! };
-        emit({ kind: "step", layer: plan.layer, tag: plan.tag, step: step.n, total: step.total, text: step.text });
-      } else emit({ kind: "line", layer: plan.layer, tag: plan.tag, text: line });
-    }, { env: { DOCKER_BUILDKIT: "0" } });
+    const r = await streamDocker(
+      args,
+      (raw) => {
+        const line = stripAnsi(raw);
+        const m = /^Step (\d+)\/(\d+) : (.*)$/.exec(line);
+        if (m) {
+          step = { n: Number(m[1]), total: Number(m[2]), text: m[3]! };
+          emit({ kind: "step", layer: plan.layer, tag: plan.tag, step: step.n, total: step.total, text: step.text });
+        } else emit({ kind: "line", layer: plan.layer, tag: plan.tag, text: line });
+      },
+      { env: { DOCKER_BUILDKIT: "0" } },
+    );
     if (r.exitCode !== 0) throw buildFailure(plan, step, r.tail.map(stripAnsi), source);
   } finally {
     await rm(ctx, { recursive: true, force: true });
@@ -171,8 +192,12 @@ export function failedPackage(tail: string[]): { tool: "apt" | "pip"; name: stri
 function buildFailure(plan: BaseImagePlan | EnvImagePlan, step: { n: number; total: number; text: string }, tail: string[], source?: BaseSource): LmrError {
   const where = step.n > 0 ? `step ${step.n}/${step.total} (${step.text.slice(0, 120)})` : "before the first step";
   const pkg = failedPackage(tail);
-  const last = tail.filter((l) => l.trim() && !/^ ---> |^Removing intermediate/.test(l)).slice(-4).join(" | ");
-  const pullFailed = step.n <= 1 && /pull access denied|registry-1\.docker\.io|no such host|manifest unknown|not found: manifest|i\/o timeout/i.test(tail.join("\n"));
+  const last = tail
+    .filter((l) => l.trim() && !/^ ---> |^Removing intermediate/.test(l))
+    .slice(-4)
+    .join(" | ");
+  const pullFailed =
+    step.n <= 1 && /pull access denied|registry-1\.docker\.io|no such host|manifest unknown|not found: manifest|i\/o timeout/i.test(tail.join("\n"));
   if (plan.layer === "base" && pullFailed && source) {
     return new LmrError({
       code: "env/base-source-missing",
@@ -188,6 +213,8 @@ function buildFailure(plan: BaseImagePlan | EnvImagePlan, step: { n: number; tot
     code: pkg && field ? "env/package-failed" : `env/${plan.layer}-build-failed`,
     ...(field ? { pointer: `/${field.replace(".", "/")}` } : {}),
     message: `building the ${plan.layer} layer ${plan.tag} failed at ${where}${pkg ? `: ${pkg.tool} could not install ${pkg.name}` : ""}: ${last}`,
-    hint: field ? `check ${pkg!.name} in ${field} (name, version, and that the ${pkg!.tool === "apt" ? "Debian release has it" : "package index is reachable"})` : `rerun with the Dockerfile from \`lmr env build --print\` to see the whole log`,
+    hint: field
+      ? `check ${pkg!.name} in ${field} (name, version, and that the ${pkg!.tool === "apt" ? "Debian release has it" : "package index is reachable"})`
+      : `rerun with the Dockerfile from \`lmr env build --print\` to see the whole log`,
   });
 }

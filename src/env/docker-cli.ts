@@ -34,7 +34,12 @@ export async function docker(args: string[], opts: { timeoutMs?: number; input?:
     ...(opts.env ? { env: opts.env } : {}),
   });
   const missing = (r as { code?: string }).code === "ENOENT";
-  return { exitCode: r.exitCode ?? (r.timedOut ? 124 : -1), stdout: String(r.stdout ?? ""), stderr: missing ? `${dockerBin()} is not installed` : String(r.stderr ?? ""), ...(missing ? { missing } : {}) };
+  return {
+    exitCode: r.exitCode ?? (r.timedOut ? 124 : -1),
+    stdout: String(r.stdout ?? ""),
+    stderr: missing ? `${dockerBin()} is not installed` : String(r.stderr ?? ""),
+    ...(missing ? { missing } : {}),
+  };
 }
 
 export type DaemonProbe = { ok: true; version: string } | { ok: false; reason: string };
@@ -90,20 +95,36 @@ export async function inspectImage(ref: string): Promise<ImageInfo | undefined> 
 export async function listImagesWithLabel(key: string): Promise<ImageInfo[]> {
   const r = await docker(["image", "ls", "--quiet", "--no-trunc", "--filter", `label=${key}`], { timeoutMs: 20_000 });
   if (r.exitCode !== 0) throw dockerError("list images", r);
-  const ids = [...new Set(r.stdout.split("\n").map((s) => s.trim()).filter(Boolean))];
+  const ids = [
+    ...new Set(
+      r.stdout
+        .split("\n")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (ids.length === 0) return [];
   const info = await docker(["image", "inspect", "--format", "{{json .}}", ...ids], { timeoutMs: 30_000 });
-  return info.stdout.split("\n").filter((l) => l.trim()).map((l) => toImageInfo(JSON.parse(l) as Record<string, unknown>));
+  return info.stdout
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => toImageInfo(JSON.parse(l) as Record<string, unknown>));
 }
 
 export function dockerError(what: string, r: DockerResult, hint?: string): LmrError {
   const tail = r.stderr.trim().split("\n").slice(-3).join(" ");
-  return new LmrError({ code: "docker/failed", message: `docker could not ${what}: ${tail || `exit ${r.exitCode}`}`, hint: hint ?? "check that the Docker daemon runs (docker info)" });
+  return new LmrError({
+    code: "docker/failed",
+    message: `docker could not ${what}: ${tail || `exit ${r.exitCode}`}`,
+    hint: hint ?? "check that the Docker daemon runs (docker info)",
+  });
 }
 
 /** Containers (running or not) with a label, as id + that label's value. */
 export async function listContainers(labelKey: string): Promise<{ id: string; value: string; name: string }[]> {
-  const r = await docker(["ps", "--all", "--no-trunc", "--filter", `label=${labelKey}`, "--format", `{{.ID}}\t{{.Label "${labelKey}"}}\t{{.Names}}`], { timeoutMs: 20_000 });
+  const r = await docker(["ps", "--all", "--no-trunc", "--filter", `label=${labelKey}`, "--format", `{{.ID}}\t{{.Label "${labelKey}"}}\t{{.Names}}`], {
+    timeoutMs: 20_000,
+  });
   if (r.exitCode !== 0) return [];
   return r.stdout
     .split("\n")
@@ -123,7 +144,11 @@ export async function removeContainers(ids: string[]): Promise<void> {
  * Streams a long CLI call (build, import) line by line; resolves with its exit
  * code and the last lines of output, for error messages.
  */
-export function streamDocker(args: string[], onLine: (line: string) => void, opts: { env?: Record<string, string>; stdinFrom?: NodeJS.ReadableStream } = {}): Promise<{ exitCode: number; tail: string[] }> {
+export function streamDocker(
+  args: string[],
+  onLine: (line: string) => void,
+  opts: { env?: Record<string, string>; stdinFrom?: NodeJS.ReadableStream } = {},
+): Promise<{ exitCode: number; tail: string[] }> {
   return new Promise((resolveRun) => {
     const child = spawn(dockerBin(), args, { env: { ...process.env, ...opts.env }, stdio: [opts.stdinFrom ? "pipe" : "ignore", "pipe", "pipe"] });
     const tail: string[] = [];

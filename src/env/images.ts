@@ -133,7 +133,14 @@ function baseTemplate(base: string): string {
 export async function planBase(spec: Pick<EnvSpec, "base" | "python">, source = "<source>"): Promise<BaseImagePlan> {
   const template = baseTemplate(spec.base);
   const text = (await readCached(toolkitPath(template))) as string;
-  const data = { base: spec.base, python: spec.python, uid: String(IMAGE_UID), packages: DEBIAN_BASE_PACKAGES.join(" "), pytest: SLIM_PYTEST, variable: baseImageVariable(spec.base) };
+  const data = {
+    base: spec.base,
+    python: spec.python,
+    uid: String(IMAGE_UID),
+    packages: DEBIAN_BASE_PACKAGES.join(" "),
+    pytest: SLIM_PYTEST,
+    variable: baseImageVariable(spec.base),
+  };
   const key = sha256(JSON.stringify({ template: text, ...data })).slice(0, 16);
   const tag = `${BASE_REPO}:${key}`;
   const dockerfile = renderTemplate(text, { ...data, tag, source }, template);

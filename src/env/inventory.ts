@@ -51,7 +51,10 @@ export interface PruneResult {
  * imports stay unless `all`: they take minutes to make again. `all` removes
  * every lmr image. `dryRun` only says what would go.
  */
-export async function pruneImages(wanted: { envTags: Set<string>; baseTags: Set<string> }, opts: { all?: boolean; dryRun?: boolean } = {}): Promise<PruneResult> {
+export async function pruneImages(
+  wanted: { envTags: Set<string>; baseTags: Set<string> },
+  opts: { all?: boolean; dryRun?: boolean } = {},
+): Promise<PruneResult> {
   const images = await listLmrImages();
   const keepEnv = images.filter((i) => i.kind === "env" && !opts.all && wanted.envTags.has(i.tag));
   const neededBases = new Set([...wanted.baseTags]);

@@ -38,7 +38,12 @@ const PROBE = [
   "                  'prefixes': sorted({sys.prefix, sys.base_prefix, sys.exec_prefix}), 'pytest': v}))",
 ].join("\n");
 
-function run(file: string, args: string[], timeoutMs: number, env?: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string; error?: NodeJS.ErrnoException }> {
+function run(
+  file: string,
+  args: string[],
+  timeoutMs: number,
+  env?: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string; error?: NodeJS.ErrnoException }> {
   return new Promise((resolvePromise) => {
     execFile(file, args, { timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024, env: env ?? process.env }, (error, stdout, stderr) => {
       const e = error as (NodeJS.ErrnoException & { code?: unknown }) | null;
@@ -101,7 +106,12 @@ export function envKey(base: { path: string; version: string }, requirements: st
 
 /** The package pip could not install, read from its error text, or undefined. */
 export function pipFailedPackage(stderr: string): string | undefined {
-  const pats = [/No matching distribution found for ([^\s]+)/, /satisfies the requirement ([^\s]+)/, /Failed to build ([^\s]+)/, /ERROR: Could not install packages due to an OSError.*?([\w.-]+)/];
+  const pats = [
+    /No matching distribution found for ([^\s]+)/,
+    /satisfies the requirement ([^\s]+)/,
+    /Failed to build ([^\s]+)/,
+    /ERROR: Could not install packages due to an OSError.*?([\w.-]+)/,
+  ];
   for (const re of pats) {
     const m = re.exec(stderr);
     if (m?.[1]) return m[1];
@@ -137,7 +147,11 @@ async function buildEnv(base: Probe, requirements: string[], cacheRoot: string, 
   try {
     const venv = await run(base.path, ["-m", "venv", "--system-site-packages", "--without-pip", tmp], 300_000);
     if (venv.code !== 0) {
-      throw new LmrError({ code: "env/venv-failed", message: `python -m venv failed for ${base.path}: ${venv.stderr.trim().slice(-500)}`, hint: "install the venv module (Debian: apt-get install python3-venv)" });
+      throw new LmrError({
+        code: "env/venv-failed",
+        message: `python -m venv failed for ${base.path}: ${venv.stderr.trim().slice(-500)}`,
+        hint: "install the venv module (Debian: apt-get install python3-venv)",
+      });
     }
     const py = join(tmp, "bin", "python");
     const env = { ...process.env, PYTHONNOUSERSITE: "1", PIP_DISABLE_PIP_VERSION_CHECK: "1" };
@@ -145,7 +159,11 @@ async function buildEnv(base: Probe, requirements: string[], cacheRoot: string, 
     if ((await run(py, ["-m", "pip", "--version"], 60_000, env)).code !== 0) {
       const ens = await run(py, ["-m", "ensurepip", "--default-pip"], 300_000, env);
       if (ens.code !== 0) {
-        throw new LmrError({ code: "env/pip-missing", message: `pip is not available for ${base.path}: ${ens.stderr.trim().slice(-300)}`, hint: "install pip for the base interpreter (Debian: apt-get install python3-pip)" });
+        throw new LmrError({
+          code: "env/pip-missing",
+          message: `pip is not available for ${base.path}: ${ens.stderr.trim().slice(-300)}`,
+          hint: "install pip for the base interpreter (Debian: apt-get install python3-pip)",
+        });
       }
     }
     const wanted = base.pytest ? requirements : [...requirements, "pytest"];

@@ -63,11 +63,16 @@ export async function importRootfs(suite: string, opts: RootfsOptions = {}): Pro
   const t0 = performance.now();
   const onLine = opts.onLine ?? (() => {});
   if (!["bookworm", "trixie"].includes(suite)) {
-    throw new LmrError({ code: "env/rootfs-suite", message: `no rootfs for '${suite}': only Debian bases are made from a rootfs`, hint: "use debian:bookworm or debian:trixie; python:X.Y-slim needs the official image (--base-image)" });
+    throw new LmrError({
+      code: "env/rootfs-suite",
+      message: `no rootfs for '${suite}': only Debian bases are made from a rootfs`,
+      hint: "use debian:bookworm or debian:trixie; python:X.Y-slim needs the official image (--base-image)",
+    });
   }
   const debootstrap = ["/usr/sbin/debootstrap", "/usr/bin/debootstrap"].find((p) => existsSync(p));
   if (!debootstrap) throw new LmrError({ code: "env/no-debootstrap", message: "debootstrap is not installed", hint: "apt-get install debootstrap" });
-  if (process.getuid?.() !== 0) throw new LmrError({ code: "env/rootfs-needs-root", message: "debootstrap needs root", hint: "run `lmr env base --from-rootfs` as root (or with sudo)" });
+  if (process.getuid?.() !== 0)
+    throw new LmrError({ code: "env/rootfs-needs-root", message: "debootstrap needs root", hint: "run `lmr env base --from-rootfs` as root (or with sudo)" });
   const d = await probeDocker();
   if (!d.ok) throw new LmrError({ code: "env/no-docker", message: d.reason, hint: "start dockerd; `docker info` must answer" });
   const mirror = opts.mirror ?? (await findAptMirror());
@@ -76,12 +81,20 @@ export async function importRootfs(suite: string, opts: RootfsOptions = {}): Pro
     onLine(`debootstrap --variant=minbase ${suite} from ${mirror}`);
     const boot = await runLogged(debootstrap, ["--variant=minbase", `--include=${DEBIAN_BASE_PACKAGES.join(",")}`, suite, dir, mirror], onLine);
     if (boot.code !== 0) {
-      throw new LmrError({ code: "env/debootstrap-failed", message: `debootstrap of ${suite} from ${mirror} failed: ${boot.tail.slice(-3).join(" | ")}`, hint: "check the mirror (--mirror URI) and the network; the log is in <dir>/debootstrap/debootstrap.log" });
+      throw new LmrError({
+        code: "env/debootstrap-failed",
+        message: `debootstrap of ${suite} from ${mirror} failed: ${boot.tail.slice(-3).join(" | ")}`,
+        hint: "check the mirror (--mirror URI) and the network; the log is in <dir>/debootstrap/debootstrap.log",
+      });
     }
     const tag = `${ROOTFS_REPO}:${suite}`;
     onLine(`docker import → ${tag}`);
     const tar = spawn("tar", ["-C", dir, "--numeric-owner", "-c", "."], { stdio: ["ignore", "pipe", "inherit"] });
-    const imp = await streamDocker(["import", "--change", `LABEL ${LABEL.kind}=rootfs ${LABEL.base}=debian:${suite}`, "--message", `debootstrap minbase ${suite} from ${mirror}`, "-", tag], onLine, { stdinFrom: tar.stdout });
+    const imp = await streamDocker(
+      ["import", "--change", `LABEL ${LABEL.kind}=rootfs ${LABEL.base}=debian:${suite}`, "--message", `debootstrap minbase ${suite} from ${mirror}`, "-", tag],
+      onLine,
+      { stdinFrom: tar.stdout },
+    );
     if (imp.exitCode !== 0) throw dockerError(`import the ${suite} rootfs`, { exitCode: imp.exitCode, stdout: "", stderr: imp.tail.join("\n") });
     const info = await inspectImage(tag);
     if (!info) throw dockerError(`find ${tag} after importing it`, { exitCode: 1, stdout: "", stderr: "" });

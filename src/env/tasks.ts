@@ -26,7 +26,14 @@ export async function groupByEnvironment(tasks: ResolvedTask[]): Promise<EnvGrou
     try {
       spec = normaliseEnvironment(task.manifest.environment, task.manifest.tests.runner);
     } catch (err) {
-      if (err instanceof LmrError) throw new LmrError({ code: err.code, file: task.manifestPath, ...(err.pointer ? { pointer: err.pointer } : {}), message: err.message, ...(err.hint ? { hint: err.hint } : {}) });
+      if (err instanceof LmrError)
+        throw new LmrError({
+          code: err.code,
+          file: task.manifestPath,
+          ...(err.pointer ? { pointer: err.pointer } : {}),
+          message: err.message,
+          ...(err.hint ? { hint: err.hint } : {}),
+        });
       throw err;
     }
     const plan = await planEnv(spec);

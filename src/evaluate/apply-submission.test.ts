@@ -32,17 +32,30 @@ describe("applySubmission", () => {
   it("ignores non-target files and lists them", async () => {
     const r = await apply({ kind: "patch", patch: patchOf(STUB, DONE) + patchOf("u = 1\n", "u = 2\n", "util.py") });
     expect(r).toEqual({ ok: true, overlay: { "pkg/mod.py": DONE }, ignored: ["util.py"] });
-    expect(await apply({ kind: "files", files: { "./pkg/mod.py": DONE, "notes.txt": "x" } })).toEqual({ ok: true, overlay: { "pkg/mod.py": DONE }, ignored: ["notes.txt"] });
+    expect(await apply({ kind: "files", files: { "./pkg/mod.py": DONE, "notes.txt": "x" } })).toEqual({
+      ok: true,
+      overlay: { "pkg/mod.py": DONE },
+      ignored: ["notes.txt"],
+    });
   });
 
   it("is invalid with the producer's reason when the row says it gives no code", async () => {
-    expect(await apply({ kind: "invalid", reason: "the reply holds no code block" })).toEqual({ ok: false, reason: "the submission gives no code: the reply holds no code block" });
+    expect(await apply({ kind: "invalid", reason: "the reply holds no code block" })).toEqual({
+      ok: false,
+      reason: "the submission gives no code: the reply holds no code block",
+    });
   });
 
   it("is invalid when the patch does not apply, is empty, or changes no target", async () => {
-    expect(await apply({ kind: "patch", patch: patchOf("something else\n", DONE) })).toMatchObject({ ok: false, reason: "the patch does not apply to pkg/mod.py" });
+    expect(await apply({ kind: "patch", patch: patchOf("something else\n", DONE) })).toMatchObject({
+      ok: false,
+      reason: "the patch does not apply to pkg/mod.py",
+    });
     expect(await apply({ kind: "patch", patch: "" })).toMatchObject({ ok: false, reason: "the patch is empty" });
-    expect(await apply({ kind: "files", files: { "util.py": "u = 3\n" } })).toMatchObject({ ok: false, reason: expect.stringMatching(/changes none of the target files/) });
+    expect(await apply({ kind: "files", files: { "util.py": "u = 3\n" } })).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/changes none of the target files/),
+    });
   });
 
   it("refuses grader files, pytest configuration and escaping paths", async () => {

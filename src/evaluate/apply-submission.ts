@@ -5,15 +5,14 @@ import { checkRelativePath } from "../core/paths.js";
 import { firstSymlink, type Submission } from "./submissions.js";
 
 /** The target files' new content, or why the submission cannot be graded. */
-export type AppliedSubmission =
-  | { ok: true; overlay: Record<string, string>; ignored: string[] }
-  | { ok: false; reason: string };
+export type AppliedSubmission = { ok: true; overlay: Record<string, string>; ignored: string[] } | { ok: false; reason: string };
 
 /** Files a submission may never touch: they would change how the grader runs. */
 export function isForbiddenPath(path: string, mount: string): boolean {
   const name = basename(path);
   return (
-    path === mount || path.startsWith(`${mount}/`) ||
+    path === mount ||
+    path.startsWith(`${mount}/`) ||
     ["conftest.py", "pytest.ini", ".pytest.ini", "sitecustomize.py", "usercustomize.py", "tox.ini", "setup.cfg", "pyproject.toml"].includes(name) ||
     name.endsWith(".pth")
   );
@@ -58,7 +57,8 @@ export async function applySubmission(sub: Submission, workspace: string, target
     for (const file of targetFiles) {
       // Never follow a link, at any component: it could point at the reference or anything else the evaluator can read.
       const link = await firstSymlink(c.dir, file);
-      if (link !== undefined) return { ok: false, reason: `${file} in the submitted workspace is reached through the symbolic link '${link}'; submit the files themselves` };
+      if (link !== undefined)
+        return { ok: false, reason: `${file} in the submitted workspace is reached through the symbolic link '${link}'; submit the files themselves` };
       const st = await lstat(join(c.dir, file)).catch(() => undefined);
       if (!st) return { ok: false, reason: `the submitted workspace has no ${file}` };
       if (st.isSymbolicLink()) return { ok: false, reason: `${file} in the submitted workspace is a symbolic link; submit the file itself` };

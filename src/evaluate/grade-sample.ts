@@ -104,7 +104,8 @@ export async function writeSampleFiles(dir: string, graded: GradedSample): Promi
 
 async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdict; reason?: string; outcome?: RunOutcome; log: string; diff?: string }> {
   if (!job.sub) return { verdict: "invalid", reason: `no submission from model '${job.key.model}' for this task`, log: "" };
-  if (job.sub.content.kind === "stopped") return { verdict: job.sub.content.verdict, reason: job.sub.content.reason, log: `lmr: ${job.sub.content.verdict}: ${job.sub.content.reason}\n` };
+  if (job.sub.content.kind === "stopped")
+    return { verdict: job.sub.content.verdict, reason: job.sub.content.reason, log: `lmr: ${job.sub.content.verdict}: ${job.sub.content.reason}\n` };
   const m = job.task.manifest;
   const mount = m.tests.mount ?? "lmr_tests";
   const workspace = join(job.bundle.dir, BUNDLE_FILES.workspace);

@@ -55,7 +55,11 @@ describe("lockRunDir", () => {
     await gone;
     expect(lock.recovered.previousPid).toBe(4194311);
     expect(lock.recovered.killed).toEqual([orphan.pid]);
-    expect(lock.recovered.swept.map((p) => p.slice(dir.length + 1)).sort()).toEqual([".scratch/lmr-run-x", "bundles/.t.tmp-abc", "results/m/t/0/.result.json.tmp-1-x"]);
+    expect(lock.recovered.swept.map((p) => p.slice(dir.length + 1)).sort()).toEqual([
+      ".scratch/lmr-run-x",
+      "bundles/.t.tmp-abc",
+      "results/m/t/0/.result.json.tmp-1-x",
+    ]);
     expect(await readdir(join(dir, "results", "m", "t", "0"))).toEqual([]);
     await lock.release();
   });

@@ -36,7 +36,9 @@ async function isAlive(lock: LockInfo): Promise<boolean> {
 async function readLock(file: string): Promise<LockInfo | undefined> {
   try {
     const v = JSON.parse(await readFile(file, "utf8")) as Partial<LockInfo>;
-    return typeof v.pid === "number" ? { pid: v.pid, start: String(v.start ?? ""), started_at: String(v.started_at ?? ""), ...(typeof v.command === "string" ? { command: v.command } : {}) } : undefined;
+    return typeof v.pid === "number"
+      ? { pid: v.pid, start: String(v.start ?? ""), started_at: String(v.started_at ?? ""), ...(typeof v.command === "string" ? { command: v.command } : {}) }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -105,7 +107,12 @@ export async function lockRunDir(runDir: string, command = "lmr eval"): Promise<
   const root = resolve(runDir);
   const file = join(root, LOCK_FILE);
   const scratch = join(root, SCRATCH_DIR);
-  const me: LockInfo = { pid: process.pid, start: processStart(process.pid) ?? "", started_at: new Date().toISOString(), ...(command !== "lmr eval" ? { command } : {}) };
+  const me: LockInfo = {
+    pid: process.pid,
+    start: processStart(process.pid) ?? "",
+    started_at: new Date().toISOString(),
+    ...(command !== "lmr eval" ? { command } : {}),
+  };
   const recovered: RunDirLock["recovered"] = { killed: [], swept: [] };
   for (let attempt = 0; ; attempt++) {
     try {
@@ -148,6 +155,11 @@ export async function lockRunDir(runDir: string, command = "lmr eval"): Promise<
 }
 
 function lockError(file: string, err: unknown): LmrError {
-  return new LmrError({ code: "eval/run-dir-lock", file, message: `cannot take the run folder's lock: ${(err as Error).message}`, hint: "check that the run folder is writable", cause: err });
+  return new LmrError({
+    code: "eval/run-dir-lock",
+    file,
+    message: `cannot take the run folder's lock: ${(err as Error).message}`,
+    hint: "check that the run folder is writable",
+    cause: err,
+  });
 }
-

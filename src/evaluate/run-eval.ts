@@ -31,7 +31,6 @@ import { hashSubmission, linkedTargetProblems, loadSubmissions } from "./submiss
 import { DEFAULT_LEVEL, requireLevel, type InstructionLevel } from "../manifest/level.js";
 import { resolveRunTarget, targetIdentity, type RunTarget } from "../runner/run-target.js";
 
-
 export interface EvalOptions extends SourceOptions {
   submissions: string;
   /** The tasks this run grades. */
@@ -119,7 +118,17 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
     const planned = await planJobs(opts, selected, bundles, targetFor);
     const shard = opts.shard ? { ...opts.shard, plan: hashPlan(planned) } : undefined;
     const jobs = shard ? planned.filter((j) => pickShard(j.key, shard.count) === shard.index) : planned;
-    const config = await writeRunConfig(outDir, { submissions: opts.submissions, tasks: opts.tasks, set: opts.set ?? "all", level, models: selected.models, jobs: opts.jobs, sandbox: opts.sandbox ?? "auto", toolkitVersion: TOOLKIT_VERSION, ...(shard ? { shard } : {}) });
+    const config = await writeRunConfig(outDir, {
+      submissions: opts.submissions,
+      tasks: opts.tasks,
+      set: opts.set ?? "all",
+      level,
+      models: selected.models,
+      jobs: opts.jobs,
+      sandbox: opts.sandbox ?? "auto",
+      toolkitVersion: TOOLKIT_VERSION,
+      ...(shard ? { shard } : {}),
+    });
     problems.push(...(await removeStaleResults(outDir, jobs)));
     const ctx: GradeContext = {
       targetFor,
@@ -134,7 +143,8 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
     const todo: GradeJob[] = [];
     for (const job of jobs) {
       const previous = await readPrevious(outDir, job);
-      if (previous && previous.grading_key === job.gradingKey && previous.verdict !== "infra" && (await keptDiff(outDir, job, previous))) results.set(job, previous);
+      if (previous && previous.grading_key === job.gradingKey && previous.verdict !== "infra" && (await keptDiff(outDir, job, previous)))
+        results.set(job, previous);
       else todo.push(job);
     }
     const reused = results.size;
@@ -144,7 +154,8 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
       // the level is the run's: a queue worker grades the same way at either level
       const graded = { ...sample, result: { ...sample.result, level } };
       const r = graded.result;
-      if (!pending.has(job) || r.grading_key !== job.gradingKey || r.task_id !== job.key.task_id || r.model !== job.key.model || r.sample !== job.key.sample) return false;
+      if (!pending.has(job) || r.grading_key !== job.gradingKey || r.task_id !== job.key.task_id || r.model !== job.key.model || r.sample !== job.key.sample)
+        return false;
       pending.delete(job); // before the await: a second result arriving meanwhile is refused
       await writeSampleFiles(locateSampleDir(outDir, job.key), graded);
       results.set(job, r);
@@ -154,9 +165,22 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
     const dispatcher = opts.dispatcher ?? createLocalDispatcher(opts.jobs);
     if (todo.length > 0) await dispatcher.dispatch({ runId: config.run_id, outDir, jobs: todo, ctx, record });
     if (pending.size > 0) {
-      throw new LmrError({ code: "eval/samples-not-graded", file: outDir, message: `${pending.size} sample(s) got no result from the dispatcher`, hint: "run the same command again: graded samples are kept" });
+      throw new LmrError({
+        code: "eval/samples-not-graded",
+        file: outDir,
+        message: `${pending.size} sample(s) got no result from the dispatcher`,
+        hint: "run the same command again: graded samples are kept",
+      });
     }
-    return { results: jobs.map((j) => results.get(j)!), models: selected.models, graded: todo.length, reused, problems, recovered: lock.recovered, ...(shard ? { shard } : {}) };
+    return {
+      results: jobs.map((j) => results.get(j)!),
+      models: selected.models,
+      graded: todo.length,
+      reused,
+      problems,
+      recovered: lock.recovered,
+      ...(shard ? { shard } : {}),
+    };
   } finally {
     // every sample's processes are gone; its scratch copy and cgroups go before the folder is let go
     await settleDeferred();
@@ -187,7 +211,12 @@ async function readInput(opts: EvalOptions): Promise<SelectedSubmissions> {
 }
 
 /** One job per (task, model, sample); a model with no row for a task gets one `invalid` sample "0" there. */
-async function planJobs(opts: EvalOptions, selected: SelectedSubmissions, bundles: Map<string, BundleInfo>, targetFor: (task: ResolvedTask) => Promise<RunTarget>): Promise<GradeJob[]> {
+async function planJobs(
+  opts: EvalOptions,
+  selected: SelectedSubmissions,
+  bundles: Map<string, BundleInfo>,
+  targetFor: (task: ResolvedTask) => Promise<RunTarget>,
+): Promise<GradeJob[]> {
   const jobs: GradeJob[] = [];
   for (const task of opts.tasks) {
     const bundle = bundles.get(task.manifest.id)!;
@@ -197,9 +226,11 @@ async function planJobs(opts: EvalOptions, selected: SelectedSubmissions, bundle
     const python = target.python.path;
     const targetFiles = [...new Set(bundle.targets.map((t) => t.file))];
     for (const { model } of selected.models) {
-      const key = (submissionHash: string): string => computeGradingKey({ model, submissionHash, bundleHashes: bundle.hashes, sandbox, python, toolkitVersion: toolkitIdentity() });
+      const key = (submissionHash: string): string =>
+        computeGradingKey({ model, submissionHash, bundleHashes: bundle.hashes, sandbox, python, toolkitVersion: toolkitIdentity() });
       const subs = selected.byTask.get(task.manifest.id)?.get(model) ?? [];
-      if (subs.length === 0) jobs.push({ task, bundle, key: { task_id: task.manifest.id, model, sample: "0" }, sub: undefined, submissionHash: "none", gradingKey: key("none") });
+      if (subs.length === 0)
+        jobs.push({ task, bundle, key: { task_id: task.manifest.id, model, sample: "0" }, sub: undefined, submissionHash: "none", gradingKey: key("none") });
       for (const sub of subs) {
         const submissionHash = await hashSubmission(sub, targetFiles);
         jobs.push({ task, bundle, key: { task_id: sub.task_id, model, sample: sub.sample }, sub, submissionHash, gradingKey: key(submissionHash) });
@@ -229,7 +260,16 @@ export function createTargetResolver(opts: Pick<EvalOptions, "sandbox" | "python
     const runner = task.manifest.tests.runner === "node-test" ? "node-test" : "pytest";
     const key = JSON.stringify([task.manifest.environment, [...task.manifest.environment.requirements].sort(), runner]);
     if (!targets.has(key)) {
-      targets.set(key, resolveRunTarget({ sandbox: opts.sandbox ?? "auto", environment: task.manifest.environment, runner, ...(opts.python ? { python: opts.python } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }));
+      targets.set(
+        key,
+        resolveRunTarget({
+          sandbox: opts.sandbox ?? "auto",
+          environment: task.manifest.environment,
+          runner,
+          ...(opts.python ? { python: opts.python } : {}),
+          ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
+        }),
+      );
     }
     return targets.get(key)!;
   };
@@ -241,7 +281,10 @@ export function createTargetResolver(opts: Pick<EvalOptions, "sandbox" | "python
  */
 async function keptDiff(outDir: string, job: GradeJob, previous: SampleResult): Promise<boolean> {
   if (previous.verdict === "invalid") return true;
-  return stat(join(locateSampleDir(outDir, job.key), DIFF_FILE)).then(() => true, () => false);
+  return stat(join(locateSampleDir(outDir, job.key), DIFF_FILE)).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function readPrevious(outDir: string, job: GradeJob): Promise<SampleResult | undefined> {
@@ -260,7 +303,12 @@ export async function prepareBundles(opts: Pick<EvalOptions, "tasks" | "level"> 
     const dir = join(root, task.manifest.id);
     try {
       const prev = JSON.parse(await readFile(join(dir, BUNDLE_FILES.manifest), "utf8")) as BundleManifest;
-      if (prev.hashes.task === (await hashTaskInputs(task)) && prev.toolkit_version === TOOLKIT_VERSION && prev.toolkit_hash === toolkitHash() && (prev.level ?? DEFAULT_LEVEL) === level) {
+      if (
+        prev.hashes.task === (await hashTaskInputs(task)) &&
+        prev.toolkit_version === TOOLKIT_VERSION &&
+        prev.toolkit_hash === toolkitHash() &&
+        (prev.level ?? DEFAULT_LEVEL) === level
+      ) {
         out.set(task.manifest.id, { ...prev, dir, files: { workspace: 0, reference: 0, grader: 0 } });
         continue;
       }

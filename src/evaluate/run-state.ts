@@ -4,7 +4,18 @@ import { join } from "node:path";
 import type { InstructionLevel } from "../manifest/level.js";
 import { LmrError, type Problem } from "../core/errors.js";
 import { writeJsonAtomic } from "../core/fs-atomic.js";
-import { RESULTS_DIR, RUN_FILE, RUN_LAYOUT, listSampleFolders, locateSample, readTaskSet, type RunConfig, type RunModel, type RunShard, type TaskSetChoice } from "../run-folder/index.js";
+import {
+  RESULTS_DIR,
+  RUN_FILE,
+  RUN_LAYOUT,
+  listSampleFolders,
+  locateSample,
+  readTaskSet,
+  type RunConfig,
+  type RunModel,
+  type RunShard,
+  type TaskSetChoice,
+} from "../run-folder/index.js";
 import type { GradeJob } from "./grade-sample.js";
 import type { ResolvedTask } from "../manifest/types.js";
 
@@ -39,10 +50,14 @@ export async function checkRunFolderLayout(outDir: string, level?: InstructionLe
     code: "eval/run-layout",
     file: join(outDir, RUN_FILE),
     pointer: "/layout",
-    message: layout < RUN_LAYOUT
-      ? `this run folder holds results in layout ${layout} (results/<task>/<sample>/), from an lmr before results had a folder per model`
-      : `this run folder was written by a newer lmr (layout ${layout}; this one writes ${RUN_LAYOUT})`,
-    hint: layout < RUN_LAYOUT ? "grade into a new --out (lmr report still reads this folder), or delete its results/ to grade it again here" : "use the lmr that wrote it, or a new --out",
+    message:
+      layout < RUN_LAYOUT
+        ? `this run folder holds results in layout ${layout} (results/<task>/<sample>/), from an lmr before results had a folder per model`
+        : `this run folder was written by a newer lmr (layout ${layout}; this one writes ${RUN_LAYOUT})`,
+    hint:
+      layout < RUN_LAYOUT
+        ? "grade into a new --out (lmr report still reads this folder), or delete its results/ to grade it again here"
+        : "use the lmr that wrote it, or a new --out",
   });
 }
 

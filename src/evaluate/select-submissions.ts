@@ -38,13 +38,26 @@ export function selectSubmissions(input: SelectInput): { ok: true; value: Select
   const problems: Problem[] = [];
   const notes: Problem[] = [];
   if (input.submissions.length === 0) {
-    problems.push({ file: input.file, message: "the submissions hold no rows", hint: "give one JSONL row per (task, model, sample), or a folder with one workspace per task id" });
+    problems.push({
+      file: input.file,
+      message: "the submissions hold no rows",
+      hint: "give one JSONL row per (task, model, sample), or a folder with one workspace per task id",
+    });
   }
 
-  const unknown = groupBy(input.submissions.filter((s) => !knownSet.has(s.task_id)), (s) => s.task_id);
+  const unknown = groupBy(
+    input.submissions.filter((s) => !knownSet.has(s.task_id)),
+    (s) => s.task_id,
+  );
   for (const [id, rows] of unknown) {
     const near = findNearIds(id, known);
-    const more = rows.length > 1 ? ` (${rows.length} rows; also line ${rows.slice(1, 4).map((r) => r.origin.split(":").pop()).join(", ")}${rows.length > 4 ? ", …" : ""})` : "";
+    const more =
+      rows.length > 1
+        ? ` (${rows.length} rows; also line ${rows
+            .slice(1, 4)
+            .map((r) => r.origin.split(":").pop())
+            .join(", ")}${rows.length > 4 ? ", …" : ""})`
+        : "";
     problems.push({
       file: rows[0]!.origin,
       pointer: rows[0]!.origin.includes(":") ? "/task_id" : undefined,
@@ -53,10 +66,17 @@ export function selectSubmissions(input: SelectInput): { ok: true; value: Select
     });
   }
 
-  const outside = groupBy(input.submissions.filter((s) => knownSet.has(s.task_id) && !selected.has(s.task_id)), (s) => s.task_id);
+  const outside = groupBy(
+    input.submissions.filter((s) => knownSet.has(s.task_id) && !selected.has(s.task_id)),
+    (s) => s.task_id,
+  );
   if (outside.size > 0) {
     const rows = [...outside.values()].reduce((a, r) => a + r.length, 0);
-    notes.push({ file: input.file, message: `${rows} row(s) for ${outside.size} task(s) outside this run's selection are not graded: ${[...outside.keys()].sort(compareIds).join(", ")}`, hint: "widen --tasks / --set to grade them" });
+    notes.push({
+      file: input.file,
+      message: `${rows} row(s) for ${outside.size} task(s) outside this run's selection are not graded: ${[...outside.keys()].sort(compareIds).join(", ")}`,
+      hint: "widen --tasks / --set to grade them",
+    });
   }
 
   const mine = input.submissions.filter((s) => selected.has(s.task_id));
@@ -81,7 +101,12 @@ export function selectSubmissions(input: SelectInput): { ok: true; value: Select
     const dir = nameModelFolder(model);
     const other = folders.get(dir.toLowerCase());
     if (other !== undefined) {
-      problems.push({ file: input.file, pointer: "/model", message: `models '${other}' and '${model}' would share the results folder '${dir}'`, hint: "rename one of the two models" });
+      problems.push({
+        file: input.file,
+        pointer: "/model",
+        message: `models '${other}' and '${model}' would share the results folder '${dir}'`,
+        hint: "rename one of the two models",
+      });
     }
     folders.set(dir.toLowerCase(), model);
     // a task without a row gets one invalid sample: it counts 1
@@ -91,7 +116,11 @@ export function selectSubmissions(input: SelectInput): { ok: true; value: Select
     models.push({ model, dir, samples: most, ...(uneven ? { task_samples: Object.fromEntries(perTask) } : {}) });
   }
   if (problems.length === 0 && input.submissions.length > 0 && models.length === 0) {
-    problems.push({ file: input.file, message: "none of the rows is for a task of this run", hint: "check --tasks / --set, or the task ids in the submissions" });
+    problems.push({
+      file: input.file,
+      message: "none of the rows is for a task of this run",
+      hint: "check --tasks / --set, or the task ids in the submissions",
+    });
   }
   return problems.length > 0 ? { ok: false, problems } : { ok: true, value: { models, byTask, notes } };
 }
@@ -102,4 +131,3 @@ export function findNearIds(id: string, known: readonly string[]): string[] {
   scored.sort((a, b) => a.d - b.d || compareIds(a.k, b.k));
   return scored.slice(0, 3).map((s) => s.k);
 }
-

@@ -18,12 +18,26 @@ const known = ["dpo-preference-loss", "dpo-grad", "knowprob-entity-overlap", "kn
 describe("OpenHands output.jsonl", () => {
   it("takes test_result.git_patch as the patch and metadata.llm_config.model as the model", async () => {
     const f = join(dir, "output.jsonl");
-    await writeFile(f, [
-      JSON.stringify({ instance_id: "pref-loss", instruction: "…", test_result: { git_patch: "diff --git a/x b/x\n" }, metadata: { llm_config: { model: "claude-x" } }, history: [] }),
-      JSON.stringify({ instance_id: "dpo-grad", test_result: { git_patch: "" }, error: "Agent got stuck in a loop", metadata: { llm_config: { model: "claude-x" } } }),
-      JSON.stringify({ instance_id: "pref-loss", test_result: {}, error: "RuntimeError: sandbox died", metadata: { model_name: "claude-x" } }),
-      JSON.stringify({ instance_id: "1-DPO", test_result: { git_patch: "P" }, metadata: { llm_config: { model: "claude-x" } } }),
-    ].join("\n") + "\n");
+    await writeFile(
+      f,
+      [
+        JSON.stringify({
+          instance_id: "pref-loss",
+          instruction: "…",
+          test_result: { git_patch: "diff --git a/x b/x\n" },
+          metadata: { llm_config: { model: "claude-x" } },
+          history: [],
+        }),
+        JSON.stringify({
+          instance_id: "dpo-grad",
+          test_result: { git_patch: "" },
+          error: "Agent got stuck in a loop",
+          metadata: { llm_config: { model: "claude-x" } },
+        }),
+        JSON.stringify({ instance_id: "pref-loss", test_result: {}, error: "RuntimeError: sandbox died", metadata: { model_name: "claude-x" } }),
+        JSON.stringify({ instance_id: "1-DPO", test_result: { git_patch: "P" }, metadata: { llm_config: { model: "claude-x" } } }),
+      ].join("\n") + "\n",
+    );
     const { submissions, problems } = await loadSubmissions(f, { knownTaskIds: known });
     expect(problems).toEqual([]);
     expect(submissions.map((s) => [s.task_id, s.model, s.sample, s.content])).toEqual([
@@ -41,7 +55,13 @@ describe("OpenHands output.jsonl", () => {
     await writeFile(f, JSON.stringify({ instance_id: "pref-loss", test_result: { report: {} } }) + "\n");
     const { submissions, problems } = await loadSubmissions(f, { knownTaskIds: known });
     expect(submissions).toEqual([]);
-    expect(problems).toEqual([expect.objectContaining({ file: `${f}:1`, pointer: "/test_result/git_patch", message: expect.stringContaining("without a string test_result.git_patch") })]);
+    expect(problems).toEqual([
+      expect.objectContaining({
+        file: `${f}:1`,
+        pointer: "/test_result/git_patch",
+        message: expect.stringContaining("without a string test_result.git_patch"),
+      }),
+    ]);
   });
 });
 
@@ -83,8 +103,16 @@ describe("LMR-Bench's layout (a folder per paper holding the filled repository)"
     const { submissions, problems } = await loadSubmissions(root, { knownTaskIds: known });
     expect(submissions).toEqual([]);
     expect(problems).toEqual([
-      expect.objectContaining({ file: join(root, "3-Nothing"), message: expect.stringContaining("'3-Nothing' stands for no task here (tasks made of it by lmr import have ids 'nothing' or 'nothing-…')"), hint: expect.stringContaining('"lmr": {"task_id"') }),
-      expect.objectContaining({ file: join(root, "5-Pref", "info.json"), pointer: "/repo_folder_name", message: expect.stringContaining("'gone' is not a folder") }),
+      expect.objectContaining({
+        file: join(root, "3-Nothing"),
+        message: expect.stringContaining("'3-Nothing' stands for no task here (tasks made of it by lmr import have ids 'nothing' or 'nothing-…')"),
+        hint: expect.stringContaining('"lmr": {"task_id"'),
+      }),
+      expect.objectContaining({
+        file: join(root, "5-Pref", "info.json"),
+        pointer: "/repo_folder_name",
+        message: expect.stringContaining("'gone' is not a folder"),
+      }),
       expect.objectContaining({ file: join(root, "6-Pref", "info.json"), message: expect.stringContaining("info.json that cannot be read") }),
     ]);
   });
@@ -93,11 +121,14 @@ describe("LMR-Bench's layout (a folder per paper holding the filled repository)"
 describe("rows that say why there is no code", () => {
   it("reads timeout and infra rows as stopped samples with their reason; each hashes apart", async () => {
     const f = join(dir, "stopped.jsonl");
-    await writeFile(f, [
-      JSON.stringify({ task_id: "pref-loss", model: "a", timeout: "the agent ran past 3 s" }),
-      JSON.stringify({ task_id: "pref-loss", model: "a", infra: "no sandbox" }),
-      JSON.stringify({ task_id: "pref-loss", model: "a", invalid: "the agent ran past 3 s" }),
-    ].join("\n") + "\n");
+    await writeFile(
+      f,
+      [
+        JSON.stringify({ task_id: "pref-loss", model: "a", timeout: "the agent ran past 3 s" }),
+        JSON.stringify({ task_id: "pref-loss", model: "a", infra: "no sandbox" }),
+        JSON.stringify({ task_id: "pref-loss", model: "a", invalid: "the agent ran past 3 s" }),
+      ].join("\n") + "\n",
+    );
     const { submissions, problems } = await loadSubmissions(f, { knownTaskIds: known });
     expect(problems).toEqual([]);
     expect(submissions.map((s) => s.content)).toEqual([

@@ -25,7 +25,10 @@ export async function resolveSubmissionLevel(submissions: string, flag: Instruct
 
 async function readGeneratedLevel(submissions: string): Promise<{ level: InstructionLevel; file: string } | undefined> {
   const abs = resolve(submissions);
-  const isFile = await stat(abs).then((s) => s.isFile(), () => false);
+  const isFile = await stat(abs).then(
+    (s) => s.isFile(),
+    () => false,
+  );
   if (!isFile) return undefined;
   const file = join(dirname(abs), "generate.json");
   let value: unknown;

@@ -37,7 +37,7 @@ describe("loadSubmissions (JSONL)", () => {
     ]);
   });
 
-  it("reads a row that says it gives no code (\"invalid\": reason) as such, whatever else it holds", async () => {
+  it('reads a row that says it gives no code ("invalid": reason) as such, whatever else it holds', async () => {
     const f = await jsonl("inv.jsonl", [JSON.stringify({ task_id: "t1", model: "m", sample: 0, patch: "", invalid: "the reply holds no code" })]);
     const { submissions, problems } = await loadSubmissions(f);
     expect(problems).toEqual([]);
@@ -58,7 +58,15 @@ describe("loadSubmissions (JSONL)", () => {
     ]);
     const { submissions, problems } = await loadSubmissions(f);
     expect(submissions.map((s) => `${s.model}/${s.sample}`)).toEqual(["m/a", "n/a"]);
-    expect(problems.map((p) => `${p.file!.split(":").pop()} ${p.pointer ?? ""}`)).toEqual(["1 ", "2 ", "3 /task_id", "4 /patch", "5 /sample", "7 /sample", "9 /model"]);
+    expect(problems.map((p) => `${p.file!.split(":").pop()} ${p.pointer ?? ""}`)).toEqual([
+      "1 ",
+      "2 ",
+      "3 /task_id",
+      "4 /patch",
+      "5 /sample",
+      "7 /sample",
+      "9 /model",
+    ]);
     expect(problems[5]!.message).toBe("task 't', model 'm', sample 'a' is given twice: on line 6 and on line 7");
   });
 
@@ -101,7 +109,13 @@ describe("hashSubmission", () => {
     await writeFile(join(dir, "elsewhere.py"), "x = 1\n");
     await symlink(join(dir, "elsewhere.py"), join(a, "t.py"));
     expect(await hashSubmission(sub, ["t.py"])).not.toBe(h1);
-    const files = (content: string) => ({ task_id: "t", sample: "0", model: "m", content: { kind: "files" as const, files: { "t.py": content } }, origin: "f:1" });
+    const files = (content: string) => ({
+      task_id: "t",
+      sample: "0",
+      model: "m",
+      content: { kind: "files" as const, files: { "t.py": content } },
+      origin: "f:1",
+    });
     expect(await hashSubmission(files("a"), ["t.py"])).not.toBe(await hashSubmission(files("b"), ["t.py"]));
   });
 });

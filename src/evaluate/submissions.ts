@@ -47,7 +47,12 @@ const UNKNOWN_MODEL = "unknown";
 export async function loadSubmissions(path: string, opts: { knownTaskIds?: readonly string[] } = {}): Promise<LoadedSubmissions> {
   const info = await stat(path).catch(() => undefined);
   if (!info) {
-    throw new LmrError({ code: "eval/submissions-missing", file: path, message: "submissions path does not exist", hint: "pass a folder of workspaces (one per task id) or a .jsonl file" });
+    throw new LmrError({
+      code: "eval/submissions-missing",
+      file: path,
+      message: "submissions path does not exist",
+      hint: "pass a folder of workspaces (one per task id) or a .jsonl file",
+    });
   }
   const known = new Set(opts.knownTaskIds ?? []);
   return info.isDirectory() ? loadFolder(path, known) : loadJsonl(path, known);
@@ -114,18 +119,29 @@ async function loadJsonl(path: string, known: ReadonlySet<string>): Promise<Load
     let content: SubmissionContent;
     if (openHands && row.patch === undefined && row.model_patch === undefined && typeof openHands.patch !== "string") {
       if (!openHands.error) {
-        problems.push({ ...where, pointer: "/test_result/git_patch", message: "an OpenHands row (it has test_result) without a string test_result.git_patch", hint: 'OpenHands writes {"instance_id": …, "test_result": {"git_patch": "<diff>"}}; give the patch there, or "patch" at the top level' });
+        problems.push({
+          ...where,
+          pointer: "/test_result/git_patch",
+          message: "an OpenHands row (it has test_result) without a string test_result.git_patch",
+          hint: 'OpenHands writes {"instance_id": …, "test_result": {"git_patch": "<diff>"}}; give the patch there, or "patch" at the top level',
+        });
         continue;
       }
       content = { kind: "invalid", reason: `OpenHands reported an error and no patch: ${openHands.error}` };
-    } else if (openHands?.error && typeof patch === "string" && patch.trim() === "") content = { kind: "invalid", reason: `OpenHands reported an error and an empty git_patch: ${openHands.error}` };
+    } else if (openHands?.error && typeof patch === "string" && patch.trim() === "")
+      content = { kind: "invalid", reason: `OpenHands reported an error and an empty git_patch: ${openHands.error}` };
     else if (typeof row.invalid === "string" && row.invalid.trim() !== "") content = { kind: "invalid", reason: row.invalid };
     else if (typeof row.timeout === "string" && row.timeout.trim() !== "") content = { kind: "stopped", verdict: "timeout", reason: row.timeout };
     else if (typeof row.infra === "string" && row.infra.trim() !== "") content = { kind: "stopped", verdict: "infra", reason: row.infra };
     else if (typeof patch === "string") content = { kind: "patch", patch };
     else if (isStringRecord(row.files)) content = { kind: "files", files: row.files };
     else {
-      problems.push({ ...where, pointer: "/patch", message: "row has neither a string 'patch' nor a 'files' object of strings", hint: 'give "patch": "<unified diff>" or "files": {"path": "content"}' });
+      problems.push({
+        ...where,
+        pointer: "/patch",
+        message: "row has neither a string 'patch' nor a 'files' object of strings",
+        hint: 'give "patch": "<unified diff>" or "files": {"path": "content"}',
+      });
       continue;
     }
     // An LMR-Bench folder name as the id (an OpenHands run over LMR-Bench): the row is the patch for each task of that folder.
@@ -136,14 +152,24 @@ async function loadJsonl(path: string, known: ReadonlySet<string>): Promise<Load
       counts.set(perModel, n + 1);
       const sample = typeof row.sample === "string" || typeof row.sample === "number" ? String(row.sample) : String(n);
       if (!SAMPLE_ID.test(sample)) {
-        problems.push({ ...where, pointer: "/sample", message: `sample id ${JSON.stringify(sample)} is not a plain name (letters, digits, '.', '_', '-'; at most 64)`, hint: 'use e.g. "sample": 0 or "sample": "run-a"' });
+        problems.push({
+          ...where,
+          pointer: "/sample",
+          message: `sample id ${JSON.stringify(sample)} is not a plain name (letters, digits, '.', '_', '-'; at most 64)`,
+          hint: 'use e.g. "sample": 0 or "sample": "run-a"',
+        });
         break;
       }
       const key: SampleKey = { task_id: tid, model, sample };
       const id = JSON.stringify([tid, model, sample]);
       const first = seen.get(id);
       if (first !== undefined) {
-        problems.push({ ...where, pointer: row.sample === undefined ? "" : "/sample", message: `${describeSampleKey(key)} is given twice: on line ${first} and on line ${i + 1}`, hint: 'give each sample of a task and model its own "sample" id, or drop one of the two rows' });
+        problems.push({
+          ...where,
+          pointer: row.sample === undefined ? "" : "/sample",
+          message: `${describeSampleKey(key)} is given twice: on line ${first} and on line ${i + 1}`,
+          hint: 'give each sample of a task and model its own "sample" id, or drop one of the two rows',
+        });
         continue;
       }
       seen.set(id, i + 1);
@@ -163,7 +189,12 @@ function isStringRecord(v: unknown): v is Record<string, string> {
  * (`lmr.task_id`, as lmr export writes) or else every task lmr import would
  * have made of it (mapLmrBenchFolder).
  */
-async function readLmrBenchFolder(dir: string, name: string, model: string, known: ReadonlySet<string>): Promise<{ submissions: Submission[]; problems: Problem[] }> {
+async function readLmrBenchFolder(
+  dir: string,
+  name: string,
+  model: string,
+  known: ReadonlySet<string>,
+): Promise<{ submissions: Submission[]; problems: Problem[] }> {
   const infoFile = join(dir, "info.json");
   let info: Record<string, unknown>;
   try {
@@ -171,28 +202,79 @@ async function readLmrBenchFolder(dir: string, name: string, model: string, know
     if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error("not an object");
     info = v as Record<string, unknown>;
   } catch (err) {
-    return { submissions: [], problems: [{ file: infoFile, message: `an LMR-Bench folder's info.json that cannot be read (${(err as Error).message})`, hint: "fix the JSON, or remove info.json if the folder is a workspace named by its task id" }] };
+    return {
+      submissions: [],
+      problems: [
+        {
+          file: infoFile,
+          message: `an LMR-Bench folder's info.json that cannot be read (${(err as Error).message})`,
+          hint: "fix the JSON, or remove info.json if the folder is a workspace named by its task id",
+        },
+      ],
+    };
   }
   let repo = typeof info.repo_folder_name === "string" && info.repo_folder_name.trim() !== "" ? info.repo_folder_name : undefined;
   if (repo === undefined) {
-    const subdirs = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "golden_files").map((e) => e.name);
-    if (subdirs.length !== 1) return { submissions: [], problems: [{ file: infoFile, pointer: "/repo_folder_name", message: `repo_folder_name is missing and the folder has ${subdirs.length} candidate repository folders${subdirs.length > 0 ? ` (${subdirs.join(", ")})` : ""}`, hint: 'add "repo_folder_name": "<the repository folder>" to info.json' }] };
+    const subdirs = (await readdir(dir, { withFileTypes: true }))
+      .filter((e) => e.isDirectory() && !e.name.startsWith(".") && e.name !== "golden_files")
+      .map((e) => e.name);
+    if (subdirs.length !== 1)
+      return {
+        submissions: [],
+        problems: [
+          {
+            file: infoFile,
+            pointer: "/repo_folder_name",
+            message: `repo_folder_name is missing and the folder has ${subdirs.length} candidate repository folders${subdirs.length > 0 ? ` (${subdirs.join(", ")})` : ""}`,
+            hint: 'add "repo_folder_name": "<the repository folder>" to info.json',
+          },
+        ],
+      };
     repo = subdirs[0]!;
   }
   const repoDir = join(dir, repo);
   const link = checkRelativePath(repo) === undefined ? await firstSymlink(dir, repo) : undefined;
   if (link !== undefined) {
-    return { submissions: [], problems: [{ file: infoFile, pointer: "/repo_folder_name", message: `repo_folder_name '${repo}' goes through a symbolic link (${link}): nothing is graded from a link`, hint: "put the filled repository itself in the folder" }] };
+    return {
+      submissions: [],
+      problems: [
+        {
+          file: infoFile,
+          pointer: "/repo_folder_name",
+          message: `repo_folder_name '${repo}' goes through a symbolic link (${link}): nothing is graded from a link`,
+          hint: "put the filled repository itself in the folder",
+        },
+      ],
+    };
   }
   const st = await lstat(repoDir).catch(() => undefined);
   if (!st?.isDirectory() || checkRelativePath(repo) !== undefined) {
-    return { submissions: [], problems: [{ file: infoFile, pointer: "/repo_folder_name", message: `repo_folder_name '${repo}' is not a folder inside ${dir}`, hint: "put the filled repository there, or fix repo_folder_name" }] };
+    return {
+      submissions: [],
+      problems: [
+        {
+          file: infoFile,
+          pointer: "/repo_folder_name",
+          message: `repo_folder_name '${repo}' is not a folder inside ${dir}`,
+          hint: "put the filled repository there, or fix repo_folder_name",
+        },
+      ],
+    };
   }
   const lmr = typeof info.lmr === "object" && info.lmr !== null ? (info.lmr as Record<string, unknown>) : {};
   const ids = typeof lmr.task_id === "string" && lmr.task_id !== "" ? [lmr.task_id] : known.has(name) ? [name] : mapLmrBenchFolder(name, known);
   if (ids.length === 0) {
     const stem = deriveTaskId(name);
-    return { submissions: [], problems: [{ file: dir, message: `the LMR-Bench folder '${name}' stands for no task here${stem ? ` (tasks made of it by lmr import have ids '${stem}' or '${stem}-…')` : ""}`, hint: 'add "lmr": {"task_id": "<task id>"} to its info.json, rename the folder to the task id, or point --tasks-dir at the tasks it came from' }] };
+    return {
+      submissions: [],
+      problems: [
+        {
+          file: dir,
+          message: `the LMR-Bench folder '${name}' stands for no task here${stem ? ` (tasks made of it by lmr import have ids '${stem}' or '${stem}-…')` : ""}`,
+          hint: 'add "lmr": {"task_id": "<task id>"} to its info.json, rename the folder to the task id, or point --tasks-dir at the tasks it came from',
+        },
+      ],
+    };
   }
   return { submissions: ids.map((task_id) => ({ task_id, sample: "0", model, content: { kind: "tree", dir: repoDir }, origin: repoDir })), problems: [] };
 }
@@ -208,9 +290,16 @@ async function loadFolder(root: string, known: ReadonlySet<string>): Promise<Loa
   }
   const all = await readdir(root, { withFileTypes: true });
   for (const e of all.filter((x) => x.isSymbolicLink() && !x.name.startsWith(".")).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    problems.push({ file: join(root, e.name), message: `'${e.name}' is a symbolic link: nothing is graded from a link`, hint: "put the task's workspace itself in the folder" });
+    problems.push({
+      file: join(root, e.name),
+      message: `'${e.name}' is a symbolic link: nothing is graded from a link`,
+      hint: "put the task's workspace itself in the folder",
+    });
   }
-  const entries = all.filter((e) => e.isDirectory() && !e.name.startsWith(".")).map((e) => e.name).sort();
+  const entries = all
+    .filter((e) => e.isDirectory() && !e.name.startsWith("."))
+    .map((e) => e.name)
+    .sort();
   for (const taskId of entries) {
     const dir = join(root, taskId);
     // Hidden entries (.git, .DS_Store) say nothing about the layout.
@@ -219,19 +308,29 @@ async function loadFolder(root: string, known: ReadonlySet<string>): Promise<Loa
       const lb = await readLmrBenchFolder(dir, taskId, model, known);
       for (const sub of lb.submissions) {
         const other = submissions.find((x) => x.task_id === sub.task_id && x.model === sub.model && x.sample === sub.sample);
-        if (other) problems.push({ file: dir, message: `${describeSampleKey(sub)} is given twice: by ${other.origin} and by ${sub.origin}`, hint: "keep one folder per task" });
+        if (other)
+          problems.push({
+            file: dir,
+            message: `${describeSampleKey(sub)} is given twice: by ${other.origin} and by ${sub.origin}`,
+            hint: "keep one folder per task",
+          });
         else submissions.push(sub);
       }
       problems.push(...lb.problems);
       continue;
     }
     for (const e of children.filter((x) => x.isSymbolicLink() && /^\d+$/.test(x.name))) {
-      problems.push({ file: join(dir, e.name), message: `sample folder '${e.name}' is a symbolic link: nothing is graded from a link`, hint: "put the sample's workspace itself in the folder" });
+      problems.push({
+        file: join(dir, e.name),
+        message: `sample folder '${e.name}' is a symbolic link: nothing is graded from a link`,
+        hint: "put the sample's workspace itself in the folder",
+      });
     }
     const sampleDirs = children.filter((e) => e.isDirectory() && /^\d+$/.test(e.name)).map((e) => e.name);
     const isSamples = sampleDirs.length > 0 && children.every((e) => e.isDirectory() && /^\d+$/.test(e.name));
     if (isSamples) {
-      for (const s of sampleDirs.sort((a, b) => Number(a) - Number(b))) submissions.push({ task_id: taskId, sample: s, model, content: { kind: "tree", dir: join(dir, s) }, origin: join(dir, s) });
+      for (const s of sampleDirs.sort((a, b) => Number(a) - Number(b)))
+        submissions.push({ task_id: taskId, sample: s, model, content: { kind: "tree", dir: join(dir, s) }, origin: join(dir, s) });
     } else {
       submissions.push({ task_id: taskId, sample: "0", model, content: { kind: "tree", dir }, origin: dir });
     }
@@ -245,7 +344,13 @@ export async function hashSubmission(sub: Submission, targetFiles: string[]): Pr
   if (c.kind === "patch") return sha256(`patch\n${c.patch}`);
   if (c.kind === "invalid") return sha256(`invalid\n${c.reason}`);
   if (c.kind === "stopped") return sha256(`${c.verdict}\n${c.reason}`);
-  if (c.kind === "files") return sha256(`files\n${Object.keys(c.files).sort().map((k) => `${k}\n${sha256(c.files[k]!)}`).join("\n")}`);
+  if (c.kind === "files")
+    return sha256(
+      `files\n${Object.keys(c.files)
+        .sort()
+        .map((k) => `${k}\n${sha256(c.files[k]!)}`)
+        .join("\n")}`,
+    );
   const parts: string[] = [];
   for (const f of [...targetFiles].sort()) parts.push(`${f}\n${await hashTreeFile(join(c.dir, f))}`);
   return sha256(`tree\n${parts.join("\n")}`);
@@ -285,7 +390,10 @@ export async function linkedTargetProblems(subs: readonly Submission[], targetsO
   const problems: Problem[] = [];
   for (const sub of subs) {
     if (sub.content.kind !== "tree") continue;
-    const rootLink = await lstat(sub.content.dir).then((st) => st.isSymbolicLink(), () => false);
+    const rootLink = await lstat(sub.content.dir).then(
+      (st) => st.isSymbolicLink(),
+      () => false,
+    );
     if (rootLink) {
       problems.push({ file: sub.content.dir, message: `${describeSampleKey(sub)}: the submitted folder is a symbolic link`, hint: "submit the folder itself" });
       continue;
@@ -293,7 +401,11 @@ export async function linkedTargetProblems(subs: readonly Submission[], targetsO
     for (const file of targetsOf(sub.task_id) ?? []) {
       const link = await firstSymlink(sub.content.dir, file);
       if (link !== undefined) {
-        problems.push({ file: join(sub.content.dir, link), message: `${describeSampleKey(sub)}: ${file} is reached through the symbolic link '${link}'`, hint: "submit the files themselves: nothing is graded from a link" });
+        problems.push({
+          file: join(sub.content.dir, link),
+          message: `${describeSampleKey(sub)}: ${file} is reached through the symbolic link '${link}'`,
+          hint: "submit the files themselves: nothing is graded from a link",
+        });
         break;
       }
     }

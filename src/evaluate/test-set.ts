@@ -22,7 +22,10 @@ export function enforceVerifiedTests(outcome: RunOutcome, verified: VerifiedTest
   const got = new Set(outcome.tests.map((t) => t.id));
   const missing = verified.tests.filter((id) => !got.has(id));
   const added = [...got].filter((id) => !want.has(id)).sort();
-  const skipped = outcome.tests.filter((t) => t.status === "skipped" && !mayskip.has(t.id)).map((t) => t.id).sort();
+  const skipped = outcome.tests
+    .filter((t) => t.status === "skipped" && !mayskip.has(t.id))
+    .map((t) => t.id)
+    .sort();
   if (missing.length + added.length + skipped.length === 0) return outcome;
   const parts = [
     missing.length > 0 ? `missing ${list(missing)}` : "",

@@ -22,7 +22,11 @@ export interface PaperExcerpt {
 
 /** Sections that rarely help an implementation: read last. */
 const LOW_VALUE = /^(#+\s*)?(\d+\.?\s+)?(references|bibliography|acknowledge?ments?|ethics statement|broader impacts?|limitations)\b/i;
-const STOP = new Set("about above after again against because before being below between both could does doing during each from further have having here itself just more most other over same should some such than that their them then there these they this those through under until very what when where which while with would your implement function return returns value values given using paper should must".split(" "));
+const STOP = new Set(
+  "about above after again against because before being below between both could does doing during each from further have having here itself just more most other over same should some such than that their them then there these they this those through under until very what when where which while with would your implement function return returns value values given using paper should must".split(
+    " ",
+  ),
+);
 
 /** Splits paper.md at Markdown headings ("## Page 3") and at lines that read as section titles ("3.2 Decoding"). */
 async function splitPaper(markdown: string): Promise<PaperSection[]> {
@@ -32,10 +36,12 @@ async function splitPaper(markdown: string): Promise<PaperSection[]> {
     else out[out.length - 1]!.lines.push(line);
   }
   const sections = out.filter((s) => s.lines.join("").trim() !== "");
-  return Promise.all(sections.map(async (s) => {
-    const text = s.lines.join("\n").trim() + "\n";
-    return { heading: s.heading, text, tokens: await countTokens(text) };
-  }));
+  return Promise.all(
+    sections.map(async (s) => {
+      const text = s.lines.join("\n").trim() + "\n";
+      return { heading: s.heading, text, tokens: await countTokens(text) };
+    }),
+  );
 }
 
 /**
@@ -71,7 +77,8 @@ export async function excerptPaper(markdown: string, budget: number, focus: stri
   }
   const omitted = sections.filter((_, i) => !keep.has(i)).map((s) => s.heading || "(untitled)");
   const parts = sections.flatMap((_, i) => (keep.has(i) ? [keep.get(i)!] : []));
-  if (omitted.length > 0) parts.push(`[… ${omitted.length} section(s) left out to fit the prompt budget: ${omitted.map((h) => h.replace(/^#+\s*/, "")).join("; ")} …]\n`);
+  if (omitted.length > 0)
+    parts.push(`[… ${omitted.length} section(s) left out to fit the prompt budget: ${omitted.map((h) => h.replace(/^#+\s*/, "")).join("; ")} …]\n`);
   const text = parts.join("\n");
   return { text, tokens: await countTokens(text), sections: sections.length, kept: keep.size, omitted, ...(cut ? { cut } : {}) };
 }

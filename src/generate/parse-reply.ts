@@ -26,7 +26,11 @@ export function extractCodeBlocks(reply: string): CodeBlock[] {
   if (open) blocks.push({ lang: (open[2] ?? "").trim().split(/\s+/)[0]!.toLowerCase(), code: open[3] ?? "", index: blocks.length + 1 });
   // Bare code only when a line opens a definition ("def f(", "class A:", "function f("): prose that
   // starts a line with "from" or "import" is not code.
-  if (blocks.length === 0 && /^[ \t]*(?:(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[ \t]*[(:]|(?:export[ \t]+)?(?:async[ \t]+)?function[ \t]+\w+[ \t]*\()/m.test(text)) blocks.push({ lang: "", code: text, index: 1 });
+  if (
+    blocks.length === 0 &&
+    /^[ \t]*(?:(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[ \t]*[(:]|(?:export[ \t]+)?(?:async[ \t]+)?function[ \t]+\w+[ \t]*\()/m.test(text)
+  )
+    blocks.push({ lang: "", code: text, index: 1 });
   return blocks;
 }
 

@@ -28,7 +28,13 @@ export async function loadTemplates(dir: string = DEFAULT_TEMPLATES_DIR, variabl
     try {
       text = await readFile(file, "utf8");
     } catch (err) {
-      throw new LmrError({ code: "generate/template-missing", file, pointer: "--templates", message: `cannot read the prompt template (${(err as NodeJS.ErrnoException).code ?? String(err)})`, hint: `a templates folder holds system.md and user.md; the default is ${DEFAULT_TEMPLATES_DIR}` });
+      throw new LmrError({
+        code: "generate/template-missing",
+        file,
+        pointer: "--templates",
+        message: `cannot read the prompt template (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+        hint: `a templates folder holds system.md and user.md; the default is ${DEFAULT_TEMPLATES_DIR}`,
+      });
     }
     for (const m of text.matchAll(/\{\{\s*[#/]?\s*([^}\s]+)\s*\}\}/g)) {
       if (!variables.includes(m[1]!)) {
@@ -46,7 +52,9 @@ export async function loadTemplates(dir: string = DEFAULT_TEMPLATES_DIR, variabl
  * `{{x}}`) is never expanded.
  */
 export function renderTemplate(template: string, values: Readonly<Record<string, string>>): string {
-  const sections = template.replace(/\{\{#\s*(\w+)\s*\}\}([\s\S]*?)\{\{\/\s*\1\s*\}\}/g, (_, name: string, body: string) => ((values[name] ?? "") === "" ? "" : body));
+  const sections = template.replace(/\{\{#\s*(\w+)\s*\}\}([\s\S]*?)\{\{\/\s*\1\s*\}\}/g, (_, name: string, body: string) =>
+    (values[name] ?? "") === "" ? "" : body,
+  );
   return sections.replace(/\{\{\s*(\w+)\s*\}\}/g, (_, name: string) => values[name] ?? "");
 }
 
@@ -126,7 +134,9 @@ export async function buildPrompt(input: PromptInput): Promise<BuiltPrompt> {
     instruction,
     targets: input.targets.map(describeTarget).join("\n"),
     fence_lang: LANG_BY_EXT[firstExt] ?? "",
-    masked_files: Object.entries(masked).map(([f, text]) => `## ${f}\n\n${fenced(text, LANG_BY_EXT[extname(f).toLowerCase()] ?? "")}`).join("\n\n"),
+    masked_files: Object.entries(masked)
+      .map(([f, text]) => `## ${f}\n\n${fenced(text, LANG_BY_EXT[extname(f).toLowerCase()] ?? "")}`)
+      .join("\n\n"),
     context_files: context.join("\n\n"),
     paper: "",
   };
@@ -148,7 +158,14 @@ export async function buildPrompt(input: PromptInput): Promise<BuiltPrompt> {
   if (fit) return { messages: fit.messages, tokens: fit.tokens, masked, targets: input.targets, paper: fit.paper, missingContext };
   // No room for any of the paper.
   const sections = (await excerptPaper(paperMd, Number.MAX_SAFE_INTEGER, focus)).sections;
-  return { messages: bare, tokens: bareTokens, masked, targets: input.targets, paper: { tokens: 0, sections, kept: 0, omitted: ["(all: no room left in --max-prompt-tokens)"] }, missingContext };
+  return {
+    messages: bare,
+    tokens: bareTokens,
+    masked,
+    targets: input.targets,
+    paper: { tokens: 0, sections, kept: 0, omitted: ["(all: no room left in --max-prompt-tokens)"] },
+    missingContext,
+  };
 }
 
 /** A prompt with as much of the paper as fits. */
@@ -165,7 +182,13 @@ interface PaperFit {
  * tokens, so the paper's share shrinks by the overshoot until the whole fits, four tries at most;
  * undefined when not even a little of it fits.
  */
-export async function fitPaper(render: (paper: string) => ChatRequest["messages"], paperMd: string, focus: string, bareTokens: number, maxTokens: number): Promise<PaperFit | undefined> {
+export async function fitPaper(
+  render: (paper: string) => ChatRequest["messages"],
+  paperMd: string,
+  focus: string,
+  bareTokens: number,
+  maxTokens: number,
+): Promise<PaperFit | undefined> {
   let budget = maxTokens - bareTokens - 16;
   for (let tries = 0; tries < 4 && budget > 0; tries++) {
     const excerpt = await excerptPaper(paperMd, budget, focus);

@@ -140,8 +140,7 @@ interface DryRunTask {
 }
 
 export type GenerateOutcome =
-  | { dryRun: false; summary: GenerateSummary; submissionsPath?: string; summaryPath: string }
-  | { dryRun: true; tasks: DryRunTask[] };
+  { dryRun: false; summary: GenerateSummary; submissionsPath?: string; summaryPath: string } | { dryRun: true; tasks: DryRunTask[] };
 
 /**
  * The no-agent baseline: one prompt per task, K samples each, replies
@@ -159,11 +158,22 @@ export async function runGenerate(opts: GenerateOptions): Promise<GenerateOutcom
   // A dry run writes nothing: bundles it lacks go to a temp folder; it reads the generation folder's bundles and cache when there is one.
   const given = opts.outDir !== undefined ? resolve(opts.outDir) : undefined;
   const outDir = opts.dryRun ? await mkdtemp(join(tmpdir(), "lmr-generate-dry-")) : given!;
-  const existedBefore = opts.dryRun ? true : await stat(outDir).then(() => true, () => false);
+  const existedBefore = opts.dryRun
+    ? true
+    : await stat(outDir).then(
+        () => true,
+        () => false,
+      );
   const cache = new ResponseCache(opts.cacheDir ? resolve(opts.cacheDir) : join(given ?? outDir, GENERATE_FILES.responses));
   let prompts: { task: ResolvedTask; bundle: BundleInfo; prompt: BuiltPrompt }[];
   try {
-    const bundles = await prepareBundles(opts.tasks, join(outDir, GENERATE_FILES.bundles), opts.mirror, level, opts.dryRun && given ? join(given, GENERATE_FILES.bundles) : undefined);
+    const bundles = await prepareBundles(
+      opts.tasks,
+      join(outDir, GENERATE_FILES.bundles),
+      opts.mirror,
+      level,
+      opts.dryRun && given ? join(given, GENERATE_FILES.bundles) : undefined,
+    );
     prompts = [];
     for (const task of opts.tasks) {
       const bundle = bundles.get(task.manifest.id)!;
@@ -183,7 +193,12 @@ export async function runGenerate(opts: GenerateOptions): Promise<GenerateOutcom
   }
 
   const promptHashes = new Map(prompts.map(({ prompt }) => [prompt, hashPrompt(prompt.messages)]));
-  const keyOf = (prompt: BuiltPrompt, sample: number): ResponseKey => ({ prompt_sha256: promptHashes.get(prompt)!, model: opts.model, parameters: requestParameters(opts.parameters, sample), sample });
+  const keyOf = (prompt: BuiltPrompt, sample: number): ResponseKey => ({
+    prompt_sha256: promptHashes.get(prompt)!,
+    model: opts.model,
+    parameters: requestParameters(opts.parameters, sample),
+    sample,
+  });
 
   if (opts.dryRun) {
     try {
@@ -191,7 +206,14 @@ export async function runGenerate(opts: GenerateOptions): Promise<GenerateOutcom
       for (const { task, prompt } of prompts) {
         let cached = 0;
         for (let s = 0; s < opts.samples; s++) if (await cache.get(keyOf(prompt, s))) cached++;
-        tasks.push({ task_id: task.manifest.id, prompt_tokens: prompt.tokens, ...(prompt.paper ? { paper: prompt.paper } : {}), ...(prompt.missingContext.length > 0 ? { missing_context: prompt.missingContext } : {}), messages: prompt.messages, cached });
+        tasks.push({
+          task_id: task.manifest.id,
+          prompt_tokens: prompt.tokens,
+          ...(prompt.paper ? { paper: prompt.paper } : {}),
+          ...(prompt.missingContext.length > 0 ? { missing_context: prompt.missingContext } : {}),
+          messages: prompt.messages,
+          cached,
+        });
       }
       return { dryRun: true, tasks };
     } finally {
@@ -214,7 +236,9 @@ export async function runGenerate(opts: GenerateOptions): Promise<GenerateOutcom
           // The freed -j slot's next request is sent first (its SDK and socket work runs in
           // microtasks and nextTicks); caching and splicing this reply wait for the next turn.
           if (got.ok && got.fresh) await new Promise((r) => setImmediate(r));
-          const r: { record: SampleRecord; row?: SubmissionRow } = got.ok ? await finish({ task_id: task.manifest.id, sample }, got, prompt, cache, key, opts) : { record: { task_id: task.manifest.id, sample, ...got.record } };
+          const r: { record: SampleRecord; row?: SubmissionRow } = got.ok
+            ? await finish({ task_id: task.manifest.id, sample }, got, prompt, cache, key, opts)
+            : { record: { task_id: task.manifest.id, sample, ...got.record } };
           done++;
           opts.onProgress?.({ done, total, last: r.record });
           return r;
@@ -227,7 +251,13 @@ export async function runGenerate(opts: GenerateOptions): Promise<GenerateOutcom
   const rows: string[] = [];
   const tasks: TaskRecord[] = prompts.map(({ task, prompt }) => {
     const mine = results.filter((r) => r.record.task_id === task.manifest.id);
-    const usage = mine.reduce((a, r) => ({ prompt_tokens: a.prompt_tokens + (r.record.usage?.prompt_tokens ?? 0), completion_tokens: a.completion_tokens + (r.record.usage?.completion_tokens ?? 0) }), { prompt_tokens: 0, completion_tokens: 0 });
+    const usage = mine.reduce(
+      (a, r) => ({
+        prompt_tokens: a.prompt_tokens + (r.record.usage?.prompt_tokens ?? 0),
+        completion_tokens: a.completion_tokens + (r.record.usage?.completion_tokens ?? 0),
+      }),
+      { prompt_tokens: 0, completion_tokens: 0 },
+    );
     for (const r of mine) if (r.row) rows.push(JSON.stringify(r.row));
     return {
       task_id: task.manifest.id,
@@ -304,21 +334,55 @@ type Fetched =
   | { ok: false; record: Omit<SampleRecord, "task_id" | "sample"> };
 
 /** The reply for one sample: from the cache, else asked for (with retries) inside a -j slot. */
-async function fetchReply(key: ResponseKey, prompt: BuiltPrompt, cache: ResponseCache, chat: ChatCall, opts: GenerateOptions, limit: LimitFunction): Promise<Fetched> {
+async function fetchReply(
+  key: ResponseKey,
+  prompt: BuiltPrompt,
+  cache: ResponseCache,
+  chat: ChatCall,
+  opts: GenerateOptions,
+  limit: LimitFunction,
+): Promise<Fetched> {
   const hit = await cache.get(key);
   if (hit) return { ok: true, reply: hit.reply, fresh: false, attempts: 0, meta: { cached: true, requests: 0, failures: [] } };
   const req: ChatRequest = { model: opts.model, messages: prompt.messages, ...(key.parameters as Pick<ChatRequest, "temperature">) };
   const outcome = await limit(() => callWithRetry(() => chat(req), classifyApiError, opts.retry));
   const attempts: AttemptRecord[] = outcome.attempts;
-  const failures = attempts.flatMap((a) => (a.failure ? [{ kind: a.failure.kind, ...(a.failure.status !== undefined ? { status: a.failure.status } : {}), message: a.failure.message, ...(a.waited_ms !== undefined ? { waited_ms: a.waited_ms } : {}) }] : []));
+  const failures = attempts.flatMap((a) =>
+    a.failure
+      ? [
+          {
+            kind: a.failure.kind,
+            ...(a.failure.status !== undefined ? { status: a.failure.status } : {}),
+            message: a.failure.message,
+            ...(a.waited_ms !== undefined ? { waited_ms: a.waited_ms } : {}),
+          },
+        ]
+      : [],
+  );
   if (!outcome.ok) {
-    return { ok: false, record: { status: "failed", reason: `${outcome.failure.message} (${attempts.length} tr${attempts.length === 1 ? "y" : "ies"}${outcome.failure.retryable ? "" : "; not retried"})`, cached: false, requests: attempts.length, failures } };
+    return {
+      ok: false,
+      record: {
+        status: "failed",
+        reason: `${outcome.failure.message} (${attempts.length} tr${attempts.length === 1 ? "y" : "ies"}${outcome.failure.retryable ? "" : "; not retried"})`,
+        cached: false,
+        requests: attempts.length,
+        failures,
+      },
+    };
   }
   return { ok: true, reply: outcome.value, fresh: true, attempts: attempts.length, meta: { cached: false, requests: attempts.length, failures } };
 }
 
 /** Caches a fresh reply (before anything else, so a kill after this keeps it), then splices it into a row. */
-async function finish(base: { task_id: string; sample: number }, got: Extract<Fetched, { ok: true }>, prompt: BuiltPrompt, cache: ResponseCache, cacheKey: ResponseKey, opts: GenerateOptions): Promise<{ record: SampleRecord; row: SubmissionRow }> {
+async function finish(
+  base: { task_id: string; sample: number },
+  got: Extract<Fetched, { ok: true }>,
+  prompt: BuiltPrompt,
+  cache: ResponseCache,
+  cacheKey: ResponseKey,
+  opts: GenerateOptions,
+): Promise<{ record: SampleRecord; row: SubmissionRow }> {
   const { reply, meta: r } = got;
   if (got.fresh) await cache.put(cacheKey, reply, got.attempts);
   const meta = { ...r, ...(reply.usage ? { usage: reply.usage } : {}), finish_reason: reply.finish_reason };
@@ -329,16 +393,30 @@ async function finish(base: { task_id: string; sample: number }, got: Extract<Fe
     // An empty patch is what lmr eval grades as `invalid` today; "invalid" says why for a reader of the file.
     return { record: { ...base, status: "invalid", reason, ...meta }, row: { ...key, patch: "", invalid: reason } };
   }
-  const record: SampleRecord = { ...base, status: "ok", ...meta, found: spliced.found, ...(spliced.missing.length > 0 ? { missing: spliced.missing } : {}), ...(spliced.helpers.length > 0 ? { helpers: spliced.helpers } : {}), ...(spliced.notes.length > 0 ? { notes: spliced.notes } : {}) };
+  const record: SampleRecord = {
+    ...base,
+    status: "ok",
+    ...meta,
+    found: spliced.found,
+    ...(spliced.missing.length > 0 ? { missing: spliced.missing } : {}),
+    ...(spliced.helpers.length > 0 ? { helpers: spliced.helpers } : {}),
+    ...(spliced.notes.length > 0 ? { notes: spliced.notes } : {}),
+  };
   return { record, row: { ...key, files: spliced.files } };
 }
 
 /** Bundles in OUT/bundles, rebuilt only when the task's inputs or the toolkit changed (as lmr eval does). */
-async function prepareBundles(tasks: ResolvedTask[], root: string, mirror: string | undefined, level: InstructionLevel, readOnlyRoot?: string): Promise<Map<string, BundleInfo>> {
+async function prepareBundles(
+  tasks: ResolvedTask[],
+  root: string,
+  mirror: string | undefined,
+  level: InstructionLevel,
+  readOnlyRoot?: string,
+): Promise<Map<string, BundleInfo>> {
   requireLevel(tasks, level);
   const out = new Map<string, BundleInfo>();
   for (const task of tasks) {
-    const reusable = await findBuilt(task, readOnlyRoot, level) ?? await findBuilt(task, root, level);
+    const reusable = (await findBuilt(task, readOnlyRoot, level)) ?? (await findBuilt(task, root, level));
     out.set(task.manifest.id, reusable ?? (await buildBundle(task, root, { ...(mirror ? { mirror } : {}), level })));
   }
   return out;
@@ -349,7 +427,8 @@ async function findBuilt(task: ResolvedTask, root: string | undefined, level: In
   const dir = join(root, task.manifest.id);
   try {
     const prev = JSON.parse(await readFile(join(dir, BUNDLE_FILES.manifest), "utf8")) as BundleManifest;
-    if (prev.hashes.task === (await hashTaskInputs(task)) && prev.toolkit_version === TOOLKIT_VERSION && (prev.level ?? DEFAULT_LEVEL) === level) return { ...prev, dir, files: { workspace: 0, reference: 0, grader: 0 } };
+    if (prev.hashes.task === (await hashTaskInputs(task)) && prev.toolkit_version === TOOLKIT_VERSION && (prev.level ?? DEFAULT_LEVEL) === level)
+      return { ...prev, dir, files: { workspace: 0, reference: 0, grader: 0 } };
   } catch {
     // not built yet
   }

@@ -11,8 +11,7 @@ export interface SpliceTarget {
 }
 
 export type SpliceOutcome =
-  | { ok: true; files: Record<string, string>; found: string[]; missing: string[]; helpers: string[]; notes: string[] }
-  | { ok: false; reason: string };
+  { ok: true; files: Record<string, string>; found: string[]; missing: string[]; helpers: string[]; notes: string[] } | { ok: false; reason: string };
 
 interface ParsedBlock {
   block: CodeBlock;
@@ -83,7 +82,8 @@ export async function spliceReply(reply: string, targets: SpliceTarget[], masked
     try {
       const after = await masker.listSymbols(files[file]!);
       const lost = fileTargets.filter((t) => found.includes(t.symbol) && !after.some((s) => s.name === t.symbol));
-      if (lost.length > 0) return { ok: false, reason: `after splicing the reply into ${file}, ${lost.map((t) => t.symbol).join(", ")} is no longer defined there` };
+      if (lost.length > 0)
+        return { ok: false, reason: `after splicing the reply into ${file}, ${lost.map((t) => t.symbol).join(", ")} is no longer defined there` };
     } catch (err) {
       return { ok: false, reason: `the reply's code does not fit into ${file}: ${(err as Error).message}` };
     }
@@ -91,7 +91,10 @@ export async function spliceReply(reply: string, targets: SpliceTarget[], masked
   if (found.length === 0) {
     const names = [...new Set(seenNames)].slice(0, 8);
     const parseNote = notes.length > 0 ? `; ${notes.join("; ")}` : "";
-    return { ok: false, reason: `the reply's code defines none of the targets (${targets.map((t) => t.symbol).join(", ")})${names.length > 0 ? `; it defines ${names.join(", ")}` : ""}${parseNote}` };
+    return {
+      ok: false,
+      reason: `the reply's code defines none of the targets (${targets.map((t) => t.symbol).join(", ")})${names.length > 0 ? `; it defines ${names.join(", ")}` : ""}${parseNote}`,
+    };
   }
   return { ok: true, files, found, missing, helpers, notes };
 }
@@ -138,11 +141,13 @@ function lineIndent(bytes: Buffer, at: number): string {
 /** Moves a definition from indentation `from` to `to`; its first line starts at the definition, so it gets none. */
 function reindent(text: string, from: string, to: string): string {
   const lines = text.split("\n");
-  return lines.map((line, i) => {
-    if (i === 0) return line;
-    if (line.trim() === "") return "";
-    return to + (line.startsWith(from) ? line.slice(from.length) : line.replace(/^[ \t]*/, ""));
-  }).join("\n");
+  return lines
+    .map((line, i) => {
+      if (i === 0) return line;
+      if (line.trim() === "") return "";
+      return to + (line.startsWith(from) ? line.slice(from.length) : line.replace(/^[ \t]*/, ""));
+    })
+    .join("\n");
 }
 
 /**
@@ -150,7 +155,13 @@ function reindent(text: string, from: string, to: string): string {
  * a definition spliced as a target (a method given on its own is top-level in
  * the reply), not a target's name, not a name the file already defines.
  */
-function collectHelpers(blocks: ParsedBlock[], targets: SpliceTarget[], used: Set<SymbolInfo>, maskedSymbols: SymbolInfo[], source: string): { text: string; names: string[] } {
+function collectHelpers(
+  blocks: ParsedBlock[],
+  targets: SpliceTarget[],
+  used: Set<SymbolInfo>,
+  maskedSymbols: SymbolInfo[],
+  source: string,
+): { text: string; names: string[] } {
   const topTargets = new Set(targets.map((t) => t.symbol.split(".")[0]!));
   const existing = new Set(maskedSymbols.filter((s) => !s.name.includes(".")).map((s) => s.name));
   const parts: string[] = [];
@@ -172,7 +183,10 @@ function collectHelpers(blocks: ParsedBlock[], targets: SpliceTarget[], used: Se
   if (parts.length === 0) return { text: "", names };
   const imports = parts.slice(0, importCount).join("\n");
   const defs = parts.slice(importCount).join("\n\n\n");
-  return { text: [imports, defs].filter((p) => p !== "").join("\n\n\n") + "\n\n\n", names: [...(importCount > 0 ? [`${importCount} import(s)`] : []), ...names] };
+  return {
+    text: [imports, defs].filter((p) => p !== "").join("\n\n\n") + "\n\n\n",
+    names: [...(importCount > 0 ? [`${importCount} import(s)`] : []), ...names],
+  };
 }
 
 /** Top-level `import …` / `from … import …` statements of a block (a parenthesised list may span lines). */

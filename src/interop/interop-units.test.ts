@@ -16,7 +16,9 @@ describe("task ids", () => {
 
 describe("parseRequirements", () => {
   it("keeps plain specifiers and lists what it leaves out", () => {
-    const r = parseRequirements("# c\nnumpy >= 1.24, <2\ntorch==2.1.0 ; python_version < '3.12'\nnumpy >= 1.24, <2\n-r other.txt\n-e .\ngit+https://x/y.git\n./local\ntransformers[torch]~=4.40  # pinned\n");
+    const r = parseRequirements(
+      "# c\nnumpy >= 1.24, <2\ntorch==2.1.0 ; python_version < '3.12'\nnumpy >= 1.24, <2\n-r other.txt\n-e .\ngit+https://x/y.git\n./local\ntransformers[torch]~=4.40  # pinned\n",
+    );
     expect(r.requirements).toEqual(["numpy>=1.24,<2", "torch==2.1.0; python_version<'3.12'", "transformers[torch]~=4.40"]);
     expect(r.skipped).toEqual(["-r other.txt", "-e .", "git+https://x/y.git", "./local"]);
   });
@@ -36,7 +38,14 @@ describe("readInfo", () => {
       year: "2024",
       repo_url: "https://github.com/o/n.git/",
       implementations: [
-        { id: "2", goal_file: "a.py", goal_function: "f", retrieval_content: "b.py", unit_test_file: "unit_test/t.py", category: "decoding & search strategies" },
+        {
+          id: "2",
+          goal_file: "a.py",
+          goal_function: "f",
+          retrieval_content: "b.py",
+          unit_test_file: "unit_test/t.py",
+          category: "decoding & search strategies",
+        },
         { id: 2, goal_file: "a.py", unit_test_file: "unit_test/t.py" },
       ],
     });

@@ -37,7 +37,10 @@ export function parseVerdict(text: string): ParsedVerdict {
   }
   const { validate } = judgeReplySchema();
   if (!validate(value)) {
-    const why = (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? "is invalid"}${e.keyword === "additionalProperties" ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})` : ""}${e.keyword === "enum" ? ` (${JSON.stringify((e.params as { allowedValues?: unknown }).allowedValues)})` : ""}`);
+    const why = (validate.errors ?? []).map(
+      (e) =>
+        `${e.instancePath || "/"} ${e.message ?? "is invalid"}${e.keyword === "additionalProperties" ? ` (${String((e.params as { additionalProperty?: string }).additionalProperty)})` : ""}${e.keyword === "enum" ? ` (${JSON.stringify((e.params as { allowedValues?: unknown }).allowedValues)})` : ""}`,
+    );
     return { ok: false, reason: `the reply does not match schema/judge-reply.schema.json: ${why.join("; ")}` };
   }
   const v = value as { class: JudgeClass; rationale: string };

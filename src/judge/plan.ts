@@ -66,20 +66,36 @@ export async function planJudgements(runDir: string, loaded: LoadedRun, opts: Pl
         continue;
       }
       unjudgeable++;
-      problems.push({ file: join(runDir, rel), message: `no ${DIFF_FILE}: graded by an lmr that did not keep the applied submission`, hint: "run lmr eval on this run folder again (with this lmr), then lmr judge" });
+      problems.push({
+        file: join(runDir, rel),
+        message: `no ${DIFF_FILE}: graded by an lmr that did not keep the applied submission`,
+        hint: "run lmr eval on this run folder again (with this lmr), then lmr judge",
+      });
       continue;
     }
     if (!bundles.has(result.task_id)) bundles.set(result.task_id, await readBundle(runDir, result.task_id));
     const bundle = bundles.get(result.task_id);
     if (!bundle) {
       unjudgeable++;
-      problems.push({ file: join(runDir, BUNDLES_DIR, result.task_id, BUNDLE_FILES.manifest), message: `the task's bundle is missing or unreadable, so the reference for ${rel} is unknown`, hint: "run lmr eval on this run folder again: it rebuilds the bundles" });
+      problems.push({
+        file: join(runDir, BUNDLES_DIR, result.task_id, BUNDLE_FILES.manifest),
+        message: `the task's bundle is missing or unreadable, so the reference for ${rel} is unknown`,
+        hint: "run lmr eval on this run folder again: it rebuilds the bundles",
+      });
       continue;
     }
     let prompt: JudgePrompt;
     try {
       const instruction = opts.instructionFor ? await opts.instructionFor(result.task_id) : undefined;
-      prompt = await buildJudgePrompt({ taskId: result.task_id, bundleDir: join(runDir, BUNDLES_DIR, result.task_id), targets: bundle.targets, diff, maxPromptTokens: opts.maxPromptTokens, templates: opts.templates, ...(instruction !== undefined ? { instruction } : {}) });
+      prompt = await buildJudgePrompt({
+        taskId: result.task_id,
+        bundleDir: join(runDir, BUNDLES_DIR, result.task_id),
+        targets: bundle.targets,
+        diff,
+        maxPromptTokens: opts.maxPromptTokens,
+        templates: opts.templates,
+        ...(instruction !== undefined ? { instruction } : {}),
+      });
     } catch (err) {
       if (!isLmrError(err) || err.code === "judge/prompt-too-long") throw err;
       unjudgeable++;
@@ -87,15 +103,31 @@ export async function planJudgements(runDir: string, loaded: LoadedRun, opts: Pl
       continue;
     }
     const promptHash = hashPrompt(prompt.messages);
-    planned.push({ result, rel, kind: "judge", prompt, promptHash, judgeKey: sha256(JSON.stringify({ ...base, prompt: promptHash, parameters: Array.from({ length: opts.votes }, (_, v) => opts.parameters(v)) })) });
+    planned.push({
+      result,
+      rel,
+      kind: "judge",
+      prompt,
+      promptHash,
+      judgeKey: sha256(JSON.stringify({ ...base, prompt: promptHash, parameters: Array.from({ length: opts.votes }, (_, v) => opts.parameters(v)) })),
+    });
   }
   return { planned, samples: results.length, notGraded, unjudgeable, problems };
 }
 
 /** The run folder itself, before its lock is taken: a folder that is not one is a usage error naming run.json. */
 export async function checkRunDir(runDir: string): Promise<string> {
-  const ok = await stat(join(runDir, RUN_FILE)).then((s) => s.isFile(), () => false);
-  if (!ok) throw new LmrError({ code: "report/not-a-run", message: `not a run folder: ${RUN_FILE} is missing`, file: join(runDir, RUN_FILE), hint: "pass the folder `lmr eval` wrote (it holds run.json and results/)" });
+  const ok = await stat(join(runDir, RUN_FILE)).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+  if (!ok)
+    throw new LmrError({
+      code: "report/not-a-run",
+      message: `not a run folder: ${RUN_FILE} is missing`,
+      file: join(runDir, RUN_FILE),
+      hint: "pass the folder `lmr eval` wrote (it holds run.json and results/)",
+    });
   return runDir;
 }
 

@@ -41,7 +41,13 @@ async function applySampleDiff(workspace: string, diff: string, where: string): 
     if (path === "" || p.hunks.length === 0) continue;
     const before = files[path] ?? (await readFile(join(workspace, path), "utf8").catch(() => ""));
     const after = applyPatch(before, p, { fuzzFactor: 0 });
-    if (after === false) throw new LmrError({ code: "judge/diff-does-not-apply", file: where, message: `the diff does not apply to ${path} of the run folder's bundle`, hint: "the bundle was rebuilt after grading: run lmr eval on the run folder again, then lmr judge" });
+    if (after === false)
+      throw new LmrError({
+        code: "judge/diff-does-not-apply",
+        file: where,
+        message: `the diff does not apply to ${path} of the run folder's bundle`,
+        hint: "the bundle was rebuilt after grading: run lmr eval on the run folder again, then lmr judge",
+      });
     files[path] = after;
   }
   return files;
@@ -49,7 +55,9 @@ async function applySampleDiff(workspace: string, diff: string, where: string): 
 
 /** The whole definition of `symbol` in `source` (a method's, a class's), or undefined when there is none. */
 async function extractDefinition(file: string, source: string, symbol: string): Promise<string | undefined> {
-  const symbols = await maskerFor(file).listSymbols(source).catch(() => []);
+  const symbols = await maskerFor(file)
+    .listSymbols(source)
+    .catch(() => []);
   const sym = symbols.find((s) => s.name === symbol);
   if (!sym?.bytes) return undefined;
   return Buffer.from(source).subarray(sym.bytes.start, sym.bytes.end).toString("utf8");
@@ -95,7 +103,12 @@ export async function buildJudgePrompt(input: JudgePromptInput): Promise<JudgePr
   const bare = render("");
   const bareTokens = await countMessageTokens(bare);
   if (bareTokens > input.maxPromptTokens) {
-    throw new LmrError({ code: "judge/prompt-too-long", pointer: "--max-prompt-tokens", message: `${input.taskId}: the judge prompt needs ${bareTokens} tokens without the paper, over the budget of ${input.maxPromptTokens}`, hint: `raise --max-prompt-tokens to at least ${bareTokens + 500}` });
+    throw new LmrError({
+      code: "judge/prompt-too-long",
+      pointer: "--max-prompt-tokens",
+      message: `${input.taskId}: the judge prompt needs ${bareTokens} tokens without the paper, over the budget of ${input.maxPromptTokens}`,
+      hint: `raise --max-prompt-tokens to at least ${bareTokens + 500}`,
+    });
   }
   const paperMd = await readFile(join(ws, "paper.md"), "utf8").catch(() => undefined);
   if (paperMd === undefined || paperMd.trim() === "") return { messages: bare, tokens: bareTokens, missing };

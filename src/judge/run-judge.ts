@@ -115,7 +115,6 @@ interface DryRunSample {
 
 export type JudgeOutcome = { dryRun: false; summary: JudgeSummary } | { dryRun: true; samples: DryRunSample[]; problems: Problem[] };
 
-
 const REPLY_FORMAT = "lmr-judge-reply-1";
 
 /**
@@ -154,8 +153,16 @@ async function judgeRun(runDir: string, opts: JudgeOptions): Promise<JudgeOutcom
 
   const runLevel = loaded.run.level ?? DEFAULT_LEVEL;
   const level = opts.level ?? runLevel;
-  const instructionFor = level === runLevel ? undefined : await instructionsAt(level, opts.tasksDir ?? "tasks", [...new Set(loaded.results.map((r) => r.task_id))]);
-  const plan = await planJudgements(runDir, loaded, { model: opts.model, votes: opts.votes, maxPromptTokens: opts.maxPromptTokens, templates, parameters, ...(instructionFor ? { instructionFor } : {}) });
+  const instructionFor =
+    level === runLevel ? undefined : await instructionsAt(level, opts.tasksDir ?? "tasks", [...new Set(loaded.results.map((r) => r.task_id))]);
+  const plan = await planJudgements(runDir, loaded, {
+    model: opts.model,
+    votes: opts.votes,
+    maxPromptTokens: opts.maxPromptTokens,
+    templates,
+    parameters,
+    ...(instructionFor ? { instructionFor } : {}),
+  });
   const problems: Problem[] = [...loaded.problems.map((p) => ({ ...p, file: p.file === undefined ? undefined : join(runDir, p.file) })), ...plan.problems];
   const keyOf = (p: Planned, vote: number): ResponseKey => ({ prompt_sha256: p.promptHash!, model: opts.model, parameters: parameters(vote), sample: vote });
 
@@ -164,7 +171,14 @@ async function judgeRun(runDir: string, opts: JudgeOptions): Promise<JudgeOutcom
     for (const p of plan.planned.filter((x) => x.kind === "judge")) {
       let cached = 0;
       for (let v = 0; v < opts.votes; v++) if (await cache.get(keyOf(p, v))) cached++;
-      samples.push({ task_id: p.result.task_id, model: p.result.model, sample: p.result.sample, prompt_tokens: p.prompt!.tokens, messages: p.prompt!.messages, cached_votes: cached });
+      samples.push({
+        task_id: p.result.task_id,
+        model: p.result.model,
+        sample: p.result.sample,
+        prompt_tokens: p.prompt!.tokens,
+        messages: p.prompt!.messages,
+        cached_votes: cached,
+      });
     }
     return { dryRun: true, samples, problems };
   }
@@ -172,12 +186,22 @@ async function judgeRun(runDir: string, opts: JudgeOptions): Promise<JudgeOutcom
   return { dryRun: false, summary: await judgeAll(runDir, plan, problems, keyOf, parameters, cache, { ...opts, level }) };
 }
 
-async function judgeAll(runDir: string, plan: JudgePlan, problems: Problem[], keyOf: (p: Planned, vote: number) => ResponseKey, parameters: (vote: number) => Record<string, unknown>, cache: ResponseCache, opts: JudgeOptions): Promise<JudgeSummary> {
+async function judgeAll(
+  runDir: string,
+  plan: JudgePlan,
+  problems: Problem[],
+  keyOf: (p: Planned, vote: number) => ResponseKey,
+  parameters: (vote: number) => Record<string, unknown>,
+  cache: ResponseCache,
+  opts: JudgeOptions,
+): Promise<JudgeSummary> {
   const { planned } = plan;
   const structured = opts.structured ?? true;
   const chat = opts.chat ?? createChatCall({ baseUrl: opts.baseUrl, apiKey: opts.apiKey ?? "", timeoutMs: opts.timeoutMs });
   const limit = pLimit(opts.jobs);
-  const responseFormat = structured ? { type: "json_schema" as const, json_schema: { name: "judge_verdict", schema: judgeReplySchema().schema, strict: true } } : undefined;
+  const responseFormat = structured
+    ? { type: "json_schema" as const, json_schema: { name: "judge_verdict", schema: judgeReplySchema().schema, strict: true } }
+    : undefined;
   let done = 0;
   let cachedVotes = 0;
   // Samples whose code is the same get the same prompt: one request per (prompt, vote), shared.
@@ -210,13 +234,39 @@ async function judgeAll(runDir: string, plan: JudgePlan, problems: Problem[], ke
         const votes = await Promise.all(
           Array.from({ length: opts.votes }, async (_, vote) => {
             const key = keyOf(p, vote);
-            const v = await voteOnce(key, () => askVote(vote, key, { model: opts.model, messages: p.prompt!.messages, ...(parameters(vote) as Pick<ChatRequest, "temperature">), ...(responseFormat ? { response_format: responseFormat } : {}) }, cache, chat, limit, opts));
+            const v = await voteOnce(key, () =>
+              askVote(
+                vote,
+                key,
+                {
+                  model: opts.model,
+                  messages: p.prompt!.messages,
+                  ...(parameters(vote) as Pick<ChatRequest, "temperature">),
+                  ...(responseFormat ? { response_format: responseFormat } : {}),
+                },
+                cache,
+                chat,
+                limit,
+                opts,
+              ),
+            );
             if (v.cached) cachedVotes++;
             return v;
           }),
         );
         const classified = votes.some((v) => v.class !== undefined);
-        judgement = compose(p, opts, votes, classified ? "judged" : "infra", classified ? undefined : `no vote got a class: ${votes.map((v) => v.error).filter(Boolean).join("; ")}`);
+        judgement = compose(
+          p,
+          opts,
+          votes,
+          classified ? "judged" : "infra",
+          classified
+            ? undefined
+            : `no vote got a class: ${votes
+                .map((v) => v.error)
+                .filter(Boolean)
+                .join("; ")}`,
+        );
         await writeJsonAtomic(join(runDir, p.rel, JUDGE_FILE), judgement);
       }
       const record: JudgedSampleRecord = {
@@ -269,10 +319,19 @@ async function judgeAll(runDir: string, plan: JudgePlan, problems: Problem[], ke
   return summary;
 }
 
-function compose(p: Planned, opts: Pick<JudgeOptions, "model" | "price">, votes: JudgeVote[], status: SampleJudgement["status"], reason: string | undefined): SampleJudgement {
+function compose(
+  p: Planned,
+  opts: Pick<JudgeOptions, "model" | "price">,
+  votes: JudgeVote[],
+  status: SampleJudgement["status"],
+  reason: string | undefined,
+): SampleJudgement {
   const model = opts.model;
   const m = status === "judged" ? majorityOf(votes.flatMap((v) => (v.class ? [v.class] : []))) : undefined;
-  const tokens = votes.reduce((a, v) => ({ prompt_tokens: a.prompt_tokens + (v.usage?.prompt_tokens ?? 0), completion_tokens: a.completion_tokens + (v.usage?.completion_tokens ?? 0) }), { prompt_tokens: 0, completion_tokens: 0 });
+  const tokens = votes.reduce(
+    (a, v) => ({ prompt_tokens: a.prompt_tokens + (v.usage?.prompt_tokens ?? 0), completion_tokens: a.completion_tokens + (v.usage?.completion_tokens ?? 0) }),
+    { prompt_tokens: 0, completion_tokens: 0 },
+  );
   const usage = opts.price ? { ...tokens, cost_usd: costOf(tokens, opts.price) } : tokens;
   return {
     schema_version: JUDGE_FILE_VERSION,
@@ -296,7 +355,6 @@ function compose(p: Planned, opts: Pick<JudgeOptions, "model" | "price">, votes:
   };
 }
 
-
 function costOf(u: { prompt_tokens: number; completion_tokens: number }, price: { prompt: number; completion: number }): number {
   return Math.round(((u.prompt_tokens * price.prompt + u.completion_tokens * price.completion) / 1e6) * 1e6) / 1e6;
 }
@@ -311,7 +369,13 @@ async function instructionsAt(level: InstructionLevel, tasksDir: string, taskIds
   for (const id of taskIds) {
     const dir = join(tasksDir, id);
     const task = await loadTask(dir).catch((err: unknown) => {
-      throw new LmrError({ code: "judge/no-task", file: dir, message: `the judge reads task '${id}' at level '${level}' from its folder, and it does not load: ${(err as Error).message}`, hint: "point --tasks-dir at the tasks the run graded, or judge at the run's own level (drop --level)", cause: err });
+      throw new LmrError({
+        code: "judge/no-task",
+        file: dir,
+        message: `the judge reads task '${id}' at level '${level}' from its folder, and it does not load: ${(err as Error).message}`,
+        hint: "point --tasks-dir at the tasks the run graded, or judge at the run's own level (drop --level)",
+        cause: err,
+      });
     });
     texts.set(id, await readFile(instructionPath(task, level), "utf8"));
   }

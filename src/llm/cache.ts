@@ -40,7 +40,10 @@ export function hashResponseKey(key: ResponseKey): string {
 }
 
 function sortKeys(o: Record<string, unknown>): [string, unknown][] {
-  return Object.keys(o).sort().filter((k) => o[k] !== undefined).map((k) => [k, o[k]]);
+  return Object.keys(o)
+    .sort()
+    .filter((k) => o[k] !== undefined)
+    .map((k) => [k, o[k]]);
 }
 
 /**
@@ -100,7 +103,6 @@ export class ResponseCache {
     }
     await writeFileAtomic(path, text, { parentExists: true });
   }
-
 }
 
 const readFileAsync = promisify(readFile);

@@ -68,14 +68,23 @@ export function readReply(raw: unknown): ChatReply {
   const r = raw as { choices?: unknown; usage?: unknown; model?: unknown };
   if (!Array.isArray(r.choices) || r.choices.length === 0) throw new MalformedReply("the reply has no choices");
   const choice = r.choices[0] as { message?: { content?: unknown; refusal?: unknown }; finish_reason?: unknown };
-  if (typeof choice !== "object" || choice === null || typeof choice.message !== "object" || choice.message === null) throw new MalformedReply("choices[0].message is missing");
+  if (typeof choice !== "object" || choice === null || typeof choice.message !== "object" || choice.message === null)
+    throw new MalformedReply("choices[0].message is missing");
   // A message with no text (a refusal, a reply cut before any text) is an answer, not a broken reply: it holds no code.
   const content = choice.message.content ?? (typeof choice.message.refusal === "string" ? choice.message.refusal : "");
   if (typeof content !== "string") throw new MalformedReply("choices[0].message.content is not a string");
   const text = content;
   const u = r.usage as { prompt_tokens?: unknown; completion_tokens?: unknown } | undefined;
-  const usage = u && typeof u.prompt_tokens === "number" && typeof u.completion_tokens === "number" ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens } : undefined;
-  return { text, finish_reason: typeof choice.finish_reason === "string" ? choice.finish_reason : null, ...(usage ? { usage } : {}), ...(typeof r.model === "string" ? { model: r.model } : {}) };
+  const usage =
+    u && typeof u.prompt_tokens === "number" && typeof u.completion_tokens === "number"
+      ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens }
+      : undefined;
+  return {
+    text,
+    finish_reason: typeof choice.finish_reason === "string" ? choice.finish_reason : null,
+    ...(usage ? { usage } : {}),
+    ...(typeof r.model === "string" ? { model: r.model } : {}),
+  };
 }
 
 /** What one failed call means for the retry loop; the message never holds the key. */
@@ -100,7 +109,12 @@ export function classifyApiError(err: unknown): TryFailure {
 export function readApiKey(envName: string, env: NodeJS.ProcessEnv = process.env): string {
   const key = env[envName];
   if (key === undefined || key === "") {
-    throw new LmrError({ code: "llm/no-api-key", pointer: "--api-key-env", message: `the environment variable ${envName} is not set`, hint: `export ${envName}=… (or name another variable with --api-key-env; a local server that needs no key takes any value)` });
+    throw new LmrError({
+      code: "llm/no-api-key",
+      pointer: "--api-key-env",
+      message: `the environment variable ${envName} is not set`,
+      hint: `export ${envName}=… (or name another variable with --api-key-env; a local server that needs no key takes any value)`,
+    });
   }
   return key;
 }

@@ -17,7 +17,8 @@ beforeAll(async () => {
       seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, body, socket: `${req.socket.remotePort}` });
       if (req.url?.startsWith("/hang")) return; // never answers
       if (req.url === "/empty") return res.writeHead(204).end();
-      if (req.url?.startsWith("/limited")) return res.writeHead(429, { "retry-after": "7", "content-type": "application/json" }).end(JSON.stringify({ error: { message: "slow down" } }));
+      if (req.url?.startsWith("/limited"))
+        return res.writeHead(429, { "retry-after": "7", "content-type": "application/json" }).end(JSON.stringify({ error: { message: "slow down" } }));
       if (req.url === "/half") {
         res.writeHead(200, { "content-type": "application/json", "content-length": "100" });
         res.write('{"choices":');
@@ -26,7 +27,12 @@ beforeAll(async () => {
       }
       if (req.url?.endsWith("/chat/completions")) {
         const parsed = JSON.parse(body) as { messages: { content: string }[] };
-        return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ choices: [{ index: 0, message: { role: "assistant", content: `echo: ${parsed.messages[0]!.content}` }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 2 } }));
+        return res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({
+            choices: [{ index: 0, message: { role: "assistant", content: `echo: ${parsed.messages[0]!.content}` }, finish_reason: "stop" }],
+            usage: { prompt_tokens: 3, completion_tokens: 2 },
+          }),
+        );
       }
       res.writeHead(200, { "content-type": "text/plain", "x-two": ["a", "b"] }).end(`got ${req.method} ${body}`);
     });

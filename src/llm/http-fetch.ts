@@ -15,7 +15,16 @@ export function createHttpFetch(): typeof fetch {
     if (input instanceof Request) return fetch(input, init);
     const url = typeof input === "string" ? new URL(input) : input;
     const body = init.body;
-    const bytes = body === undefined || body === null ? undefined : typeof body === "string" ? body : body instanceof ArrayBuffer ? Buffer.from(body) : ArrayBuffer.isView(body) ? Buffer.from(body.buffer, body.byteOffset, body.byteLength) : null;
+    const bytes =
+      body === undefined || body === null
+        ? undefined
+        : typeof body === "string"
+          ? body
+          : body instanceof ArrayBuffer
+            ? Buffer.from(body)
+            : ArrayBuffer.isView(body)
+              ? Buffer.from(body.buffer, body.byteOffset, body.byteLength)
+              : null;
     if (bytes === null || (url.protocol !== "http:" && url.protocol !== "https:")) return fetch(input, init);
     const signal = init.signal ?? undefined;
     return new Promise<Response>((resolve, reject) => {

@@ -36,9 +36,7 @@ export interface AttemptRecord {
   waited_ms?: number;
 }
 
-export type RetryOutcome<T> =
-  | { ok: true; value: T; attempts: AttemptRecord[] }
-  | { ok: false; failure: TryFailure; attempts: AttemptRecord[] };
+export type RetryOutcome<T> = { ok: true; value: T; attempts: AttemptRecord[] } | { ok: false; failure: TryFailure; attempts: AttemptRecord[] };
 
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 5, baseDelayMs: 500, maxDelayMs: 30_000 };
 

@@ -15,7 +15,10 @@ let loading: Promise<Encoding> | undefined;
 export const TOKENIZER_NAME = "gpt-tokenizer o200k_base";
 
 async function loadEncoding(): Promise<Encoding> {
-  loading ??= import("gpt-tokenizer/encoding/o200k_base").then((m) => ({ encode: (t: string) => m.encode(t, { allowedSpecial: new Set() , disallowedSpecial: new Set() }), decode: (t: number[]) => m.decode(t) }));
+  loading ??= import("gpt-tokenizer/encoding/o200k_base").then((m) => ({
+    encode: (t: string) => m.encode(t, { allowedSpecial: new Set(), disallowedSpecial: new Set() }),
+    decode: (t: number[]) => m.decode(t),
+  }));
   return loading;
 }
 

@@ -76,11 +76,23 @@ describe("alternative bodies", () => {
 
   it("names the file and line of what is wrong", () => {
     expect(errorOf(() => parseBodies("# just notes\n", "alternatives/x/bodies.py")).message).toMatch(/no '# lmr-body: FILE::SYMBOL' marker/);
-    expect(errorOf(() => parseBodies(lines("# lmr-body: mod.py::f", "", "# lmr-body: mod.py::g", "    pass"), "b")).message).toBe("line 1: the block for mod.py::f is empty");
-    expect(errorOf(() => parseBodies(lines("# lmr-body: mod.py::f", "    pass", "# lmr-body: mod.py::f", "    pass"), "b")).message).toBe("line 3: a second block for mod.py::f");
+    expect(errorOf(() => parseBodies(lines("# lmr-body: mod.py::f", "", "# lmr-body: mod.py::g", "    pass"), "b")).message).toBe(
+      "line 1: the block for mod.py::f is empty",
+    );
+    expect(errorOf(() => parseBodies(lines("# lmr-body: mod.py::f", "    pass", "# lmr-body: mod.py::f", "    pass"), "b")).message).toBe(
+      "line 3: a second block for mod.py::f",
+    );
     const noStub = errorOf(() => spliceBodies(MASKED, parseBodies(lines("# lmr-body: mod.py::g", "    pass"), "b"), "mod.py", "b", isTarget));
     expect(noStub.message).toBe("line 1: mod.py has no masked stub for g");
-    const missing = errorOf(() => spliceBodies(MASKED, parseBodies(lines("# lmr-body: mod.py::f", "    return 1"), "alternatives/x/bodies.py"), "mod.py", "alternatives/x/bodies.py", isTarget));
+    const missing = errorOf(() =>
+      spliceBodies(
+        MASKED,
+        parseBodies(lines("# lmr-body: mod.py::f", "    return 1"), "alternatives/x/bodies.py"),
+        "mod.py",
+        "alternatives/x/bodies.py",
+        isTarget,
+      ),
+    );
     expect(missing.file).toBe("alternatives/x/bodies.py");
     expect(missing.message).toMatch(/no body for mod.py::A.m/);
   });

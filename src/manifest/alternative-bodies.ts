@@ -41,9 +41,11 @@ export function parseBodies(text: string, label: string): BodyBlock[] {
     const key = `${b.file}::${b.symbol}`;
     if (seen.has(key)) throw bodiesError(label, b.line, `a second block for ${key}`, "keep one block per masked stub");
     seen.add(key);
-    if (b.lines.length === 0) throw bodiesError(label, b.line, `the block for ${key} is empty`, "put the body's lines under the marker, indented as in the file");
+    if (b.lines.length === 0)
+      throw bodiesError(label, b.line, `the block for ${key} is empty`, "put the body's lines under the marker, indented as in the file");
   }
-  if (blocks.length === 0) throw bodiesError(label, 1, "no '# lmr-body: FILE::SYMBOL' marker", "open each body with a marker line naming the file and the masked symbol");
+  if (blocks.length === 0)
+    throw bodiesError(label, 1, "no '# lmr-body: FILE::SYMBOL' marker", "open each body with a marker line naming the file and the masked symbol");
   return blocks;
 }
 
@@ -72,12 +74,25 @@ export function spliceBodies(source: string, blocks: readonly BodyBlock[], file:
   for (const b of blocks) {
     const at = findStub(lines, b.symbol);
     if (at.length !== 1) {
-      throw bodiesError(label, b.line, at.length === 0 ? `${file} has no masked stub for ${b.symbol}` : `${file} has ${at.length} stubs for ${b.symbol}`, "name the symbol as its '# TODO: implement NAME' line in the workspace does");
+      throw bodiesError(
+        label,
+        b.line,
+        at.length === 0 ? `${file} has no masked stub for ${b.symbol}` : `${file} has ${at.length} stubs for ${b.symbol}`,
+        "name the symbol as its '# TODO: implement NAME' line in the workspace does",
+      );
     }
     lines = [...lines.slice(0, at[0]), ...b.lines, ...lines.slice(at[0]! + 2)];
   }
-  const left = lines.map((l) => /^\s*(#|\/\/) TODO: implement (\S+)$/.exec(l)?.[2]).filter((s): s is string => s !== undefined && isTarget(s) && findStub(lines, s).length > 0);
-  if (left.length > 0) throw bodiesError(label, 1, `no body for ${left.map((s) => `${file}::${s}`).join(", ")}`, "add a '# lmr-body:' block for every masked stub of the target files");
+  const left = lines
+    .map((l) => /^\s*(#|\/\/) TODO: implement (\S+)$/.exec(l)?.[2])
+    .filter((s): s is string => s !== undefined && isTarget(s) && findStub(lines, s).length > 0);
+  if (left.length > 0)
+    throw bodiesError(
+      label,
+      1,
+      `no body for ${left.map((s) => `${file}::${s}`).join(", ")}`,
+      "add a '# lmr-body:' block for every masked stub of the target files",
+    );
   return lines.join(eol);
 }
 

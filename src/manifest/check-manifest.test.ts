@@ -27,7 +27,7 @@ describe("schema findings", () => {
 
   it("names the missing field in the pointer, with its description as the hint", async () => {
     const out = await findings(edit((m) => delete m.paper.year));
-    expect(out).toEqual(["/paper/year: missing required field | add \"year\": Year of publication, e.g. 2023"]);
+    expect(out).toEqual(['/paper/year: missing required field | add "year": Year of publication, e.g. 2023']);
   });
 
   it("suggests the known field for a misspelt one", async () => {
@@ -75,9 +75,9 @@ describe("schema findings", () => {
       }),
     );
     expect(out).toEqual([
-      "/prepare/0/out: \"a.txt\" does not have the expected form (\\.py$) | Python file to write inside the upstream tree, e.g. \"demo_module.py\"",
-      "/prepare/1/kind: must be one of \"notebook-to-module\", \"extract-function\"; got \"inline\" | Which preparation: \"notebook-to-module\" or \"extract-function\"",
-      "/prepare/2/kind: missing required field | add \"kind\": Which preparation: \"notebook-to-module\" or \"extract-function\"",
+      '/prepare/0/out: "a.txt" does not have the expected form (\\.py$) | Python file to write inside the upstream tree, e.g. "demo_module.py"',
+      '/prepare/1/kind: must be one of "notebook-to-module", "extract-function"; got "inline" | Which preparation: "notebook-to-module" or "extract-function"',
+      '/prepare/2/kind: missing required field | add "kind": Which preparation: "notebook-to-module" or "extract-function"',
     ]);
   });
 
@@ -113,10 +113,12 @@ describe("semantic findings", () => {
 
   it("checks that the test files suit tests.runner, and refuses vitest", async () => {
     const file = (base.tests as { files: string[] }).files[0]!;
-    const node = await findings(edit((m) => {
-      m.tests.runner = "node-test";
-      m.tests.pytest_args = ["-q"];
-    }));
+    const node = await findings(
+      edit((m) => {
+        m.tests.runner = "node-test";
+        m.tests.pytest_args = ["-q"];
+      }),
+    );
     expect(node).toEqual([
       `/tests/files/0: '${file}' is not a JavaScript or TypeScript file, and tests.runner is "node-test" | name node:test files *.test.ts or *.test.mjs, or drop "runner" to run pytest`,
       '/tests/pytest_args: pytest_args are given, but tests.runner is "node-test" | remove pytest_args: node:test takes none',
@@ -129,27 +131,33 @@ describe("semantic findings", () => {
 
   it("reports an id that differs from the folder name", async () => {
     const out = await findings(edit((m) => (m.id = "other-name")));
-    expect(out).toEqual(["/id: id 'other-name' does not match its folder name 'valid-minimal' | rename the folder to 'other-name', or set \"id\": \"valid-minimal\""]);
+    expect(out).toEqual([
+      "/id: id 'other-name' does not match its folder name 'valid-minimal' | rename the folder to 'other-name', or set \"id\": \"valid-minimal\"",
+    ]);
   });
 
   it("forbids a region outside mode region and backwards line ranges", async () => {
     const out = await findings(edit((m) => (m.targets[0].region = { start: { line: 9 }, end: { line: 4 } })));
     expect(out).toEqual([
-      "/targets/0/region: mode \"body\" takes no region | remove \"region\", or set \"mode\": \"region\"",
+      '/targets/0/region: mode "body" takes no region | remove "region", or set "mode": "region"',
       "/targets/0/region/end: end line 4 is before start line 9 | swap start and end",
     ]);
   });
 
   it("flags the same target twice but not two definitions told apart by line", async () => {
     const twice = await findings(edit((m) => m.targets.push({ ...m.targets[0] })));
-    expect(twice).toEqual(["/targets/1: target preference_loss in toy/losses.py is already /targets/0 | remove the duplicate, or give each definition its own `line`"]);
+    expect(twice).toEqual([
+      "/targets/1: target preference_loss in toy/losses.py is already /targets/0 | remove the duplicate, or give each definition its own `line`",
+    ]);
     const byLine = await findings(edit((m) => m.targets.push({ ...m.targets[0], line: 12 })));
     expect(byLine).toEqual([]);
   });
 
   it("wants the per-test timeout within the total", async () => {
     const out = await findings(edit((m) => (m.tests.timeout_per_test_s = 121)));
-    expect(out).toEqual(["/tests/timeout_per_test_s: per-test timeout 121s is longer than the total timeout 120s | make timeout_per_test_s at most timeout_total_s"]);
+    expect(out).toEqual([
+      "/tests/timeout_per_test_s: per-test timeout 121s is longer than the total timeout 120s | make timeout_per_test_s at most timeout_total_s",
+    ]);
   });
 
   it("checks every path field for '..', absolute paths and backslashes", async () => {
@@ -164,14 +172,14 @@ describe("semantic findings", () => {
     expect(out.map((l) => l.split(" | ")[0])).toEqual([
       "/context_files/0: path contains '..': \"docs/../README.md\"",
       "/prepare/0/file: path contains '..': \"../a.py\"",
-      "/tests/mount: path is absolute: \"/abs\"",
+      '/tests/mount: path is absolute: "/abs"',
       "/upstream/subdir: path uses backslashes; use '/': \"src\\\\toy\"",
     ]);
   });
 
   it("knows the unknown category's closest match", async () => {
     const out = await findings(edit((m) => (m.category = "decoding & search strategy")));
-    expect(out).toEqual(["/category: unknown category \"decoding & search strategy\" | did you mean \"Decoding & Search Strategies\"?"]);
+    expect(out).toEqual(['/category: unknown category "decoding & search strategy" | did you mean "Decoding & Search Strategies"?']);
   });
 });
 

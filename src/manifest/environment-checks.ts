@@ -56,7 +56,11 @@ export function checkEnvironment(raw: unknown): Finding[] {
     const name = requirementName(r);
     const first = seen.get(name);
     if (first !== undefined) {
-      findings.push({ pointer: `/environment/requirements/${i}`, message: `${name} is required twice (also /environment/requirements/${first})`, hint: "keep one requirement per package, with one pinned version" });
+      findings.push({
+        pointer: `/environment/requirements/${i}`,
+        message: `${name} is required twice (also /environment/requirements/${first})`,
+        hint: "keep one requirement per package, with one pinned version",
+      });
     } else seen.set(name, i);
   });
   const standIns = Array.isArray(env.stand_ins) ? env.stand_ins : [];

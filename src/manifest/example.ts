@@ -24,7 +24,12 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
   set: "core",
   upstream: { repo: "https://github.com/example/toy-preference", commit: "0123456789abcdef0123456789abcdef01234567", license: "MIT", subdir: "src" },
   prepare: [
-    { kind: "notebook-to-module", notebook: "notebooks/demo.ipynb", cells: [0, 2, { cell: 3, start: { line: 2 }, end: { anchor: "plot(" }, main: true }], out: "toy/demo.py" },
+    {
+      kind: "notebook-to-module",
+      notebook: "notebooks/demo.ipynb",
+      cells: [0, 2, { cell: 3, start: { line: 2 }, end: { anchor: "plot(" }, main: true }],
+      out: "toy/demo.py",
+    },
     {
       kind: "extract-function",
       file: "toy/train.py",
@@ -46,7 +51,12 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
   targets: [
     { file: "toy/losses.py", symbol: "preference_loss", mode: "body" },
     { file: "toy/train.py", symbol: "Trainer.compute_loss", mode: "region", line: 30, region: { start: { line: 31 }, end: { anchor: "return loss" } } },
-    { file: "toy/model.py", symbol: "Scorer", mode: "class", record: { self_attrs: ["weights"], max_calls: 10, skip_args: ["logger"], check_mutations: false } },
+    {
+      file: "toy/model.py",
+      symbol: "Scorer",
+      mode: "class",
+      record: { self_attrs: ["weights"], max_calls: 10, skip_args: ["logger"], check_mutations: false },
+    },
   ],
   instruction: "instruction.md",
   hints: "hints.md",
@@ -75,6 +85,16 @@ export const EXAMPLE_MANIFEST: TaskManifest = {
   },
   context_files: ["README.md"],
   record: { driver: "driver.py", max_calls: 20, generators: [{ script: "generators/cases.py", outputs: ["fixtures/cases.json"] }] },
-  verification: { runs: 3, mutants: 20, min_kill_ratio: 0.8, equivalent_mutants: [{ id: "m3-swap-args-L21", reason: "the helper is symmetric in its arguments" }], min_alternatives: 2, allowed_leaks: [{ file: "docs/loss.md", reason: "the README quotes the loss" }, { file: "toy/train.py", reason: "calls the loss of toy-margin", task: "toy-margin" }] },
+  verification: {
+    runs: 3,
+    mutants: 20,
+    min_kill_ratio: 0.8,
+    equivalent_mutants: [{ id: "m3-swap-args-L21", reason: "the helper is symmetric in its arguments" }],
+    min_alternatives: 2,
+    allowed_leaks: [
+      { file: "docs/loss.md", reason: "the README quotes the loss" },
+      { file: "toy/train.py", reason: "calls the loss of toy-margin", task: "toy-margin" },
+    ],
+  },
   provenance: { author: "lmr", created: "2025-01-15", notes: "Covers every field of the manifest format." },
 };

@@ -34,14 +34,21 @@ describe("fixture claims", () => {
     await put("generators/a.py", "");
     await put("fixtures/a.json");
     await put("fixtures/calls.json");
-    expect(await checkFixtureClaims(manifest({ driver: "driver.py", generators: [{ script: "generators/a.py", outputs: ["fixtures/a.json"] }] }), dir)).toEqual([]);
+    expect(await checkFixtureClaims(manifest({ driver: "driver.py", generators: [{ script: "generators/a.py", outputs: ["fixtures/a.json"] }] }), dir)).toEqual(
+      [],
+    );
   });
 
   it("reports an unclaimed file (with the driver a recording names), a missing output and script, one claimed twice, one not shipped", async () => {
     await put("fixtures/calls.json", JSON.stringify({ driver: { file: "drive.py" } }));
     await put("fixtures/notes.txt", "x");
     const m = manifest(
-      { generators: [{ script: "generators/a.py", outputs: ["fixtures/a.json", "fixtures/notes.txt"] }, { script: "generators/b.py", outputs: ["fixtures/a.json", "data/c.json"] }] },
+      {
+        generators: [
+          { script: "generators/a.py", outputs: ["fixtures/a.json", "fixtures/notes.txt"] },
+          { script: "generators/b.py", outputs: ["fixtures/a.json", "data/c.json"] },
+        ],
+      },
       ["fixtures/notes.txt"],
     );
     const findings = await checkFixtureClaims(m, dir);

@@ -142,7 +142,11 @@ export async function checkFixtureClaims(data: unknown, taskDir: string): Promis
     first.set(claim.file, claim);
     if (claim.by === "driver") continue; // calls.npz exists only when a call holds arrays; the recording itself says
     if (!claim.file.startsWith(`${FIXTURES_DIR}/`)) {
-      findings.push({ pointer: claim.pointer, message: `'${claim.file}' is not under fixtures/`, hint: `generators write fixtures: write it as fixtures/${posix.basename(claim.file)}` });
+      findings.push({
+        pointer: claim.pointer,
+        message: `'${claim.file}' is not under fixtures/`,
+        hint: `generators write fixtures: write it as fixtures/${posix.basename(claim.file)}`,
+      });
       continue;
     }
     if (!covered(claim.file)) {
@@ -153,12 +157,20 @@ export async function checkFixtureClaims(data: unknown, taskDir: string): Promis
       });
     }
     if (!(await entryExists(join(taskDir, claim.file)))) {
-      findings.push({ pointer: claim.pointer, message: `'${claim.file}' does not exist: ${claim.by} has not been run`, hint: `run \`lmr record ${taskDir}\` to generate it` });
+      findings.push({
+        pointer: claim.pointer,
+        message: `'${claim.file}' does not exist: ${claim.by} has not been run`,
+        hint: `run \`lmr record ${taskDir}\` to generate it`,
+      });
     }
   }
   for (const file of await listFixtureFiles(taskDir)) {
     if (first.has(file)) continue;
-    findings.push({ pointer: record ? "/record" : "/tests/fixtures", message: `'${file}' is not made by record.driver or any record.generators entry`, hint: await unclaimedHint(taskDir, file) });
+    findings.push({
+      pointer: record ? "/record" : "/tests/fixtures",
+      message: `'${file}' is not made by record.driver or any record.generators entry`,
+      hint: await unclaimedHint(taskDir, file),
+    });
   }
   for (const file of await listStrayPlaceholders(taskDir)) {
     findings.push({
@@ -174,10 +186,14 @@ export async function checkFixtureClaims(data: unknown, taskDir: string): Promis
 /** How to claim a file: for a recording, the driver it names; else a generator entry. */
 async function unclaimedHint(taskDir: string, file: string): Promise<string> {
   if (file === CALLS_FILE || file === ARRAYS_FILE) {
-    const calls = await readFile(join(taskDir, CALLS_FILE), "utf8").then((t) => asObject(JSON.parse(t)), () => undefined);
+    const calls = await readFile(join(taskDir, CALLS_FILE), "utf8").then(
+      (t) => asObject(JSON.parse(t)),
+      () => undefined,
+    );
     const driver = asObject(calls?.driver);
     if (typeof driver?.file === "string") return `it was recorded by ${driver.file}: set "record": {"driver": "${driver.file}"}`;
-    if (driver && "code" in driver) return "it was recorded from --driver CODE: put the code in a file of the task (driver.py), set record.driver to it and run `lmr record` again";
+    if (driver && "code" in driver)
+      return "it was recorded from --driver CODE: put the code in a file of the task (driver.py), set record.driver to it and run `lmr record` again";
     return "set record.driver to the driver that recorded it, or delete it";
   }
   return `commit the script that writes it and list it: "record": {"generators": [{"script": "generators/${posix.basename(file).replace(/\.[^.]*$/, "")}.py", "outputs": ["${file}"]}]}; or delete the file`;

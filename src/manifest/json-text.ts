@@ -20,9 +20,7 @@ export interface DuplicateKey {
   firstLine: number;
 }
 
-export type JsonParseResult =
-  | { ok: true; value: unknown; duplicateKeys: DuplicateKey[] }
-  | { ok: false; error: JsonSyntaxError };
+export type JsonParseResult = { ok: true; value: unknown; duplicateKeys: DuplicateKey[] } | { ok: false; error: JsonSyntaxError };
 
 /** 1-based line and column (UTF-16 units, as editors count) of a string offset. CRLF and CR end lines too. */
 export function locateOffset(text: string, offset: number): { line: number; column: number } {

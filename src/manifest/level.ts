@@ -25,7 +25,7 @@ export function instructionPath(task: ResolvedTask, level: InstructionLevel): st
       file: task.manifestPath,
       pointer: "/hints",
       message: `task '${m.id}' has no hinted instruction (no "hints" in task.json)`,
-      hint: "write hints.md (the paper level plus the method spelled out) and name it in task.json's \"hints\", or use --level paper",
+      hint: 'write hints.md (the paper level plus the method spelled out) and name it in task.json\'s "hints", or use --level paper',
     });
   }
   return join(task.dir, m.hints);

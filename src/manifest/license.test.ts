@@ -2,12 +2,26 @@ import { describe, expect, it } from "vitest";
 import { detectLicense, isRedistributable } from "./license.js";
 
 describe("isRedistributable", () => {
-  it.each(["MIT", "Apache-2.0", "BSD-3-Clause", "GPL-3.0-only", "GPL-2.0-or-later", "GPL-3.0+", "CC-BY-4.0", "MIT OR Apache-2.0", "(MIT AND BSD-2-Clause)", "Apache-2.0 WITH LLVM-exception"])("allows %s", (id) => {
+  it.each([
+    "MIT",
+    "Apache-2.0",
+    "BSD-3-Clause",
+    "GPL-3.0-only",
+    "GPL-2.0-or-later",
+    "GPL-3.0+",
+    "CC-BY-4.0",
+    "MIT OR Apache-2.0",
+    "(MIT AND BSD-2-Clause)",
+    "Apache-2.0 WITH LLVM-exception",
+  ])("allows %s", (id) => {
     expect(isRedistributable(id)).toBe(true);
   });
-  it.each(["NOASSERTION", "NONE", "none found", "", "LicenseRef-custom", "CC-BY-NC-4.0", "MIT AND LicenseRef-x", "proprietary", undefined])("refuses %s", (id) => {
-    expect(isRedistributable(id)).toBe(false);
-  });
+  it.each(["NOASSERTION", "NONE", "none found", "", "LicenseRef-custom", "CC-BY-NC-4.0", "MIT AND LicenseRef-x", "proprietary", undefined])(
+    "refuses %s",
+    (id) => {
+      expect(isRedistributable(id)).toBe(false);
+    },
+  );
 });
 
 describe("detectLicense", () => {

@@ -5,14 +5,40 @@
 
 /** SPDX ids (and prefixes ending in "-") of licences that allow redistribution with notice. */
 const REDISTRIBUTABLE = [
-  "MIT", "MIT-0", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "BSD-3-Clause-Clear", "BSD-4-Clause", "0BSD", "ISC", "Zlib",
-  "Unlicense", "CC0-1.0", "CC-BY-4.0", "CC-BY-SA-4.0", "CC-BY-3.0", "MPL-2.0", "EPL-2.0", "BSL-1.0", "Python-2.0", "PSF-2.0",
-  "Artistic-2.0", "GPL-2.0", "GPL-3.0", "LGPL-2.1", "LGPL-3.0", "AGPL-3.0",
+  "MIT",
+  "MIT-0",
+  "Apache-2.0",
+  "BSD-2-Clause",
+  "BSD-3-Clause",
+  "BSD-3-Clause-Clear",
+  "BSD-4-Clause",
+  "0BSD",
+  "ISC",
+  "Zlib",
+  "Unlicense",
+  "CC0-1.0",
+  "CC-BY-4.0",
+  "CC-BY-SA-4.0",
+  "CC-BY-3.0",
+  "MPL-2.0",
+  "EPL-2.0",
+  "BSL-1.0",
+  "Python-2.0",
+  "PSF-2.0",
+  "Artistic-2.0",
+  "GPL-2.0",
+  "GPL-3.0",
+  "LGPL-2.1",
+  "LGPL-3.0",
+  "AGPL-3.0",
 ];
 const REDISTRIBUTABLE_SET = new Set(REDISTRIBUTABLE.map((s) => s.toLowerCase()));
 
 function isKnownId(id: string): boolean {
-  const plain = id.toLowerCase().replace(/\+$/, "").replace(/-(only|or-later)$/, "");
+  const plain = id
+    .toLowerCase()
+    .replace(/\+$/, "")
+    .replace(/-(only|or-later)$/, "");
   return REDISTRIBUTABLE_SET.has(plain);
 }
 

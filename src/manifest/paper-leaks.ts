@@ -20,7 +20,8 @@ const SKIP_DIRS = new Set([".git", "node_modules", "__pycache__", ".pytest_cache
 /** Names under which a paper's text gets saved: paper.json (LMR-Bench's shape), paper.md (lmr paper extract), … */
 const PAPER_TEXT_NAME = /^(paper|paper[-_]text|fulltext|full[-_]text)\.(json|md|markdown|txt|tex)$/i;
 
-const PIN_HINT = "pin the PDF instead (`lmr paper fetch --update-manifest TASK_DIR`, or `lmr new --paper-pdf FILE`): builds take it from the paper cache or --papers DIR";
+const PIN_HINT =
+  "pin the PDF instead (`lmr paper fetch --update-manifest TASK_DIR`, or `lmr new --paper-pdf FILE`): builds take it from the paper cache or --papers DIR";
 
 export async function checkPaperLeaks(data: unknown, taskDir: string): Promise<Finding[]> {
   const m = asObject(data);
@@ -41,7 +42,11 @@ export async function checkPaperLeaks(data: unknown, taskDir: string): Promise<F
   for (const file of await listFiles(taskDir)) {
     if (file.rel === allowed) continue;
     if (file.pdf) {
-      findings.push({ pointer: "/paper", message: `'${file.rel}' is a PDF in the task folder: papers (and other PDFs) are never committed with a task`, hint: `delete ${file.rel}; ${PIN_HINT}` });
+      findings.push({
+        pointer: "/paper",
+        message: `'${file.rel}' is a PDF in the task folder: papers (and other PDFs) are never committed with a task`,
+        hint: `delete ${file.rel}; ${PIN_HINT}`,
+      });
     } else if (PAPER_TEXT_NAME.test(posix.basename(file.rel))) {
       findings.push({
         pointer: "/paper",

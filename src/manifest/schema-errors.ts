@@ -67,12 +67,16 @@ function resolveOneOfs(errors: ErrorObject[]): { kept: ErrorObject[]; findings: 
     const passing = (o.params as { passingSchemas?: number[] | null }).passingSchemas;
     if (Array.isArray(passing)) {
       const titles = passing.map((i) => branches[i]?.title ?? `form ${i}`);
-      findings.push({ pointer: o.instancePath, keyword: "oneOf", message: `matches more than one form (${titles.join(", ")})`, hint: "remove the fields that make it ambiguous" });
+      findings.push({
+        pointer: o.instancePath,
+        keyword: "oneOf",
+        message: `matches more than one form (${titles.join(", ")})`,
+        hint: "remove the fields that make it ambiguous",
+      });
       continue;
     }
     const isShapeError = (e: ErrorObject) =>
-      (e.instancePath === o.instancePath && SHAPE_KEYWORDS.has(e.keyword)) ||
-      (e.keyword === "const" && parentPointer(e.instancePath) === o.instancePath);
+      (e.instancePath === o.instancePath && SHAPE_KEYWORDS.has(e.keyword)) || (e.keyword === "const" && parentPointer(e.instancePath) === o.instancePath);
     const candidates = groups
       .map((errs, i) => ({ errs, i }))
       .filter(({ errs }) => !errs.some(isShapeError))

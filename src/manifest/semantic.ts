@@ -248,31 +248,56 @@ function checkTestRunner(m: Obj): Finding[] {
     const file = asString(f);
     if (file === undefined) return;
     if (node && !NODE_TEST_FILE.test(file)) {
-      findings.push({ pointer: `/tests/files/${i}`, message: `'${file}' is not a JavaScript or TypeScript file, and tests.runner is "node-test"`, hint: 'name node:test files *.test.ts or *.test.mjs, or drop "runner" to run pytest' });
+      findings.push({
+        pointer: `/tests/files/${i}`,
+        message: `'${file}' is not a JavaScript or TypeScript file, and tests.runner is "node-test"`,
+        hint: 'name node:test files *.test.ts or *.test.mjs, or drop "runner" to run pytest',
+      });
     } else if (!node && /\.(m?[jt]s|c[jt]s|tsx?)$/.test(file)) {
-      findings.push({ pointer: `/tests/files/${i}`, message: `'${file}' is a JavaScript/TypeScript file, but pytest runs the tests`, hint: 'set "runner": "node-test" in tests to run node:test files' });
+      findings.push({
+        pointer: `/tests/files/${i}`,
+        message: `'${file}' is a JavaScript/TypeScript file, but pytest runs the tests`,
+        hint: 'set "runner": "node-test" in tests to run node:test files',
+      });
     }
   });
   const candidate = asObject(tests.candidate);
   if (candidate) {
     const listed = new Set(asArray(tests.files).map(asString));
-    const paths: [string, unknown][] = [["/tests/candidate/setup", candidate.setup], ...asArray(candidate.files).map((f, i): [string, unknown] => [`/tests/candidate/files/${i}`, f])];
+    const paths: [string, unknown][] = [
+      ["/tests/candidate/setup", candidate.setup],
+      ...asArray(candidate.files).map((f, i): [string, unknown] => [`/tests/candidate/files/${i}`, f]),
+    ];
     const names = new Map<string, string>();
     for (const [pointer, value] of paths) {
       const file = asString(value);
       if (file === undefined) continue;
       const name = file.slice(file.lastIndexOf("/") + 1);
-      if (!listed.has(file)) findings.push({ pointer, message: `'${file}' is not one of tests.files`, hint: "list it in tests.files too: the candidate gets grader files only" });
+      if (!listed.has(file))
+        findings.push({ pointer, message: `'${file}' is not one of tests.files`, hint: "list it in tests.files too: the candidate gets grader files only" });
       if (/^test_.*\.py$|_test\.py$/.test(name) || file.startsWith("fixtures/")) {
-        findings.push({ pointer, message: `'${file}' is a test or a fixture: the candidate must never see them`, hint: "give the candidate only set-up code and helper modules; keep expected values in the tests" });
+        findings.push({
+          pointer,
+          message: `'${file}' is a test or a fixture: the candidate must never see them`,
+          hint: "give the candidate only set-up code and helper modules; keep expected values in the tests",
+        });
       }
       const before = names.get(name);
-      if (before !== undefined && before !== file) findings.push({ pointer, message: `'${file}' and '${before}' have the same name: the candidate's files sit in one folder`, hint: "rename one of them" });
+      if (before !== undefined && before !== file)
+        findings.push({
+          pointer,
+          message: `'${file}' and '${before}' have the same name: the candidate's files sit in one folder`,
+          hint: "rename one of them",
+        });
       names.set(name, file);
     }
   }
   if (node && asArray(tests.pytest_args).length > 0) {
-    findings.push({ pointer: "/tests/pytest_args", message: 'pytest_args are given, but tests.runner is "node-test"', hint: "remove pytest_args: node:test takes none" });
+    findings.push({
+      pointer: "/tests/pytest_args",
+      message: 'pytest_args are given, but tests.runner is "node-test"',
+      hint: "remove pytest_args: node:test takes none",
+    });
   }
   return findings;
 }

@@ -79,16 +79,31 @@ async function checkPatches(patches: Obj[], stoodIn: Set<string>, candidate: Obj
     const name = parts[parts.length - 1]!;
     const pointer = `/environment/patches/${i}/attribute`;
     if (stoodIn.has(parts[0]!)) {
-      findings.push({ pointer, message: `${p.attribute} patches ${parts[0]}, which is a stand-in (environment.stand_ins)`, hint: `give the stand-in module the attribute ${name} and drop the patch: patches are for modules installed for real` });
+      findings.push({
+        pointer,
+        message: `${p.attribute} patches ${parts[0]}, which is a stand-in (environment.stand_ins)`,
+        hint: `give the stand-in module the attribute ${name} and drop the patch: patches are for modules installed for real`,
+      });
       return;
     }
     if (setup === undefined) {
-      findings.push({ pointer, message: `${p.attribute} is patched, but the task has no candidate set-up to patch it (tests.candidate.setup)`, hint: 'write the patch in tests/candidate_setup.py (`lmr new` writes a template) and set "tests": {"candidate": {"setup": "tests/candidate_setup.py"}}' });
+      findings.push({
+        pointer,
+        message: `${p.attribute} is patched, but the task has no candidate set-up to patch it (tests.candidate.setup)`,
+        hint: 'write the patch in tests/candidate_setup.py (`lmr new` writes a template) and set "tests": {"candidate": {"setup": "tests/candidate_setup.py"}}',
+      });
       return;
     }
     // the missing file itself is reported by the task-file checks
-    if (source !== undefined && !(new RegExp(`\\b${escape(module)}\\b`).test(source) && new RegExp(`(?:\\.${escape(name)}\\s*=|["']${escape(name)}["'])`).test(source))) {
-      findings.push({ pointer, message: `${setup} never sets ${p.attribute} (no \`${module}\` with \`.${name} = …\` or setattr(…, "${name}", …) in it)`, hint: `replace the attribute there, e.g. \`import ${module}\` then \`${module}.${name} = …\`, or drop the patch` });
+    if (
+      source !== undefined &&
+      !(new RegExp(`\\b${escape(module)}\\b`).test(source) && new RegExp(`(?:\\.${escape(name)}\\s*=|["']${escape(name)}["'])`).test(source))
+    ) {
+      findings.push({
+        pointer,
+        message: `${setup} never sets ${p.attribute} (no \`${module}\` with \`.${name} = …\` or setattr(…, "${name}", …) in it)`,
+        hint: `replace the attribute there, e.g. \`import ${module}\` then \`${module}.${name} = …\`, or drop the patch`,
+      });
     }
   });
   return findings;

@@ -59,14 +59,23 @@ async function checkTaskFile(field: TaskFileField, taskDir: string, realTaskDir:
   const abs = resolve(taskDir, value);
   const link = await lstat(abs).catch(() => undefined);
   if (!link) {
-    return [{ pointer, message: `'${value}' does not exist in the task folder`, hint: `create ${value}, or fix the path: it is relative to the task folder`, missing: value }];
+    return [
+      {
+        pointer,
+        message: `'${value}' does not exist in the task folder`,
+        hint: `create ${value}, or fix the path: it is relative to the task folder`,
+        missing: value,
+      },
+    ];
   }
   const real = await realpath(abs).catch(() => undefined);
   if (real === undefined) {
     return [{ pointer, message: `'${value}' is a broken symlink`, hint: "replace the link with the file itself" }];
   }
   if (!isInside(realTaskDir, real)) {
-    return [{ pointer, message: `'${value}' resolves outside the task folder (to ${real})`, hint: "copy the file into the task folder instead of linking to it" }];
+    return [
+      { pointer, message: `'${value}' resolves outside the task folder (to ${real})`, hint: "copy the file into the task folder instead of linking to it" },
+    ];
   }
   const info = await stat(real);
   if (want === "file" && !info.isFile()) {
@@ -89,13 +98,20 @@ async function checkFolderContents(pointer: string, value: string, abs: string, 
   while (queue.length > 0 && seen < MAX_WALK) {
     const dir = queue.shift()!;
     const entries = await readdir(dir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
-      findings.push({ pointer, message: `cannot read '${value}${dir.slice(abs.length)}' (${err.code ?? err.message})`, hint: "check the folder's permissions" });
+      findings.push({
+        pointer,
+        message: `cannot read '${value}${dir.slice(abs.length)}' (${err.code ?? err.message})`,
+        hint: "check the folder's permissions",
+      });
       return [];
     });
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       seen++;
       const path = join(dir, entry.name);
-      const shown = `${value}/${path.slice(abs.length + 1).split("\\").join("/")}`;
+      const shown = `${value}/${path
+        .slice(abs.length + 1)
+        .split("\\")
+        .join("/")}`;
       if (entry.isSymbolicLink()) {
         const real = await realpath(path).catch(() => undefined);
         if (real === undefined) {
@@ -103,7 +119,11 @@ async function checkFolderContents(pointer: string, value: string, abs: string, 
           continue;
         }
         if (!isInside(realTaskDir, real)) {
-          findings.push({ pointer, message: `'${shown}' resolves outside the task folder (to ${real})`, hint: "copy the file into the task folder instead of linking to it" });
+          findings.push({
+            pointer,
+            message: `'${shown}' resolves outside the task folder (to ${real})`,
+            hint: "copy the file into the task folder instead of linking to it",
+          });
           continue;
         }
         if ((await stat(real)).isFile() && (await isLfsPointer(real))) findings.push(lfsFinding(pointer, shown));
@@ -155,7 +175,14 @@ async function checkLocalUpstream(data: unknown, taskDir: string): Promise<Findi
   if (typeof path !== "string" || path === "" || "repo" in upstream!) return [];
   const pointer = "/upstream/path";
   if (isAbsolute(path) || /^[A-Za-z]:[\\/]/.test(path)) {
-    return [{ pointer, message: `path is absolute: ${JSON.stringify(path)}`, hint: "write it relative to the task folder, e.g. \"../../upstreams/demo\"", replaces: ["minLength"] }];
+    return [
+      {
+        pointer,
+        message: `path is absolute: ${JSON.stringify(path)}`,
+        hint: 'write it relative to the task folder, e.g. "../../upstreams/demo"',
+        replaces: ["minLength"],
+      },
+    ];
   }
   if (path.includes("\\")) {
     return [{ pointer, message: `path uses backslashes: ${JSON.stringify(path)}`, hint: "use '/' as the separator" }];
@@ -166,7 +193,9 @@ async function checkLocalUpstream(data: unknown, taskDir: string): Promise<Findi
   const realTaskDir = await realpath(taskDir);
   const root = await findProjectRoot(realTaskDir);
   if (root === undefined) {
-    return [{ pointer, message: "a local upstream needs the task to live in a project", hint: "put the tasks in a git repository (or a folder with package.json)" }];
+    return [
+      { pointer, message: "a local upstream needs the task to live in a project", hint: "put the tasks in a git repository (or a folder with package.json)" },
+    ];
   }
   const abs = resolve(taskDir, path);
   const real = await realpath(abs).catch(() => undefined);
@@ -174,7 +203,13 @@ async function checkLocalUpstream(data: unknown, taskDir: string): Promise<Findi
     return [{ pointer, message: `local upstream '${path}' does not exist (looked for ${abs})`, hint: "fix the path; it is relative to the task folder" }];
   }
   if (!isInside(root, real)) {
-    return [{ pointer, message: `local upstream '${path}' resolves to ${real}, outside the project ${root}`, hint: "keep local upstreams inside the project that holds the task" }];
+    return [
+      {
+        pointer,
+        message: `local upstream '${path}' resolves to ${real}, outside the project ${root}`,
+        hint: "keep local upstreams inside the project that holds the task",
+      },
+    ];
   }
   if (!(await stat(real)).isDirectory()) {
     return [{ pointer, message: `local upstream '${path}' is not a folder`, hint: "point to the folder that holds the upstream code" }];

@@ -52,9 +52,7 @@ interface WorkspaceSpec {
 }
 
 /** Upstream code: a git URL at a commit, or a local folder (examples and tests). */
-export type Upstream =
-  | { repo: string; commit: string; license: string; subdir?: string }
-  | { path: string; commit?: string; license: string; subdir?: string };
+export type Upstream = { repo: string; commit: string; license: string; subdir?: string } | { path: string; commit?: string; license: string; subdir?: string };
 
 interface NotebookToModuleStep {
   kind: "notebook-to-module";

@@ -46,7 +46,13 @@ export async function validateTasks(dirs: string[], opts: { finished?: boolean; 
   for (const raw of raws) {
     const g = await readGiveaway(raw.dir);
     const data = asObject(raw.data);
-    if (g) giveaway.push({ task: typeof data?.id === "string" ? data.id : basename(raw.dir), paper: g.paper, ...(g.hinted !== undefined ? { hinted: g.hinted } : {}), allowed: typeof asObject(data?.giveaway)?.allow === "string" });
+    if (g)
+      giveaway.push({
+        task: typeof data?.id === "string" ? data.id : basename(raw.dir),
+        paper: g.paper,
+        ...(g.hinted !== undefined ? { hinted: g.hinted } : {}),
+        allowed: typeof asObject(data?.giveaway)?.allow === "string",
+      });
     const findings = await checkManifest(raw, { finished: opts.finished ?? true, giveaway: opts.giveaway ?? false });
     const dup = duplicates.get(raw.displayPath);
     if (dup) findings.push(dup);

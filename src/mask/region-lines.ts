@@ -23,13 +23,23 @@ interface RegionScope {
 export function resolveRegionLine(source: string, scope: RegionScope, ref: LineRef, which: "start" | "end", file: string | undefined): number {
   if ("line" in ref) {
     if (!Number.isInteger(ref.line) || ref.line < 1) {
-      throw new LmrError({ code: "mask/bad-region", file, pointer: `region.${which}.line`, message: `region ${which} line must be a positive integer, got ${String(ref.line)}` });
+      throw new LmrError({
+        code: "mask/bad-region",
+        file,
+        pointer: `region.${which}.line`,
+        message: `region ${which} line must be a positive integer, got ${String(ref.line)}`,
+      });
     }
     return ref.line;
   }
   const wanted = ref.occurrence ?? 1;
   if (ref.anchor === "" || !Number.isInteger(wanted) || wanted < 1) {
-    throw new LmrError({ code: "mask/bad-region", file, pointer: `region.${which}`, message: `region ${which} needs a non-empty anchor and a positive occurrence` });
+    throw new LmrError({
+      code: "mask/bad-region",
+      file,
+      pointer: `region.${which}`,
+      message: `region ${which} needs a non-empty anchor and a positive occurrence`,
+    });
   }
   let lineStart = findLineStart(source, scope.start);
   let line = scope.line;
@@ -44,7 +54,7 @@ export function resolveRegionLine(source: string, scope: RegionScope, ref: LineR
   }
   throw new LmrError({
     code: "mask/anchor-not-found",
-   
+
     file,
     pointer: `region.${which}.anchor`,
     message: `anchor ${JSON.stringify(ref.anchor)} occurs ${seen} time(s) in ${scope.qualname}, wanted occurrence ${wanted}`,

@@ -1,7 +1,19 @@
 import { describe, expect, it } from "vitest";
 import { isLmrError } from "../core/errors.js";
 import { CATEGORIES } from "../manifest/types.js";
-import { parseCategory, parseLineRef, parseMode, parseTaskId, parseUrl, parseYear, rankNearMatches, shortNameOf, slugify, suggestTaskId, TASK_ID_PATTERN } from "./choices.js";
+import {
+  parseCategory,
+  parseLineRef,
+  parseMode,
+  parseTaskId,
+  parseUrl,
+  parseYear,
+  rankNearMatches,
+  shortNameOf,
+  slugify,
+  suggestTaskId,
+  TASK_ID_PATTERN,
+} from "./choices.js";
 
 function errorOf(fn: () => unknown): { message: string; hint?: string | undefined; kind: string } {
   try {

@@ -52,7 +52,8 @@ export function parseUrl(flag: string, raw: string): string {
   } catch {
     u = undefined;
   }
-  if (!u || !/^https?:$/.test(u.protocol)) throw usageError(flag, `'${raw}' is not an http(s) URL`, "give a stable link, e.g. https://arxiv.org/abs/2305.18290");
+  if (!u || !/^https?:$/.test(u.protocol))
+    throw usageError(flag, `'${raw}' is not an http(s) URL`, "give a stable link, e.g. https://arxiv.org/abs/2305.18290");
   return v;
 }
 
@@ -77,7 +78,11 @@ export function parseTaskId(raw: string): string {
   const v = raw.trim();
   if (!TASK_ID_PATTERN.test(v) || v.length > TASK_ID_MAX) {
     const fixed = slugify(v).slice(0, TASK_ID_MAX).replace(/-+$/, "");
-    throw usageError("--id", `'${raw}' is not a task id (lowercase letters, digits and single hyphens, at most ${TASK_ID_MAX} characters)`, fixed !== "" ? `e.g. --id ${fixed}` : "e.g. --id dpo-preference-loss");
+    throw usageError(
+      "--id",
+      `'${raw}' is not a task id (lowercase letters, digits and single hyphens, at most ${TASK_ID_MAX} characters)`,
+      fixed !== "" ? `e.g. --id ${fixed}` : "e.g. --id dpo-preference-loss",
+    );
   }
   return v;
 }
@@ -112,10 +117,63 @@ export function slugify(text: string): string {
     .replace(/^-+|-+$/g, "");
 }
 
-const STOP_WORDS = new Set(["a", "an", "the", "of", "for", "and", "or", "to", "in", "on", "with", "via", "by", "from", "is", "are", "your", "its", "as", "at", "how", "what", "when", "towards", "toward"]);
+const STOP_WORDS = new Set([
+  "a",
+  "an",
+  "the",
+  "of",
+  "for",
+  "and",
+  "or",
+  "to",
+  "in",
+  "on",
+  "with",
+  "via",
+  "by",
+  "from",
+  "is",
+  "are",
+  "your",
+  "its",
+  "as",
+  "at",
+  "how",
+  "what",
+  "when",
+  "towards",
+  "toward",
+]);
 
 /** Acronyms of the field, not of a method: "LLM" in "Muon is Scalable for LLM Training" names no method. */
-const FIELD_ACRONYMS = new Set(["ai", "ml", "nlp", "cv", "rl", "llm", "llms", "lm", "lms", "vlm", "vlms", "mllm", "mllms", "gpu", "gpus", "tpu", "cnn", "cnns", "rnn", "rnns", "gnn", "gnns", "qa", "sota", "ood", "iid"]);
+const FIELD_ACRONYMS = new Set([
+  "ai",
+  "ml",
+  "nlp",
+  "cv",
+  "rl",
+  "llm",
+  "llms",
+  "lm",
+  "lms",
+  "vlm",
+  "vlms",
+  "mllm",
+  "mllms",
+  "gpu",
+  "gpus",
+  "tpu",
+  "cnn",
+  "cnns",
+  "rnn",
+  "rnns",
+  "gnn",
+  "gnns",
+  "qa",
+  "sota",
+  "ood",
+  "iid",
+]);
 
 /**
  * A short name for the paper, meant to be its method's name: the acronym or
@@ -129,10 +187,14 @@ export function shortNameOf(title: string): string {
   const words = head.split(/[\s/]+/).filter((w) => w !== "");
   if (words.length === 1) return slugify(words[0]!.toLowerCase()).slice(0, 20);
   const subject = /^([A-Za-z][A-Za-z0-9-]*)\s+(?:is|are|as)\s/i.exec(title.trim());
-  if (subject && !STOP_WORDS.has(subject[1]!.toLowerCase()) && !FIELD_ACRONYMS.has(subject[1]!.toLowerCase())) return slugify(subject[1]!.toLowerCase()).slice(0, 20);
+  if (subject && !STOP_WORDS.has(subject[1]!.toLowerCase()) && !FIELD_ACRONYMS.has(subject[1]!.toLowerCase()))
+    return slugify(subject[1]!.toLowerCase()).slice(0, 20);
   const acronym = title
     .split(/[\s:,;()/]+/)
-    .find((w) => /^[A-Za-z][A-Za-z0-9-]*$/.test(w) && (w.match(/[A-Z]/g) ?? []).length >= 2 && !/^[A-Z][a-z]+-[A-Z]/.test(w) && !FIELD_ACRONYMS.has(w.toLowerCase()));
+    .find(
+      (w) =>
+        /^[A-Za-z][A-Za-z0-9-]*$/.test(w) && (w.match(/[A-Z]/g) ?? []).length >= 2 && !/^[A-Z][a-z]+-[A-Z]/.test(w) && !FIELD_ACRONYMS.has(w.toLowerCase()),
+    );
   if (acronym) return slugify(acronym.toLowerCase()).replace(/-/g, "").slice(0, 12);
   const initials = words
     .flatMap((w) => w.split("-"))

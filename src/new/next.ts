@@ -25,7 +25,12 @@ export function formatNextSteps(steps: readonly NextStep[]): string {
  * A no, or a command that fails, prints the steps that are left and stops.
  * Returns how many steps were done.
  */
-export async function walkNextSteps(ask: Asker, steps: readonly NextStep[], run: (args: string[]) => Promise<number>, print: (text: string) => void): Promise<number> {
+export async function walkNextSteps(
+  ask: Asker,
+  steps: readonly NextStep[],
+  run: (args: string[]) => Promise<number>,
+  print: (text: string) => void,
+): Promise<number> {
   for (const [i, step] of steps.entries()) {
     const left = (): number => {
       print(`Next steps:\n${formatNextSteps(steps.slice(i))}\n`);

@@ -42,7 +42,10 @@ function isPdfLink(url: string): boolean {
 }
 
 async function isPdfFile(path: string): Promise<boolean> {
-  const ok = await stat(path).then((s) => s.isFile(), () => false);
+  const ok = await stat(path).then(
+    (s) => s.isFile(),
+    () => false,
+  );
   return ok && (await readFile(path)).subarray(0, 1024).toString("latin1").includes(PDF_MAGIC);
 }
 
@@ -68,7 +71,10 @@ function parseRepoFileLink(link: string): RepoFileLink | undefined {
     return undefined;
   }
   if (!/^https?:$/.test(u.protocol)) return undefined;
-  const segs = u.pathname.split("/").filter((s) => s !== "").map((s) => decodeURIComponent(s));
+  const segs = u.pathname
+    .split("/")
+    .filter((s) => s !== "")
+    .map((s) => decodeURIComponent(s));
   const host = u.hostname.toLowerCase();
   if (host === "raw.githubusercontent.com" && segs.length >= 4) {
     return { owner: segs[0]!, name: segs[1]!, rev: segs[2]!, path: segs.slice(3).join("/"), htmlPage: false };
@@ -95,15 +101,29 @@ async function pdfInUpstream(pdfUrl: string, upstream: UpstreamAtCommit | undefi
   const stable = `https://github.com/${repo.owner}/${repo.name}/raw/${commit}/${link.path}`;
   if (link.htmlPage) throw usageError("--pdf-url", `${pdfUrl} is the HTML page of the file, not the PDF`, `give the raw file: --pdf-url ${stable}`);
   if (link.rev.length < 7 || !commit.toLowerCase().startsWith(link.rev.toLowerCase())) {
-    throw usageError("--pdf-url", `${pdfUrl} names revision '${link.rev}', not the pinned commit ${commit}: what that address serves can change`, `name the pinned commit: --pdf-url ${stable}`);
+    throw usageError(
+      "--pdf-url",
+      `${pdfUrl} names revision '${link.rev}', not the pinned commit ${commit}: what that address serves can change`,
+      `name the pinned commit: --pdf-url ${stable}`,
+    );
   }
   const path = posix.normalize(link.path);
   if (path.startsWith("../") || posix.isAbsolute(path)) throw usageError("--pdf-url", `${pdfUrl} names a path outside the repository`);
   const abs = join(upstream.treeDir, path);
-  if (!(await stat(abs).then((s) => s.isFile(), () => false))) {
-    throw usageError("--pdf-url", `${path} is not a file of ${upstream.repo} at ${commit}`, "check the path; a mirror snapshot may leave large files out: then give the PDF itself with --paper-pdf");
+  if (
+    !(await stat(abs).then(
+      (s) => s.isFile(),
+      () => false,
+    ))
+  ) {
+    throw usageError(
+      "--pdf-url",
+      `${path} is not a file of ${upstream.repo} at ${commit}`,
+      "check the path; a mirror snapshot may leave large files out: then give the PDF itself with --paper-pdf",
+    );
   }
-  if (!(await isPdfFile(abs))) throw usageError("--pdf-url", `${path} in ${upstream.repo} at ${commit} is not a PDF (no %PDF- header)`, "give the link of the paper's PDF");
+  if (!(await isPdfFile(abs)))
+    throw usageError("--pdf-url", `${path} in ${upstream.repo} at ${commit} is not a PDF (no %PDF- header)`, "give the link of the paper's PDF");
   return abs;
 }
 
@@ -129,7 +149,12 @@ export async function pinNewPaper(
   if (arxiv?.version !== undefined) pin.arxiv = formatArxivRef(arxiv);
   if (pdfUrl !== undefined) {
     const a = parseArxivUrl(pdfUrl);
-    if (a && a.version === undefined) throw usageError("--pdf-url", `${pdfUrl} is an arXiv link without a version: its bytes change with each new version`, `give the version: --pdf-url https://arxiv.org/pdf/${a.id}vN`);
+    if (a && a.version === undefined)
+      throw usageError(
+        "--pdf-url",
+        `${pdfUrl} is an arXiv link without a version: its bytes change with each new version`,
+        `give the version: --pdf-url https://arxiv.org/pdf/${a.id}vN`,
+      );
     if (a) pin.arxiv = formatArxivRef(a);
     else pin.pdf_url = pdfUrl;
   } else if (!arxiv && isPdfLink(url)) pin.pdf_url = url;
@@ -141,22 +166,34 @@ export async function pinNewPaper(
     await copyIntoCache(papers, local, got.sha256);
     const source = paperSourceOf({ title: owner.title, url, year: owner.year, ...pin, ...got });
     if (source && source.pointer !== "/paper/url") await writePinRecord(papers, { key: source.key, sha256: got.sha256, bytes: got.bytes, from: local });
-    note(`paper: pinned sha256 ${got.sha256.slice(0, 12)}… (${got.bytes} bytes) of ${local}${source ? ` as the PDF of ${source.url}` : ""}; the PDF is in the paper cache, and no paper text goes into the task`);
+    note(
+      `paper: pinned sha256 ${got.sha256.slice(0, 12)}… (${got.bytes} bytes) of ${local}${source ? ` as the PDF of ${source.url}` : ""}; the PDF is in the paper cache, and no paper text goes into the task`,
+    );
     if (arxiv && arxiv.version === undefined && pin.arxiv === undefined) {
-      note(`paper: ${url} names no version: a download takes arXiv's latest version and is checked against this hash; add "arxiv": "${arxiv.id}vN" (the version of this PDF) to pin it`);
+      note(
+        `paper: ${url} names no version: a download takes arXiv's latest version and is checked against this hash; add "arxiv": "${arxiv.id}vN" (the version of this PDF) to pin it`,
+      );
     } else if (!source) {
-      note(`paper: ${url} is not a download address: give --pdf-url (or add paper.pdf_url) so that a machine without this PDF can fetch it; until then \`lmr paper fetch --papers DIR\` finds it as DIR/${got.sha256}.pdf`);
+      note(
+        `paper: ${url} is not a download address: give --pdf-url (or add paper.pdf_url) so that a machine without this PDF can fetch it; until then \`lmr paper fetch --papers DIR\` finds it as DIR/${got.sha256}.pdf`,
+      );
     }
     return { pin: { ...pin, sha256: got.sha256, bytes: got.bytes }, pdfPath: local };
   }
   if (arxiv && arxiv.version === undefined && pin.arxiv === undefined) {
-    note(`paper: ${url} names no version, so paper.arxiv is not set; add it ("arxiv": "${arxiv.id}vN") to pin the PDF, or give the PDF with --paper-pdf (its hash is pinned)`);
+    note(
+      `paper: ${url} names no version, so paper.arxiv is not set; add it ("arxiv": "${arxiv.id}vN") to pin the PDF, or give the PDF with --paper-pdf (its hash is pinned)`,
+    );
   }
   const paper: Paper = { title: owner.title, url, year: owner.year, ...pin };
   if (!paperSourceOf(paper, arxivBaseFrom())) return { pin };
   try {
-    const r = await fetchTaskPaper({ id: owner.id, manifestPath: owner.manifestPath, paper }, { arxivBase: arxivBaseFrom(), attempts: 1, idleTimeoutMs: 20_000, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
-    if (r.sha256 !== undefined && r.bytes !== undefined) return { pin: { ...pin, sha256: r.sha256, bytes: r.bytes }, ...(r.path !== undefined ? { pdfPath: r.path } : {}) };
+    const r = await fetchTaskPaper(
+      { id: owner.id, manifestPath: owner.manifestPath, paper },
+      { arxivBase: arxivBaseFrom(), attempts: 1, idleTimeoutMs: 20_000, ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) },
+    );
+    if (r.sha256 !== undefined && r.bytes !== undefined)
+      return { pin: { ...pin, sha256: r.sha256, bytes: r.bytes }, ...(r.path !== undefined ? { pdfPath: r.path } : {}) };
   } catch (err) {
     if (!isLmrError(err)) throw err;
     note(`paper: ${err.message}; sha256/bytes not pinned (later: lmr paper fetch --update-manifest TASK_DIR)`);

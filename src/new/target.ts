@@ -10,14 +10,34 @@ import type { UpstreamView } from "./upstream.js";
 /** The target file: one of the upstream's source files. */
 export async function chooseFile(view: UpstreamView, flag: string | undefined, env: NewEnv): Promise<string> {
   const where = view.input.kind === "url" ? view.input.url : view.input.raw;
-  if (view.sourceFiles.length === 0) throw usageError("--repo", `${where} has no Python (.py) files${view.commit ? ` at ${view.commit}` : ""}`, "a notebook needs a prepare step first: see `lmr prepare notebook --help`");
+  if (view.sourceFiles.length === 0)
+    throw usageError(
+      "--repo",
+      `${where} has no Python (.py) files${view.commit ? ` at ${view.commit}` : ""}`,
+      "a notebook needs a prepare step first: see `lmr prepare notebook --help`",
+    );
   const parse = (raw: string): string => {
-    const file = raw.trim().replace(/\\/g, "/").replace(/^(\.\/)+/, "");
+    const file = raw
+      .trim()
+      .replace(/\\/g, "/")
+      .replace(/^(\.\/)+/, "");
     if (view.sourceFiles.includes(file)) return file;
     const near = rankNearMatches(file, view.sourceFiles);
-    throw usageError("--file", `'${raw}' is not a Python file of ${where}`, `near matches: ${near.join(", ")}${view.sourceFiles.length > near.length ? ` (${view.sourceFiles.length} files in all)` : ""}`);
+    throw usageError(
+      "--file",
+      `'${raw}' is not a Python file of ${where}`,
+      `near matches: ${near.join(", ")}${view.sourceFiles.length > near.length ? ` (${view.sourceFiles.length} files in all)` : ""}`,
+    );
   };
-  return answer({ flag: "--file", value: flag, parse, prompt: (a) => a.search({ message: "Target file (type to filter)", choices: view.sourceFiles.map((f) => ({ name: f, value: f })) }) }, env);
+  return answer(
+    {
+      flag: "--file",
+      value: flag,
+      parse,
+      prompt: (a) => a.search({ message: "Target file (type to filter)", choices: view.sourceFiles.map((f) => ({ name: f, value: f })) }),
+    },
+    env,
+  );
 }
 
 export interface ChosenTarget {
@@ -69,7 +89,8 @@ async function chooseSymbol(file: string, symbols: SymbolInfo[], flags: NewFlags
     if (found.length === 0) throw usageError("--symbol", `'${raw}' is not defined in ${file}`, `near matches: ${rankNearMatches(name, names).join(", ")}`);
     if (found.length === 1) return found[0]!;
     const lines = found.map((s) => s.line);
-    if (flags.line === undefined) throw usageError("--line", `'${name}' is defined ${found.length} times in ${file} (lines ${lines.join(", ")})`, `pick one, e.g. --line ${lines[0]}`);
+    if (flags.line === undefined)
+      throw usageError("--line", `'${name}' is defined ${found.length} times in ${file} (lines ${lines.join(", ")})`, `pick one, e.g. --line ${lines[0]}`);
     const line = parseLine(flags.line);
     const hit = found.find((s) => s.line === line || s.decorator_line === line);
     if (!hit) throw usageError("--line", `'${name}' is not defined at line ${line} of ${file}`, `choose one of lines ${lines.join(", ")}`);
@@ -77,7 +98,11 @@ async function chooseSymbol(file: string, symbols: SymbolInfo[], flags: NewFlags
   };
   if (flags.symbol !== undefined) return parse(flags.symbol);
   if (!env.ask) return parse(""); // unreachable: the flags were checked up front
-  const choices: Choice<SymbolInfo>[] = symbols.map((s) => ({ name: `${s.name}  (${s.kind}, line ${s.line})`, value: s, description: s.signature.replace(/\s+/g, " ") }));
+  const choices: Choice<SymbolInfo>[] = symbols.map((s) => ({
+    name: `${s.name}  (${s.kind}, line ${s.line})`,
+    value: s,
+    description: s.signature.replace(/\s+/g, " "),
+  }));
   return env.ask.search({ message: "Target symbol (type to filter)", choices });
 }
 
@@ -91,19 +116,32 @@ function modeChoices(info: SymbolInfo): Choice<MaskMode>[] {
 }
 
 function checkModeFits(mode: MaskMode, info: SymbolInfo): MaskMode {
-  if (mode === "class" && info.kind !== "class") throw usageError("--mode", `'class' masks a class, and ${info.name} is a ${info.kind}`, "use --mode body or --mode region");
-  if (mode !== "class" && info.kind === "class") throw usageError("--mode", `'${mode}' masks a function or method, and ${info.name} is a class`, "use --mode class, or name one method (Class.method)");
+  if (mode === "class" && info.kind !== "class")
+    throw usageError("--mode", `'class' masks a class, and ${info.name} is a ${info.kind}`, "use --mode body or --mode region");
+  if (mode !== "class" && info.kind === "class")
+    throw usageError("--mode", `'${mode}' masks a function or method, and ${info.name} is a class`, "use --mode class, or name one method (Class.method)");
   return mode;
 }
 
-async function chooseRegion(file: string, source: string, target: Target, info: SymbolInfo, flags: NewFlags, env: NewEnv): Promise<{ start: LineRef; end: LineRef }> {
+async function chooseRegion(
+  file: string,
+  source: string,
+  target: Target,
+  info: SymbolInfo,
+  flags: NewFlags,
+  env: NewEnv,
+): Promise<{ start: LineRef; end: LineRef }> {
   const span = `lines ${info.line}-${info.end_line} of ${file}`;
   const start = await answer(
     {
       flag: "--region-start",
       value: flags.regionStart,
       parse: (r) => parseLineRef("--region-start", r),
-      prompt: (a) => a.text({ message: `First line to mask, inside ${info.name} (${span}): a line number or text the line contains`, validate: validatorOf((r) => parseLineRef("--region-start", r)) }),
+      prompt: (a) =>
+        a.text({
+          message: `First line to mask, inside ${info.name} (${span}): a line number or text the line contains`,
+          validate: validatorOf((r) => parseLineRef("--region-start", r)),
+        }),
     },
     env,
   );
@@ -127,7 +165,18 @@ async function chooseRegion(file: string, source: string, target: Target, info: 
 /** The target must mask cleanly: what `lmr build` will do, tried now so a bad answer fails here. */
 async function checkMasks(file: string, source: string, target: Target, flag: string): Promise<void> {
   try {
-    await maskerFor(file).mask(source, [{ symbol: target.symbol, mode: target.mode, ...(target.line !== undefined ? { line: target.line } : {}), ...(target.region ? { region: target.region } : {}) }], file);
+    await maskerFor(file).mask(
+      source,
+      [
+        {
+          symbol: target.symbol,
+          mode: target.mode,
+          ...(target.line !== undefined ? { line: target.line } : {}),
+          ...(target.region ? { region: target.region } : {}),
+        },
+      ],
+      file,
+    );
   } catch (err) {
     if (isLmrError(err)) throw usageError(flag, `${target.symbol} cannot be masked in mode ${target.mode}: ${messageOf(err)}`);
     throw err;

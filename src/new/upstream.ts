@@ -41,8 +41,16 @@ export function classifyRepo(raw: string, cwd: string): RepoInput {
 
 export async function checkRepoFolder(input: RepoInput): Promise<void> {
   if (input.kind !== "path") return;
-  const ok = await stat(input.abs).then((s) => s.isDirectory(), () => false);
-  if (!ok) throw usageError("--repo", `'${input.raw}' is neither a git URL nor a folder (looked for ${input.abs})`, "give https://github.com/OWNER/NAME or the path of a local checkout");
+  const ok = await stat(input.abs).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  if (!ok)
+    throw usageError(
+      "--repo",
+      `'${input.raw}' is neither a git URL nor a folder (looked for ${input.abs})`,
+      "give https://github.com/OWNER/NAME or the path of a local checkout",
+    );
 }
 
 /** True when the folder is inside a git work tree (so a commit can pin it). */
@@ -63,13 +71,19 @@ async function listRecentCommits(abs: string, n = 5): Promise<string[]> {
  * from and the licence. Errors name the flag that caused them.
  */
 export async function openUpstream(input: RepoInput, commit: string | undefined, opts: SourceOptions & { cwd: string }): Promise<UpstreamView> {
-  const upstream: Upstream = input.kind === "url" ? { repo: input.url, commit: commit ?? "HEAD", license: "NOASSERTION" } : { path: input.abs, license: "NOASSERTION", ...(commit !== undefined ? { commit } : {}) };
+  const upstream: Upstream =
+    input.kind === "url"
+      ? { repo: input.url, commit: commit ?? "HEAD", license: "NOASSERTION" }
+      : { path: input.abs, license: "NOASSERTION", ...(commit !== undefined ? { commit } : {}) };
   const task: ResolvedTask = { manifest: { upstream } as TaskManifest, dir: opts.cwd, manifestPath: "(lmr new)" };
   const tmp = await mkdtemp(join(tmpdir(), "lmr-new-"));
   const treeDir = join(tmp, "tree");
   const close = (): Promise<void> => rm(tmp, { recursive: true, force: true });
   try {
-    const got = await materializeUpstream(task, treeDir, { ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}), ...(opts.mirror ? { mirror: opts.mirror } : {}) });
+    const got = await materializeUpstream(task, treeDir, {
+      ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
+      ...(opts.mirror ? { mirror: opts.mirror } : {}),
+    });
     const sourceFiles = await listSourceFiles(treeDir);
     const lic = await findLicense(treeDir);
     return { input, ...(got.commit !== undefined ? { commit: got.commit } : {}), treeDir, sourceFiles, ...lic, close };
@@ -88,7 +102,12 @@ async function explainSourceError(err: unknown, input: RepoInput, commit: string
     return usageError("--commit", `'${commit}' is not a commit of ${where}`, hint, "new/commit-not-found");
   }
   if (err.code === "upstream/not-git") {
-    return usageError("--commit", `${where} is not in a git repository, so it has no commit '${commit}'`, "leave out --commit to take the folder as it is, or point --repo at a git checkout", "new/commit-not-found");
+    return usageError(
+      "--commit",
+      `${where} is not in a git repository, so it has no commit '${commit}'`,
+      "leave out --commit to take the folder as it is, or point --repo at a git checkout",
+      "new/commit-not-found",
+    );
   }
   const flag = err.pointer === "/upstream/commit" ? "--commit" : "--repo";
   return new LmrError({ code: err.code, message: `${flag} ${where}: ${err.message}`, ...(err.hint ? { hint: err.hint } : {}), cause: err });

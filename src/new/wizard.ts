@@ -23,6 +23,9 @@ export async function makeTerminalAsker(): Promise<Asker> {
 
 /** Choices whose name holds every word typed (any case, any order). */
 export function filterChoices<T>(choices: Choice<T>[], term: string | undefined): Choice<T>[] {
-  const words = (term ?? "").toLowerCase().split(/\s+/).filter((w) => w !== "");
+  const words = (term ?? "")
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((w) => w !== "");
   return choices.filter((c) => words.every((w) => c.name.toLowerCase().includes(w)));
 }

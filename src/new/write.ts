@@ -11,7 +11,12 @@ import { entryExists } from "../core/paths.js";
  */
 export async function createDirExclusive(target: string, files: Record<string, string>): Promise<void> {
   const exists = (): LmrError =>
-    new LmrError({ code: "new/task-exists", file: target, message: "the task folder already exists; lmr new never overwrites a task", hint: "choose another id with --id, or remove the folder first" });
+    new LmrError({
+      code: "new/task-exists",
+      file: target,
+      message: "the task folder already exists; lmr new never overwrites a task",
+      hint: "choose another id with --id, or remove the folder first",
+    });
   if (await entryExists(target)) throw exists();
   const parent = dirname(target);
   await mkdir(parent, { recursive: true });

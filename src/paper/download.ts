@@ -96,7 +96,11 @@ async function fetchOnce(url: string, part: string, have: number, opts: Download
     }
     if (!res.ok) {
       await res.body?.cancel();
-      throw new DownloadError(`HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}`, res.status >= 500 || res.status === 429 ? "network" : "http", res.status);
+      throw new DownloadError(
+        `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ""}`,
+        res.status >= 500 || res.status === 429 ? "network" : "http",
+        res.status,
+      );
     }
     // 206 continues our bytes only when it starts where they end; anything else is the whole file
     const append = res.status === 206 && new RegExp(`^bytes ${have}-`).test(res.headers.get("content-range") ?? "");
@@ -112,7 +116,10 @@ async function fetchOnce(url: string, part: string, have: number, opts: Download
         }
       }
     } catch (err) {
-      throw new DownloadError(controller.signal.aborted ? `the connection stalled for ${idle / 1000} s` : `the connection broke (${messageOf(err)})`, "network");
+      throw new DownloadError(
+        controller.signal.aborted ? `the connection stalled for ${idle / 1000} s` : `the connection broke (${messageOf(err)})`,
+        "network",
+      );
     } finally {
       await file.close();
     }

@@ -50,13 +50,23 @@ export async function readPaperPages(path: string): Promise<PaperPages> {
   const head = data.subarray(0, 1024).toString("latin1");
   if (head.includes(PDF_MAGIC)) return extractPaper(path);
   if (!/^\s*[{[]/.test(data.toString("utf8", 0, 64).replace(/^\uFEFF/, ""))) {
-    throw new LmrError({ code: "paper/unreadable", file: path, message: "neither a PDF nor a paper.json", hint: "give a .pdf file or a JSON object of page number → text" });
+    throw new LmrError({
+      code: "paper/unreadable",
+      file: path,
+      message: "neither a PDF nor a paper.json",
+      hint: "give a .pdf file or a JSON object of page number → text",
+    });
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(data.toString("utf8").replace(/^\uFEFF/, ""));
   } catch (err) {
-    throw new LmrError({ code: "paper/json-invalid", file: path, message: `not valid JSON (${(err as Error).message})`, hint: "paper.json is an object of page number → text, e.g. {\"1\": \"...\"}" });
+    throw new LmrError({
+      code: "paper/json-invalid",
+      file: path,
+      message: `not valid JSON (${(err as Error).message})`,
+      hint: 'paper.json is an object of page number → text, e.g. {"1": "..."}',
+    });
   }
   return { pages: checkPages(parsed, path) };
 }
@@ -64,15 +74,27 @@ export async function readPaperPages(path: string): Promise<PaperPages> {
 /** A paper.json value must be {"1": text, "2": text, ...}; returns it with keys in page order. */
 export function checkPages(value: unknown, file: string): Record<string, string> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new LmrError({ code: "paper/json-invalid", file, message: "expected an object of page number → text", hint: "write {\"1\": \"text of page 1\", ...}" });
+    throw new LmrError({ code: "paper/json-invalid", file, message: "expected an object of page number → text", hint: 'write {"1": "text of page 1", ...}' });
   }
   const entries = Object.entries(value as Record<string, unknown>);
   for (const [key, text] of entries) {
     if (!/^[1-9][0-9]*$/.test(key)) {
-      throw new LmrError({ code: "paper/json-invalid", file, pointer: `/${key}`, message: `key '${key}' is not a page number`, hint: "keys are 1-based page numbers as strings: \"1\", \"2\", ..." });
+      throw new LmrError({
+        code: "paper/json-invalid",
+        file,
+        pointer: `/${key}`,
+        message: `key '${key}' is not a page number`,
+        hint: 'keys are 1-based page numbers as strings: "1", "2", ...',
+      });
     }
     if (typeof text !== "string") {
-      throw new LmrError({ code: "paper/json-invalid", file, pointer: `/${key}`, message: `page ${key} is ${text === null ? "null" : typeof text}, not text`, hint: "each value is the text of that page" });
+      throw new LmrError({
+        code: "paper/json-invalid",
+        file,
+        pointer: `/${key}`,
+        message: `page ${key} is ${text === null ? "null" : typeof text}, not text`,
+        hint: "each value is the text of that page",
+      });
     }
   }
   const pages: Record<string, string> = {};
@@ -96,5 +118,11 @@ async function readInput(path: string): Promise<Buffer> {
 }
 
 function notPdf(file: string, why: string, cause?: unknown): LmrError {
-  return new LmrError({ code: "paper/pdf-invalid", file, message: `not a readable PDF: ${why}`, hint: "check that the file is a complete, unencrypted PDF", cause });
+  return new LmrError({
+    code: "paper/pdf-invalid",
+    file,
+    message: `not a readable PDF: ${why}`,
+    hint: "check that the file is a complete, unencrypted PDF",
+    cause,
+  });
 }

@@ -87,7 +87,11 @@ export async function fetchTaskPaper(owner: PaperOwner, opts: FetchOptions): Pro
   return result;
 }
 
-async function fromCache(owner: PaperOwner, papers: string, source: PaperSource | undefined): Promise<{ path: string; sha256: string; bytes: number } | undefined> {
+async function fromCache(
+  owner: PaperOwner,
+  papers: string,
+  source: PaperSource | undefined,
+): Promise<{ path: string; sha256: string; bytes: number } | undefined> {
   const { sha256: pinned } = owner.paper;
   if (pinned !== undefined) {
     const path = cachedPdfPath(papers, pinned);
@@ -98,7 +102,12 @@ async function fromCache(owner: PaperOwner, papers: string, source: PaperSource 
   return rec ? { path: cachedPdfPath(papers, rec.sha256), sha256: rec.sha256, bytes: rec.bytes } : undefined;
 }
 
-async function download(owner: PaperOwner, papers: string, source: PaperSource, opts: FetchOptions): Promise<Omit<FetchResult, "task" | "manifest" | "pinned"> & { sha256: string; bytes: number }> {
+async function download(
+  owner: PaperOwner,
+  papers: string,
+  source: PaperSource,
+  opts: FetchOptions,
+): Promise<Omit<FetchResult, "task" | "manifest" | "pinned"> & { sha256: string; bytes: number }> {
   const { sha256: pinned, bytes } = owner.paper;
   // one part file per pin, so a rerun continues it; the hash names the final file
   const part = join(papers, `${pinned ?? `pin-${sha256(source.key).slice(0, 16)}`}.pdf.part`);
@@ -130,7 +139,16 @@ async function download(owner: PaperOwner, papers: string, source: PaperSource, 
   if ((pinned !== undefined && got.sha256 !== pinned) || (bytes !== undefined && got.bytes !== bytes)) {
     await rm(part, { force: true });
     const e = pinMismatch(owner, source.url, "as downloaded", got);
-    throw new LmrError({ code: e.code, file: owner.manifestPath, pointer: e.pointer!, message: e.message, hint: source.pointer === "/paper/url" ? `paper.url names no version and arXiv now serves another one: set "arxiv" to the version whose PDF was pinned (e.g. "${source.url.slice(source.url.lastIndexOf("/") + 1)}v1")` : "the file at that address is not the one pinned: check paper.arxiv / paper.pdf_url, or correct paper.sha256 and paper.bytes if the pin is wrong" });
+    throw new LmrError({
+      code: e.code,
+      file: owner.manifestPath,
+      pointer: e.pointer!,
+      message: e.message,
+      hint:
+        source.pointer === "/paper/url"
+          ? `paper.url names no version and arXiv now serves another one: set "arxiv" to the version whose PDF was pinned (e.g. "${source.url.slice(source.url.lastIndexOf("/") + 1)}v1")`
+          : "the file at that address is not the one pinned: check paper.arxiv / paper.pdf_url, or correct paper.sha256 and paper.bytes if the pin is wrong",
+    });
   }
   const head = await readHead(part);
   if (!head.includes(PDF_MAGIC)) {

@@ -9,9 +9,12 @@ const PAGES = {
 };
 
 describe("isHeading", () => {
-  it.each(["1 Introduction", "3.2 Decoding", "4. Results", "Abstract", "References", "RELATED WORK", "A.1 Proofs", "II. METHOD", "Appendix B"])("accepts %s", (line) => {
-    expect(isHeading(line)).toBe(true);
-  });
+  it.each(["1 Introduction", "3.2 Decoding", "4. Results", "Abstract", "References", "RELATED WORK", "A.1 Proofs", "II. METHOD", "Appendix B"])(
+    "accepts %s",
+    (line) => {
+      expect(isHeading(line)).toBe(true);
+    },
+  );
   it.each([
     "L = -log σ(β r) (3)",
     "2 is the number of pairs we use in each batch, and it is set here.",
@@ -52,12 +55,7 @@ describe("findInPaper", () => {
 
   it("inherits the heading from an earlier page and ranks by page and line", () => {
     const hits = findInPaper(PAGES, ["preference", "Label"]);
-    expect(hits.map((h) => `${h.term}@${h.page}:${h.line}`)).toEqual([
-      "preference@1:3",
-      "preference@1:5",
-      "Label@2:7",
-      "preference@3:4",
-    ]);
+    expect(hits.map((h) => `${h.term}@${h.page}:${h.line}`)).toEqual(["preference@1:3", "preference@1:5", "Label@2:7", "preference@3:4"]);
     expect(hits[0]!.heading).toBe("Abstract");
     expect(hits[3]!.heading).toBe("REFERENCES");
     expect(hits[2]!.heading).toBe("2.1 Label Smoothing");

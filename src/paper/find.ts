@@ -69,16 +69,21 @@ export function formatFinding(f: Finding): string {
 
 /** The search regex for a term, or undefined for a blank term. */
 export function termPattern(term: string): RegExp | undefined {
-  const words = term.trim().split(/\s+/).filter((w) => w !== "");
+  const words = term
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w !== "");
   if (words.length === 0) return undefined;
   const softBreak = "(?:-[ \\t]*\\n[ \\t]*)?";
   const word = (w: string): string =>
-    [...w].map((c, i) => {
-      // a hyphen written in the term may end a line in the paper
-      const escaped = c === "-" ? "-\\s*" : c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-      // a line-end hyphen may split a word between two letters
-      return i > 0 && /\p{L}/u.test(c) && /\p{L}/u.test(w[i - 1] ?? "") ? softBreak + escaped : escaped;
-    }).join("");
+    [...w]
+      .map((c, i) => {
+        // a hyphen written in the term may end a line in the paper
+        const escaped = c === "-" ? "-\\s*" : c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+        // a line-end hyphen may split a word between two letters
+        return i > 0 && /\p{L}/u.test(c) && /\p{L}/u.test(w[i - 1] ?? "") ? softBreak + escaped : escaped;
+      })
+      .join("");
   return new RegExp(words.map(word).join("\\s+"), "giu");
 }
 

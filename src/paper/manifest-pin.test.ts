@@ -7,7 +7,9 @@ const H = `"${PIN.sha256}"`;
 describe("setPaperPin", () => {
   it("adds the members after arxiv in a one-per-line object, keeping the rest byte for byte", () => {
     const text = `{\n  "id": "t",\n  "paper": {\n    "title": "T",\n    "arxiv": "2305.18290v3"\n  },\n  "category": "x"\n}\n`;
-    expect(setPaperPin(text, PIN)).toBe(`{\n  "id": "t",\n  "paper": {\n    "title": "T",\n    "arxiv": "2305.18290v3",\n    "sha256": ${H},\n    "bytes": 1234\n  },\n  "category": "x"\n}\n`);
+    expect(setPaperPin(text, PIN)).toBe(
+      `{\n  "id": "t",\n  "paper": {\n    "title": "T",\n    "arxiv": "2305.18290v3",\n    "sha256": ${H},\n    "bytes": 1234\n  },\n  "category": "x"\n}\n`,
+    );
   });
 
   it("keeps an inline paper object inline", () => {

@@ -104,7 +104,10 @@ export function setPaperPin(text: string, pin: { sha256: string; bytes: number }
 
 function editText(text: string, pin: { sha256: string; bytes: number }): string {
   let out = text;
-  for (const [key, value] of [["sha256", JSON.stringify(pin.sha256)], ["bytes", String(pin.bytes)]] as const) {
+  for (const [key, value] of [
+    ["sha256", JSON.stringify(pin.sha256)],
+    ["bytes", String(pin.bytes)],
+  ] as const) {
     const paper = objectMembers(out, "paper");
     if (!paper) throw new Error("no paper object");
     const existing = paper.members.find((m) => m.key === key);

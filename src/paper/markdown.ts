@@ -40,7 +40,11 @@ export function toMarkdown(pages: PaperPages["pages"], title?: string): string {
   if (title !== undefined && title !== "") parts.push(`# ${title}\n`);
   const keys = Object.keys(pages).sort((a, b) => Number(a) - Number(b));
   for (const key of keys) {
-    const body = joinHyphenation(pages[key] ?? "").split("\n").map(escapeLine).join("\n").trim();
+    const body = joinHyphenation(pages[key] ?? "")
+      .split("\n")
+      .map(escapeLine)
+      .join("\n")
+      .trim();
     parts.push(`## Page ${key}\n\n${body === "" ? "_(no text on this page)_" : body}\n`);
   }
   return parts.join("\n");

@@ -5,15 +5,27 @@ const base = { title: "T", url: "https://example.org/p", year: 2024 };
 
 describe("paperSourceOf", () => {
   it("downloads from pdf_url before the arXiv address, keyed independently of the mirror", () => {
-    expect(paperSourceOf({ ...base, arxiv: "2305.18290v3" }, "http://mirror/pdf/")).toEqual({ url: "http://mirror/pdf/2305.18290v3", pointer: "/paper/arxiv", key: "arxiv:2305.18290v3" });
-    expect(paperSourceOf({ ...base, arxiv: "2305.18290v3", pdf_url: "https://x/p.pdf" })).toEqual({ url: "https://x/p.pdf", pointer: "/paper/pdf_url", key: "https://x/p.pdf" });
+    expect(paperSourceOf({ ...base, arxiv: "2305.18290v3" }, "http://mirror/pdf/")).toEqual({
+      url: "http://mirror/pdf/2305.18290v3",
+      pointer: "/paper/arxiv",
+      key: "arxiv:2305.18290v3",
+    });
+    expect(paperSourceOf({ ...base, arxiv: "2305.18290v3", pdf_url: "https://x/p.pdf" })).toEqual({
+      url: "https://x/p.pdf",
+      pointer: "/paper/pdf_url",
+      key: "https://x/p.pdf",
+    });
     expect(paperSourceOf(base)).toBeUndefined();
     expect(paperSourceOf({ ...base, arxiv: "hep-th/9901001v1" })?.url).toBe(`${DEFAULT_ARXIV_BASE}hep-th/9901001v1`);
   });
   it("downloads a hash pinned beside an unversioned arXiv paper.url from the unversioned address (the hash tells versions apart)", () => {
     const arxivUrl = { ...base, url: "https://arxiv.org/abs/2502.16982" };
     expect(paperSourceOf(arxivUrl)).toBeUndefined();
-    expect(paperSourceOf({ ...arxivUrl, sha256: "a".repeat(64), bytes: 5 }, "http://mirror/pdf/")).toEqual({ url: "http://mirror/pdf/2502.16982", pointer: "/paper/url", key: "arxiv:2502.16982" });
+    expect(paperSourceOf({ ...arxivUrl, sha256: "a".repeat(64), bytes: 5 }, "http://mirror/pdf/")).toEqual({
+      url: "http://mirror/pdf/2502.16982",
+      pointer: "/paper/url",
+      key: "arxiv:2502.16982",
+    });
     expect(paperSourceOf({ ...base, sha256: "a".repeat(64), bytes: 5 })).toBeUndefined();
   });
   it("says whether a PDF is pinned", () => {
@@ -25,7 +37,11 @@ describe("paperSourceOf", () => {
 
 describe("papersDirNames", () => {
   it("tries the hash, the versioned arXiv id, then the task id", () => {
-    expect(papersDirNames({ ...base, arxiv: "hep-th/9901001v2", sha256: "c".repeat(64), bytes: 1 }, "t")).toEqual([`${"c".repeat(64)}.pdf`, "hep-th_9901001v2.pdf", "t.pdf"]);
+    expect(papersDirNames({ ...base, arxiv: "hep-th/9901001v2", sha256: "c".repeat(64), bytes: 1 }, "t")).toEqual([
+      `${"c".repeat(64)}.pdf`,
+      "hep-th_9901001v2.pdf",
+      "t.pdf",
+    ]);
     expect(papersDirNames(base, "t")).toEqual(["t.pdf"]);
   });
 });

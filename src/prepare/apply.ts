@@ -37,10 +37,24 @@ async function applyStep(treeDir: string, step: PrepareStep, index: number): Pro
     const path = await insideTree(treeDir, step.file, "/file", true);
     const r = await extractFunction(await readFile(path, "utf8"), step);
     await writeFileAtomic(path, r.source);
-    return { index, kind: step.kind, file: step.file, start_line: r.start_line, end_line: r.end_line, def_line: r.def_line, call: r.call, ...(r.guarded ? { guarded: r.guarded } : {}) };
+    return {
+      index,
+      kind: step.kind,
+      file: step.file,
+      start_line: r.start_line,
+      end_line: r.end_line,
+      def_line: r.def_line,
+      call: r.call,
+      ...(r.guarded ? { guarded: r.guarded } : {}),
+    };
   }
   const kind = (step as { kind?: unknown }).kind;
-  throw new LmrError({ code: "prepare/kind-unknown", message: `unknown step kind ${JSON.stringify(kind)}`, pointer: "/kind", hint: "use notebook-to-module or extract-function" });
+  throw new LmrError({
+    code: "prepare/kind-unknown",
+    message: `unknown step kind ${JSON.stringify(kind)}`,
+    pointer: "/kind",
+    hint: "use notebook-to-module or extract-function",
+  });
 }
 
 /** Absolute path of a step's file, refusing paths that leave the tree (`..`, absolute, escaping symlinks). */
@@ -52,7 +66,13 @@ async function insideTree(treeDir: string, rel: string, pointer: string, mustExi
     (s) => s.isFile(),
     () => false,
   );
-  if (mustExist && !exists) throw new LmrError({ code: "prepare/file-missing", message: `'${rel}' is not a file in the upstream tree`, pointer, hint: "check the path at the pinned commit (after upstream.subdir and earlier steps)" });
+  if (mustExist && !exists)
+    throw new LmrError({
+      code: "prepare/file-missing",
+      message: `'${rel}' is not a file in the upstream tree`,
+      pointer,
+      hint: "check the path at the pinned commit (after upstream.subdir and earlier steps)",
+    });
   if (!(await isInsideReal(treeDir, await nearestExisting(abs)))) {
     throw new LmrError({ code: "prepare/path-invalid", message: `'${rel}' resolves outside the upstream tree (symlink)`, pointer });
   }
@@ -62,9 +82,22 @@ async function insideTree(treeDir: string, rel: string, pointer: string, mustExi
 function stepError(err: unknown, index: number, step: PrepareStep, ctx: PrepareContext): LmrError {
   const prefix = `prepare step ${index} (${step.kind})`;
   if (err instanceof LmrError) {
-    return new LmrError({ code: err.code, message: `${prefix}: ${err.message}`, file: ctx.file, pointer: `/prepare/${index}${err.pointer ?? ""}`, hint: err.hint, cause: err });
+    return new LmrError({
+      code: err.code,
+      message: `${prefix}: ${err.message}`,
+      file: ctx.file,
+      pointer: `/prepare/${index}${err.pointer ?? ""}`,
+      hint: err.hint,
+      cause: err,
+    });
   }
-  return new LmrError({ code: "prepare/io", message: `${prefix}: ${(err as Error).message ?? String(err)}`, file: ctx.file, pointer: `/prepare/${index}`, cause: err });
+  return new LmrError({
+    code: "prepare/io",
+    message: `${prefix}: ${(err as Error).message ?? String(err)}`,
+    file: ctx.file,
+    pointer: `/prepare/${index}`,
+    cause: err,
+  });
 }
 
 /** `p`, or its nearest ancestor that exists (where a new file's folder chain starts). */

@@ -21,7 +21,14 @@ export function resolveWithin(tree: Tree, lines: string[], within: string | unde
   if (!found.ok) fail("prepare/within-not-found", found.message, "/within", "use the qualified name: `function`, `Class.method` or `outer.inner`");
   const def = found.def;
   const body = def.node.childForFieldName("body")!;
-  return { def, range: { first: body.startPosition.row, last: def.node.endPosition.row, label: `${within} (lines ${body.startPosition.row + 1}-${def.node.endPosition.row + 1})` } };
+  return {
+    def,
+    range: {
+      first: body.startPosition.row,
+      last: def.node.endPosition.row,
+      label: `${within} (lines ${body.startPosition.row + 1}-${def.node.endPosition.row + 1})`,
+    },
+  };
 }
 
 /** A LineRef → 0-based row inside `range`. */
@@ -80,7 +87,12 @@ export function locateBlock(tree: Tree, lines: string[], def: Definition | undef
   while (first && first.parent && first.parent.type !== "block" && first.parent.type !== "module") first = first.parent;
   if (!first || !first.parent) fail("prepare/block-invalid", `line ${cs + 1} is not the start of a statement`, "/start");
   if (first.startPosition.row !== cs) {
-    fail("prepare/block-invalid", `line ${cs + 1} is in the middle of a statement that starts at line ${first.startPosition.row + 1}`, "/start", "start the block at the first line of a statement");
+    fail(
+      "prepare/block-invalid",
+      `line ${cs + 1} is in the middle of a statement that starts at line ${first.startPosition.row + 1}`,
+      "/start",
+      "start the block at the first line of a statement",
+    );
   }
   const parent = first.parent;
   const statements = parent.namedChildren.filter((c): c is Node => c !== null && c.type !== "comment" && c.endPosition.row >= cs && c.startPosition.row <= ce);
@@ -96,7 +108,12 @@ export function locateBlock(tree: Tree, lines: string[], def: Definition | undef
         `end the block at line ${last.endPosition.row + 1} (after the whole \`${kw}\`) or before line ${last.startPosition.row + 1}`,
       );
     }
-    fail("prepare/block-invalid", `line ${ce + 1} is in the middle of the statement at lines ${last.startPosition.row + 1}-${last.endPosition.row + 1}`, "/end", "end the block at the last line of a statement");
+    fail(
+      "prepare/block-invalid",
+      `line ${ce + 1} is in the middle of the statement at lines ${last.startPosition.row + 1}-${last.endPosition.row + 1}`,
+      "/end",
+      "end the block at the last line of a statement",
+    );
   }
   if (last.endPosition.row < ce) {
     fail(
@@ -111,15 +128,27 @@ export function locateBlock(tree: Tree, lines: string[], def: Definition | undef
 }
 
 function checkScope(parent: Node, def: Definition | undefined, row: number): void {
-  const scope = parent.type === "module" ? undefined : enclosingScope(parent) ?? undefined;
-  const where = (n: Node): string => `${n.type === "class_definition" ? "class" : "function"} '${n.childForFieldName("name")?.text}' (line ${n.startPosition.row + 1})`;
+  const scope = parent.type === "module" ? undefined : (enclosingScope(parent) ?? undefined);
+  const where = (n: Node): string =>
+    `${n.type === "class_definition" ? "class" : "function"} '${n.childForFieldName("name")?.text}' (line ${n.startPosition.row + 1})`;
   if (def === undefined) {
-    if (scope) fail("prepare/block-scope", `line ${row + 1} is inside ${where(scope)}, not at module level`, "/within", "set `within` to the function that holds the lines");
+    if (scope)
+      fail(
+        "prepare/block-scope",
+        `line ${row + 1} is inside ${where(scope)}, not at module level`,
+        "/within",
+        "set `within` to the function that holds the lines",
+      );
     return;
   }
   if (!scope || scope.id !== def.node.id) {
     const inside = scope ? `inside ${where(scope)}` : "at module level";
-    fail("prepare/block-scope", `line ${row + 1} is ${inside}, not directly in ${def.qualname}`, "/within", "name the innermost function that holds the lines in `within`");
+    fail(
+      "prepare/block-scope",
+      `line ${row + 1} is ${inside}, not directly in ${def.qualname}`,
+      "/within",
+      "name the innermost function that holds the lines in `within`",
+    );
   }
 }
 
@@ -138,7 +167,12 @@ export function checkNoEscapes(statements: Node[], within: string | undefined): 
       case "lambda":
         return;
       case "return_statement":
-        fail("prepare/block-escapes", `line ${line}: the block contains \`return\`, which returns from ${owner}; as a new function it would return from that function instead`, "/start", "end the block before the return, or restructure upstream code with another step");
+        fail(
+          "prepare/block-escapes",
+          `line ${line}: the block contains \`return\`, which returns from ${owner}; as a new function it would return from that function instead`,
+          "/start",
+          "end the block before the return, or restructure upstream code with another step",
+        );
         break;
       case "yield":
         fail("prepare/block-escapes", `line ${line}: the block contains \`yield\`; as a new function it would become a generator`, "/start");
@@ -148,13 +182,22 @@ export function checkNoEscapes(statements: Node[], within: string | undefined): 
         break;
       case "global_statement":
       case "nonlocal_statement":
-        fail("prepare/block-escapes", `line ${line}: the block contains \`${n.type.split("_")[0]}\`, whose meaning would change inside a new function`, "/start");
+        fail(
+          "prepare/block-escapes",
+          `line ${line}: the block contains \`${n.type.split("_")[0]}\`, whose meaning would change inside a new function`,
+          "/start",
+        );
         break;
       case "break_statement":
       case "continue_statement":
         if (!inLoop) {
           const kw = n.type.split("_")[0];
-          fail("prepare/block-escapes", `line ${line}: \`${kw}\` refers to a loop outside the block; a new function cannot ${kw} it`, "/start", "include the whole loop in the block");
+          fail(
+            "prepare/block-escapes",
+            `line ${line}: \`${kw}\` refers to a loop outside the block; a new function cannot ${kw} it`,
+            "/start",
+            "include the whole loop in the block",
+          );
         }
         return;
       case "for_statement":

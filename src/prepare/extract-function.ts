@@ -3,7 +3,16 @@ import { findSyntaxError, parsePython, type Node, type Tree } from "../lang/pyth
 import { checkNoEscapes, fail, locateBlock, resolveLineRef, resolveWithin, type Block } from "./block.js";
 import { guardScriptCode } from "./main-guard.js";
 import { collectNameEvents, collectScopeEvents } from "./names.js";
-import { detectIndentUnit, dominantEol, indentOf, isIdentifier, splitLines, stringContinuationRows, topLevelStatement, type Definition } from "./python-scope.js";
+import {
+  detectIndentUnit,
+  dominantEol,
+  indentOf,
+  isIdentifier,
+  splitLines,
+  stringContinuationRows,
+  topLevelStatement,
+  type Definition,
+} from "./python-scope.js";
 
 /** The manifest step without its kind and file: what the pure transformation needs. */
 export type ExtractSpec = Omit<ExtractFunctionStep, "kind" | "file">;
@@ -44,7 +53,12 @@ export async function extractFunction(source: string, spec: ExtractSpec): Promis
   const method = asMethod ? methodContext(def, spec.within) : undefined;
   checkFreeName(tree, def, method, spec.name, block);
   if (method && spec.params.includes(method.self)) {
-    fail("prepare/name-invalid", `params lists '${method.self}', which a method gets first anyway`, "/params", `drop '${method.self}' from params when as_method is true`);
+    fail(
+      "prepare/name-invalid",
+      `params lists '${method.self}', which a method gets first anyway`,
+      "/params",
+      `drop '${method.self}' from params when as_method is true`,
+    );
   }
 
   const defIndent = method ? indentOf(lines[method.def.outer.startPosition.row]!) : "";
@@ -88,7 +102,12 @@ export async function extractFunction(source: string, spec: ExtractSpec): Promis
   const check = await parsePython(result);
   const err = findSyntaxError(check.rootNode);
   if (err) {
-    fail("prepare/result-invalid", `the extracted code does not parse (line ${err.startPosition.row + 1} of the result)`, undefined, "check `params`/`returns`, and that the block is plain statements");
+    fail(
+      "prepare/result-invalid",
+      `the extracted code does not parse (line ${err.startPosition.row + 1} of the result)`,
+      undefined,
+      "check `params`/`returns`, and that the block is plain statements",
+    );
   }
   let guarded: Array<[number, number]> | undefined;
   if (spec.main_guard === true) {
@@ -120,9 +139,16 @@ interface MethodContext {
 }
 
 function methodContext(def: Definition | undefined, within: string | undefined): MethodContext {
-  if (!def || def.kind !== "method") fail("prepare/not-a-method", `as_method is true but ${within ?? "the module"} is not a method of a class`, "/as_method", "drop as_method to make a module-level function");
+  if (!def || def.kind !== "method")
+    fail(
+      "prepare/not-a-method",
+      `as_method is true but ${within ?? "the module"} is not a method of a class`,
+      "/as_method",
+      "drop as_method to make a module-level function",
+    );
   const decorators = def.outer.type === "decorated_definition" ? def.outer.namedChildren.filter((c) => c?.type === "decorator").map((c) => c!.text.trim()) : [];
-  if (decorators.includes("@staticmethod")) fail("prepare/not-a-method", `${def.qualname} is a staticmethod: it has no self to call a new method on`, "/as_method", "drop as_method");
+  if (decorators.includes("@staticmethod"))
+    fail("prepare/not-a-method", `${def.qualname} is a staticmethod: it has no self to call a new method on`, "/as_method", "drop as_method");
   const first = def.node.childForFieldName("parameters")?.namedChildren[0];
   const self = first?.type === "identifier" ? first.text : first?.namedChildren.find((c) => c?.type === "identifier")?.text;
   if (!self) fail("prepare/not-a-method", `${def.qualname} has no self parameter`, "/as_method");
@@ -142,7 +168,9 @@ function checkFreeName(tree: Tree, def: Definition | undefined, method: MethodCo
     if (hit) taken(`defined in class ${method.def.owner?.qualname}`, hit.index);
     return;
   }
-  const top = collectNameEvents(tree.rootNode.namedChildren.filter((c): c is Node => c !== null)).find((e) => e.op === "store" && e.name === name && !insideFunction(tree, e.index));
+  const top = collectNameEvents(tree.rootNode.namedChildren.filter((c): c is Node => c !== null)).find(
+    (e) => e.op === "store" && e.name === name && !insideFunction(tree, e.index),
+  );
   if (top) taken("bound at module level", top.index);
   if (def) {
     // Names bound inside the block move out with it.

@@ -63,13 +63,22 @@ export async function codeRunOnImport(source: string): Promise<Array<[number, nu
  * `lineOf` maps a row of `source` to the line that messages name (the
  * upstream file's, before extraction).
  */
-export async function guardScriptCode(source: string, fn: { name: string; row: number }, lineOf: (row: number) => number = (row) => row + 1): Promise<GuardResult> {
+export async function guardScriptCode(
+  source: string,
+  fn: { name: string; row: number },
+  lineOf: (row: number) => number = (row) => row + 1,
+): Promise<GuardResult> {
   const tree = await parsePython(source);
   const root = tree.rootNode;
   const lines = splitLines(source);
   const guarded = scriptStatements(root);
   if (guarded.length === 0) {
-    fail("prepare/main-guard-empty", "main_guard is true but the module has no top-level code to guard: only imports, definitions and `if __name__ == \"__main__\":` blocks", "/main_guard", "drop main_guard");
+    fail(
+      "prepare/main-guard-empty",
+      'main_guard is true but the module has no top-level code to guard: only imports, definitions and `if __name__ == "__main__":` blocks',
+      "/main_guard",
+      "drop main_guard",
+    );
   }
   const kept = root.namedChildren.filter((c): c is Node => c !== null && c.type !== "comment" && !guarded.includes(c));
   checkRowsShared(guarded, kept, lineOf);
@@ -130,7 +139,12 @@ function checkRowsShared(guarded: Node[], kept: Node[], lineOf: (row: number) =>
   for (const g of guarded) {
     const k = kept.find((s) => s.startPosition.row <= g.endPosition.row && g.startPosition.row <= s.endPosition.row);
     if (k) {
-      fail("prepare/main-guard-unsafe", `line ${lineOf(Math.max(g.startPosition.row, k.startPosition.row))} holds top-level code to guard and a statement that stays (${k.type.replace(/_statement$|_definition$/, "")}) on one line`, "/main_guard", "main_guard needs them on separate lines; leave main_guard off");
+      fail(
+        "prepare/main-guard-unsafe",
+        `line ${lineOf(Math.max(g.startPosition.row, k.startPosition.row))} holds top-level code to guard and a statement that stays (${k.type.replace(/_statement$|_definition$/, "")}) on one line`,
+        "/main_guard",
+        "main_guard needs them on separate lines; leave main_guard off",
+      );
     }
   }
 }
@@ -144,7 +158,11 @@ function checkRowsShared(guarded: Node[], kept: Node[], lineOf: (row: number) =>
 function checkNames(root: Node, guarded: Node[], kept: Node[], fn: { name: string; row: number }, lineOf: (row: number) => number): void {
   const mainBlocks = kept.filter((k) => k.type === "if_statement");
   const onImport = kept.filter((k) => !mainBlocks.includes(k));
-  const boundOnImport = new Set(collectNameEvents(onImport).filter((e) => e.op === "store").map((e) => e.name));
+  const boundOnImport = new Set(
+    collectNameEvents(onImport)
+      .filter((e) => e.op === "store")
+      .map((e) => e.name),
+  );
   const firstBinding = new Map<string, number>();
   for (const e of collectNameEvents([...guarded, ...mainBlocks].sort((a, b) => a.startIndex - b.startIndex))) {
     if (e.op === "store" && !boundOnImport.has(e.name) && !firstBinding.has(e.name)) firstBinding.set(e.name, rowAt(root, e.index));
@@ -200,4 +218,3 @@ function atDefinitionTime(top: Node, index: number): boolean {
 function rowAt(root: Node, index: number): number {
   return root.descendantForIndex(index)?.startPosition.row ?? 0;
 }
-

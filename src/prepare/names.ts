@@ -22,7 +22,15 @@ function regionOf(n: Node): [number, number] {
   return [0, Number.MAX_SAFE_INTEGER];
 }
 
-const NESTED_SCOPES = new Set(["function_definition", "class_definition", "lambda", "list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression"]);
+const NESTED_SCOPES = new Set([
+  "function_definition",
+  "class_definition",
+  "lambda",
+  "list_comprehension",
+  "set_comprehension",
+  "dictionary_comprehension",
+  "generator_expression",
+]);
 
 /**
  * Name loads and stores of a scope's code, in (roughly) evaluation order:
@@ -161,7 +169,9 @@ export function collectNameEvents(nodes: Node[]): NameEvent[] {
 export function collectScopeEvents(scope: Node): NameEvent[] {
   const events: NameEvent[] = [];
   const params = scope.childForFieldName("parameters");
-  if (params) for (const n of parameterNames(params)) events.push({ name: n.text, op: "store", index: n.startIndex, at: n.startIndex, region: [scope.startIndex, scope.endIndex], bind: "param" });
+  if (params)
+    for (const n of parameterNames(params))
+      events.push({ name: n.text, op: "store", index: n.startIndex, at: n.startIndex, region: [scope.startIndex, scope.endIndex], bind: "param" });
   if (scope.type === "function_definition" || scope.type === "class_definition" || scope.type === "lambda") {
     events.push(...collectNameEvents([scope.childForFieldName("body")].filter((b): b is Node => b !== null)));
     return events;
@@ -173,7 +183,9 @@ export function collectScopeEvents(scope: Node): NameEvent[] {
     if (c.type === "for_in_clause") {
       events.push(...collectNameEvents([c.childForFieldName("right")].filter((b): b is Node => b !== null)));
       const left = c.childForFieldName("left");
-      if (left) for (const id of identifiersIn(left)) events.push({ name: id.text, op: "store", index: id.startIndex, at: c.endIndex, region: [scope.startIndex, scope.endIndex], bind: "variable" });
+      if (left)
+        for (const id of identifiersIn(left))
+          events.push({ name: id.text, op: "store", index: id.startIndex, at: c.endIndex, region: [scope.startIndex, scope.endIndex], bind: "variable" });
     } else parts.push(c);
   }
   events.push(...collectNameEvents(parts));

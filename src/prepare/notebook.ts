@@ -57,7 +57,7 @@ export async function convertNotebook(json: string, notebookName: string, cells?
   const out: Line[] = [];
   const droppedCells: number[] = [];
   let dropped = 0;
-  for (let k = 0; k < parts.length; ) {
+  for (let k = 0; k < parts.length;) {
     if (k > 0) out.push({ text: "" });
     if (!parts[k]!.main) {
       const r = await renderPart(parts[k]!);
@@ -92,7 +92,12 @@ export async function convertNotebook(json: string, notebookName: string, cells?
     const r = err.startPosition.row - 2; // header and blank line
     const from = out[r]?.from ?? out.slice(Math.max(0, r)).find((l) => l.from)?.from;
     const where = from ? `code cell ${from.cell.code} (notebook cell ${from.cell.cell}), its line ${from.line}` : `line ${r + 3}`;
-    fail("prepare/notebook-syntax", `${where} does not parse as Python: ${JSON.stringify(source.split("\n")[err.startPosition.row]?.trim() ?? "")}`, "/notebook", "leave the cell out with `cells`, take other lines of it, or fix it upstream");
+    fail(
+      "prepare/notebook-syntax",
+      `${where} does not parse as Python: ${JSON.stringify(source.split("\n")[err.startPosition.row]?.trim() ?? "")}`,
+      "/notebook",
+      "leave the cell out with `cells`, take other lines of it, or fix it upstream",
+    );
   }
   return {
     source,
@@ -119,7 +124,12 @@ function resolvePart(all: CodeCell[], spec: NotebookCellSpec, k: number): Part {
   const index = typeof spec === "number" ? spec : spec.cell;
   if (!Number.isInteger(index) || index < 0 || index >= all.length) {
     const name = typeof spec === "number" ? `cells[${k}]` : `cells[${k}].cell`;
-    fail("prepare/cell-out-of-range", `${name} = ${index}, but the notebook has ${all.length} code cell(s) (0-${all.length - 1})`, typeof spec === "number" ? `/cells/${k}` : `/cells/${k}/cell`, "cells are 0-based indices among code cells only; markdown cells do not count");
+    fail(
+      "prepare/cell-out-of-range",
+      `${name} = ${index}, but the notebook has ${all.length} code cell(s) (0-${all.length - 1})`,
+      typeof spec === "number" ? `/cells/${k}` : `/cells/${k}/cell`,
+      "cells are 0-based indices among code cells only; markdown cells do not count",
+    );
   }
   const cell = all[index]!;
   const lines = cellLines(cell);
@@ -130,13 +140,15 @@ function resolvePart(all: CodeCell[], spec: NotebookCellSpec, k: number): Part {
     try {
       return resolveLineRef(lines, r, range, field);
     } catch (err) {
-      if (err instanceof LmrError) throw new LmrError({ code: err.code, message: err.message, pointer: `/cells/${k}${err.pointer ?? ""}`, ...(err.hint ? { hint: err.hint } : {}) });
+      if (err instanceof LmrError)
+        throw new LmrError({ code: err.code, message: err.message, pointer: `/cells/${k}${err.pointer ?? ""}`, ...(err.hint ? { hint: err.hint } : {}) });
       throw err;
     }
   };
   const first = ref(spec.start, "start", 0);
   const last = ref(spec.end, "end", lines.length - 1);
-  if (last < first) fail("prepare/cell-lines-empty", `code cell ${cell.code}: the end (line ${last + 1}) comes before the start (line ${first + 1})`, `/cells/${k}/end`);
+  if (last < first)
+    fail("prepare/cell-lines-empty", `code cell ${cell.code}: the end (line ${last + 1}) comes before the start (line ${first + 1})`, `/cells/${k}/end`);
   checkWholeStatements(lines, first, last, cell, k);
   return { cell, first, last, ranged: spec.start !== undefined || spec.end !== undefined, main: spec.main === true };
 }
@@ -157,11 +169,21 @@ function checkWholeStatements(lines: string[], first: number, last: number, cell
   const at = (row: number) => spans.find((s) => s.first <= row && row <= s.last)!;
   const s = at(c);
   if (s.first < c) {
-    fail("prepare/cell-part-invalid", `code cell ${cell.code}: the part starts at line ${c + 1}, inside the statement at lines ${s.first + 1}-${s.last + 1}`, `/cells/${k}/start`, `a part holds whole top-level statements of the cell: start it at line ${s.first + 1} or after line ${s.last + 1}`);
+    fail(
+      "prepare/cell-part-invalid",
+      `code cell ${cell.code}: the part starts at line ${c + 1}, inside the statement at lines ${s.first + 1}-${s.last + 1}`,
+      `/cells/${k}/start`,
+      `a part holds whole top-level statements of the cell: start it at line ${s.first + 1} or after line ${s.last + 1}`,
+    );
   }
   const t = at(e);
   if (t.last > e) {
-    fail("prepare/cell-part-invalid", `code cell ${cell.code}: the part ends at line ${e + 1}, inside the statement at lines ${t.first + 1}-${t.last + 1}`, `/cells/${k}/end`, `a part holds whole top-level statements of the cell: end it at line ${t.last + 1} or before line ${t.first + 1}`);
+    fail(
+      "prepare/cell-part-invalid",
+      `code cell ${cell.code}: the part ends at line ${e + 1}, inside the statement at lines ${t.first + 1}-${t.last + 1}`,
+      `/cells/${k}/end`,
+      `a part holds whole top-level statements of the cell: end it at line ${t.last + 1} or before line ${t.first + 1}`,
+    );
   }
 }
 
@@ -183,8 +205,15 @@ function topLevelStatements(lines: string[]): { first: number; last: number }[] 
 async function renderPart(p: Part): Promise<{ lines: Line[]; dropped: number; cellMagic: boolean }> {
   const name = `# code cell ${p.cell.code}${p.ranged ? `, lines ${p.first + 1}-${p.last + 1}` : ""}`;
   const whole = stripIpython(p.cell.source);
-  if (whole.cellMagic !== undefined) return { lines: [{ text: `# code cell ${p.cell.code}: dropped (cell magic ${whole.cellMagic})` }], dropped: 0, cellMagic: true };
-  const kept = p.ranged ? stripIpython(cellLines(p.cell).slice(p.first, p.last + 1).join("\n")) : whole;
+  if (whole.cellMagic !== undefined)
+    return { lines: [{ text: `# code cell ${p.cell.code}: dropped (cell magic ${whole.cellMagic})` }], dropped: 0, cellMagic: true };
+  const kept = p.ranged
+    ? stripIpython(
+        cellLines(p.cell)
+          .slice(p.first, p.last + 1)
+          .join("\n"),
+      )
+    : whole;
   const text = kept.lines.join("\n").replace(/\s+$/, "");
   if (text === "") return { lines: [{ text: `${name} (empty)` }], dropped: kept.dropped, cellMagic: false };
   const lines: Line[] = [{ text: name }];
@@ -211,7 +240,12 @@ function readCodeCells(json: string): CodeCell[] {
     fail("prepare/notebook-invalid", "the notebook has no `cells` list (is it nbformat 4?)", "/notebook");
   }
   if (typeof o.nbformat === "number" && o.nbformat < 4) {
-    fail("prepare/notebook-invalid", `nbformat ${o.nbformat} notebooks are not supported`, "/notebook", "convert it with `jupyter nbconvert --to notebook --nbformat 4`");
+    fail(
+      "prepare/notebook-invalid",
+      `nbformat ${o.nbformat} notebooks are not supported`,
+      "/notebook",
+      "convert it with `jupyter nbconvert --to notebook --nbformat 4`",
+    );
   }
   const out: CodeCell[] = [];
   o.cells.forEach((c: unknown, cell: number) => {

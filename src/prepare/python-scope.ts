@@ -44,7 +44,10 @@ export function findDefinition(root: Node, qualname: string): FindResult {
   const hits = all.filter((d) => d.qualname === qualname && d.kind !== "class");
   if (hits.length === 1) return { ok: true, def: hits[0]! };
   if (hits.length > 1) {
-    return { ok: false, message: `'${qualname}' is defined ${hits.length} times (lines ${hits.map((h) => h.node.startPosition.row + 1).join(", ")}); extract-function needs one` };
+    return {
+      ok: false,
+      message: `'${qualname}' is defined ${hits.length} times (lines ${hits.map((h) => h.node.startPosition.row + 1).join(", ")}); extract-function needs one`,
+    };
   }
   const want = qualname.toLowerCase();
   const last = want.split(".").pop()!;
@@ -118,7 +121,9 @@ export function dominantEol(source: string): string {
 }
 
 const KEYWORDS = new Set(
-  "False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield".split(" "),
+  "False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield".split(
+    " ",
+  ),
 );
 
 export function isIdentifier(s: string): boolean {

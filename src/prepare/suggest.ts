@@ -28,7 +28,13 @@ export interface Signature {
  * free. Returns: names the block assigns that are read after it (or elsewhere
  * in an enclosing loop). Order: first occurrence in the block.
  */
-export async function suggestSignature(source: string, within: string | undefined, start: LineRef, end: LineRef, opts: { asMethod?: boolean } = {}): Promise<Signature> {
+export async function suggestSignature(
+  source: string,
+  within: string | undefined,
+  start: LineRef,
+  end: LineRef,
+  opts: { asMethod?: boolean } = {},
+): Promise<Signature> {
   const tree = await parsePython(source);
   const syntax = findSyntaxError(tree.rootNode);
   if (syntax) fail("prepare/source-invalid", `the file does not parse (line ${syntax.startPosition.row + 1})`, "/file");
@@ -77,7 +83,13 @@ export async function suggestSignature(source: string, within: string | undefine
   }
   const returns = assigned.filter((n) => live.has(n));
   const runs = await codeRunOnImport(source);
-  return { params, returns, start_line: block.startRow + 1, end_line: block.endRow + 1, ...(runs.length > 0 ? { main_guard: true as const, runs_on_import: runs } : {}) };
+  return {
+    params,
+    returns,
+    start_line: block.startRow + 1,
+    end_line: block.endRow + 1,
+    ...(runs.length > 0 ? { main_guard: true as const, runs_on_import: runs } : {}),
+  };
 }
 
 function firstParam(fn: Node): string | undefined {

@@ -48,7 +48,8 @@ export async function runQueuedAgent(p: AgentPayload, env: WorkerAgentEnv): Prom
   const t0 = performance.now();
   const infra = (reason: string): AgentReturn => ({ worker: env.workerId, files: {}, record: infraRecord(p.input, reason, (performance.now() - t0) / 1000) });
   if (p.v !== 1) return infra(`worker ${env.workerId} does not read agent job format ${String(p.v)}; run the same lmr on the coordinator and the workers`);
-  if (p.toolkit_version !== env.toolkitVersion) return infra(`worker ${env.workerId} runs lmr ${env.toolkitVersion}, the run was planned by lmr ${p.toolkit_version}`);
+  if (p.toolkit_version !== env.toolkitVersion)
+    return infra(`worker ${env.workerId} runs lmr ${env.toolkitVersion}, the run was planned by lmr ${p.toolkit_version}`);
   let outDir: string | undefined;
   try {
     const { task, bundle } = await env.tasks.resolveTask(p.input.task_id, p.hashes);
@@ -95,7 +96,9 @@ export function infraRecord(input: WireAgentInput, reason: string, wall: number)
 async function readFolder(dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   let budget = RETURN_CAP;
-  for (const e of (await readdir(dir, { withFileTypes: true, recursive: true })).sort((a, b) => join(a.parentPath, a.name).localeCompare(join(b.parentPath, b.name)))) {
+  for (const e of (await readdir(dir, { withFileTypes: true, recursive: true })).sort((a, b) =>
+    join(a.parentPath, a.name).localeCompare(join(b.parentPath, b.name)),
+  )) {
     if (!e.isFile()) continue;
     const abs = join(e.parentPath, e.name);
     const data = await readFile(abs);

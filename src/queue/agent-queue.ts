@@ -41,14 +41,26 @@ export async function openAgentQueue(opts: AgentQueueOptions): Promise<AgentQueu
     const data: AgentPayload = { v: 1, run_id: opts.runId, toolkit_version: opts.toolkitVersion, hashes, input: wire as WireAgentInput };
     const jobId = `a-${input.key.slice(0, 40)}`;
     const t0 = performance.now();
-    let job = await queue.add("agent/run", data, { jobId, attempts: opts.attempts ?? 2, backoff: { type: "exponential", delay: 2_000 }, removeOnComplete: false, removeOnFail: false });
+    let job = await queue.add("agent/run", data, {
+      jobId,
+      attempts: opts.attempts ?? 2,
+      backoff: { type: "exponential", delay: 2_000 },
+      removeOnComplete: false,
+      removeOnFail: false,
+    });
     // a job an earlier coordinator left that broke on our side is run again, as a local rerun would
     const state = await job.getState().catch(() => "unknown");
     if (state === "completed" || state === "failed") {
       const prev = parse(job.returnvalue);
       if (state === "failed" || !prev || prev.record.status === "infra") {
         await job.remove().catch(() => {});
-        job = await queue.add("agent/run", data, { jobId, attempts: opts.attempts ?? 2, backoff: { type: "exponential", delay: 2_000 }, removeOnComplete: false, removeOnFail: false });
+        job = await queue.add("agent/run", data, {
+          jobId,
+          attempts: opts.attempts ?? 2,
+          backoff: { type: "exponential", delay: 2_000 },
+          removeOnComplete: false,
+          removeOnFail: false,
+        });
       }
     }
     let ret: AgentReturn | undefined;
@@ -56,11 +68,22 @@ export async function openAgentQueue(opts: AgentQueueOptions): Promise<AgentQueu
       ret = parse(await job.waitUntilFinished(events, (input.timeout_s + (opts.queueWaitS ?? 3600)) * 1000));
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);
-      const why = /timed out|TTL/i.test(msg) ? `no worker finished the agent run in time (is \`lmr worker --queue …\` running?)` : `the queue gave up on this agent run: ${msg}`;
+      const why = /timed out|TTL/i.test(msg)
+        ? `no worker finished the agent run in time (is \`lmr worker --queue …\` running?)`
+        : `the queue gave up on this agent run: ${msg}`;
       await job.remove().catch(() => {});
       return writeSample(outDir, infraRecord(wire as WireAgentInput, why, (performance.now() - t0) / 1000), {});
     }
-    if (!ret) return writeSample(outDir, infraRecord(wire as WireAgentInput, "a worker returned something that is not an agent run; run the same lmr on the coordinator and the workers", (performance.now() - t0) / 1000), {});
+    if (!ret)
+      return writeSample(
+        outDir,
+        infraRecord(
+          wire as WireAgentInput,
+          "a worker returned something that is not an agent run; run the same lmr on the coordinator and the workers",
+          (performance.now() - t0) / 1000,
+        ),
+        {},
+      );
     byWorker[ret.worker] = (byWorker[ret.worker] ?? 0) + 1;
     const record = await writeSample(outDir, ret.record, ret.files);
     await queue.remove(jobId).catch(() => {});

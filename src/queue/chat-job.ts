@@ -18,15 +18,26 @@ export interface ChatPayload {
   request: ChatRequest;
 }
 
-export type ChatReturn =
-  | { worker: string; ok: true; reply: ChatReply }
-  | { worker: string; ok: false; failure: TryFailure };
+export type ChatReturn = { worker: string; ok: true; reply: ChatReply } | { worker: string; ok: false; failure: TryFailure };
 
 /** One try of the request in a job, on this worker; never throws for an API failure. */
-export async function serveChatJob(data: ChatPayload, workerId: string, env: NodeJS.ProcessEnv = process.env, clients = new Map<string, ChatCall>()): Promise<ChatReturn> {
+export async function serveChatJob(
+  data: ChatPayload,
+  workerId: string,
+  env: NodeJS.ProcessEnv = process.env,
+  clients = new Map<string, ChatCall>(),
+): Promise<ChatReturn> {
   const key = env[data.api_key_env];
   if (key === undefined || key === "") {
-    return { worker: workerId, ok: false, failure: { kind: "client", retryable: false, message: `worker ${workerId} (${hostname()}) has no $${data.api_key_env} set: export it where \`lmr worker\` runs (the key never travels through the queue)` } };
+    return {
+      worker: workerId,
+      ok: false,
+      failure: {
+        kind: "client",
+        retryable: false,
+        message: `worker ${workerId} (${hostname()}) has no $${data.api_key_env} set: export it where \`lmr worker\` runs (the key never travels through the queue)`,
+      },
+    };
   }
   const id = `${data.base_url}\n${data.timeout_ms}\n${data.api_key_env}`;
   let chat = clients.get(id);

@@ -45,7 +45,13 @@ export async function openQueueChat(opts: QueueChatOptions): Promise<QueueChat> 
     tries.set(h, n);
     const jobId = `c-${h}-${n}`;
     const data: ChatPayload = { v: 1, run_id: opts.runId, base_url: opts.baseUrl, api_key_env: opts.apiKeyEnv, timeout_ms: opts.timeoutMs, request };
-    const job = await queue.add("generate/sample", data, { jobId, attempts: 3, backoff: { type: "exponential", delay: 1_000 }, removeOnComplete: false, removeOnFail: false });
+    const job = await queue.add("generate/sample", data, {
+      jobId,
+      attempts: 3,
+      backoff: { type: "exponential", delay: 1_000 },
+      removeOnComplete: false,
+      removeOnFail: false,
+    });
     jobs++;
     let ret: ChatReturn;
     try {
@@ -54,7 +60,11 @@ export async function openQueueChat(opts: QueueChatOptions): Promise<QueueChat> 
       const msg = err instanceof Error ? err.message : String(err);
       if (/timed out|TTL/i.test(msg)) {
         await job.remove().catch(() => {});
-        throw new RemoteCallError({ kind: "timeout", retryable: true, message: `no worker answered within ${Math.round((opts.timeoutMs + wait) / 1000)} s (is \`lmr worker --queue …\` running?)` });
+        throw new RemoteCallError({
+          kind: "timeout",
+          retryable: true,
+          message: `no worker answered within ${Math.round((opts.timeoutMs + wait) / 1000)} s (is \`lmr worker --queue …\` running?)`,
+        });
       }
       throw new RemoteCallError({ kind: "connection", retryable: true, message: `the queue's job failed: ${msg}` });
     }
@@ -74,7 +84,11 @@ export async function openQueueChat(opts: QueueChatOptions): Promise<QueueChat> 
 function parse(v: unknown): ChatReturn {
   const r = (typeof v === "string" ? JSON.parse(v) : v) as ChatReturn | undefined;
   if (!r || typeof r !== "object" || typeof r.worker !== "string") {
-    throw new LmrError({ code: "queue/bad-return", message: "a worker returned something that is not a chat result", hint: "run the same lmr version on the coordinator and the workers" });
+    throw new LmrError({
+      code: "queue/bad-return",
+      message: "a worker returned something that is not a chat result",
+      hint: "run the same lmr version on the coordinator and the workers",
+    });
   }
   return r;
 }

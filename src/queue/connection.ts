@@ -55,7 +55,13 @@ function tlsOptions(servername: string): NonNullable<RedisOptions["tls"]> {
   try {
     return { servername, ca: readFileSync(caFile, "utf8") };
   } catch (err) {
-    throw new LmrError({ code: "queue/bad-ca", file: caFile, pointer: "$LMR_REDIS_CA", message: `cannot read the CA file: ${(err as Error).message}`, hint: "point LMR_REDIS_CA at a PEM file, or unset it to trust the system's CAs" });
+    throw new LmrError({
+      code: "queue/bad-ca",
+      file: caFile,
+      pointer: "$LMR_REDIS_CA",
+      message: `cannot read the CA file: ${(err as Error).message}`,
+      hint: "point LMR_REDIS_CA at a PEM file, or unset it to trust the system's CAs",
+    });
   }
 }
 
@@ -77,7 +83,9 @@ function describeConnectError(conn: QueueConnection, err: unknown, flag = "--que
     code: auth ? "queue/auth" : "queue/unreachable",
     pointer: flag,
     message: auth ? `Redis at ${conn.display} refused the credentials: ${msg}` : `cannot reach Redis at ${conn.display}: ${msg}`,
-    hint: auth ? "put the right password in the URL (redis://:PASSWORD@host) or $LMR_REDIS_PASSWORD" : "start redis-server there (or check host, port, and rediss:// for TLS), then run the same command again",
+    hint: auth
+      ? "put the right password in the URL (redis://:PASSWORD@host) or $LMR_REDIS_PASSWORD"
+      : "start redis-server there (or check host, port, and rediss:// for TLS), then run the same command again",
     cause: err,
   });
 }

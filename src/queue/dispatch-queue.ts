@@ -88,8 +88,18 @@ async function runDispatch(opts: QueueDispatchOptions, input: DispatchInput, kee
   const takeFailed = async (id: string, reason: string, attempts: number): Promise<void> => {
     const job = byId.get(id);
     if (!job || !pending.has(id)) return;
-    const p = { key: job.key, category: job.task.manifest.category, set: job.task.manifest.set ?? "core", submission_hash: job.submissionHash, grading_key: job.gradingKey, toolkit_version: opts.toolkitVersion } as const;
-    await take(id, { worker: "queue", graded: makeInfraSample(p, `the queue gave up on this sample after ${attempts} attempt(s): ${reason}`, performance.now()) });
+    const p = {
+      key: job.key,
+      category: job.task.manifest.category,
+      set: job.task.manifest.set ?? "core",
+      submission_hash: job.submissionHash,
+      grading_key: job.gradingKey,
+      toolkit_version: opts.toolkitVersion,
+    } as const;
+    await take(id, {
+      worker: "queue",
+      graded: makeInfraSample(p, `the queue gave up on this sample after ${attempts} attempt(s): ${reason}`, performance.now()),
+    });
   };
   events.on("completed", ({ jobId, returnvalue }) => {
     void take(jobId, parseReturn(returnvalue)).catch(fail);
@@ -100,13 +110,23 @@ async function runDispatch(opts: QueueDispatchOptions, input: DispatchInput, kee
 
   const addJobs = async (ids: string[]): Promise<void> => {
     const limit = pLimit(8);
-    const payloads = await Promise.all(ids.map((id) => limit(async () => ({ id, data: await encodeGradeJob(byId.get(id)!, input.runId, opts.sandbox, opts.toolkitVersion) }))));
+    const payloads = await Promise.all(
+      ids.map((id) => limit(async () => ({ id, data: await encodeGradeJob(byId.get(id)!, input.runId, opts.sandbox, opts.toolkitVersion) }))),
+    );
     for (let i = 0; i < payloads.length; i += 200) {
-      await queue.addBulk(payloads.slice(i, i + 200).map(({ id, data }) => ({
-        name: "eval/grade",
-        data,
-        opts: { jobId: id, attempts: opts.attempts ?? 3, backoff: { type: "exponential", delay: opts.backoffMs ?? 2_000 }, removeOnComplete: false, removeOnFail: false },
-      })));
+      await queue.addBulk(
+        payloads.slice(i, i + 200).map(({ id, data }) => ({
+          name: "eval/grade",
+          data,
+          opts: {
+            jobId: id,
+            attempts: opts.attempts ?? 3,
+            backoff: { type: "exponential", delay: opts.backoffMs ?? 2_000 },
+            removeOnComplete: false,
+            removeOnFail: false,
+          },
+        })),
+      );
     }
   };
 
@@ -147,7 +167,17 @@ async function runDispatch(opts: QueueDispatchOptions, input: DispatchInput, kee
   };
 
   const status = async (): Promise<void> => {
-    const s = await readQueueStatus({ redis, queue, name, display: conn.display, tally, started, recorded: byId.size - pending.size, total: byId.size, requeued });
+    const s = await readQueueStatus({
+      redis,
+      queue,
+      name,
+      display: conn.display,
+      tally,
+      started,
+      recorded: byId.size - pending.size,
+      total: byId.size,
+      requeued,
+    });
     keep(s);
     opts.onStatus?.(s);
   };
@@ -159,13 +189,15 @@ async function runDispatch(opts: QueueDispatchOptions, input: DispatchInput, kee
       downSince ??= Date.now();
       const outage = opts.outageS ?? 300;
       if (Date.now() - downSince > outage * 1000) {
-        fail(new LmrError({
-          code: "queue/redis-lost",
-          file: input.outDir,
-          pointer: "--queue",
-          message: `Redis at ${conn.display} has not answered for ${outage} s; ${byId.size - pending.size} of ${byId.size} sample(s) were graded and written, ${pending.size} were not`,
-          hint: "bring Redis back and run the same command again: the run resumes, grading only the samples without a result",
-        }));
+        fail(
+          new LmrError({
+            code: "queue/redis-lost",
+            file: input.outDir,
+            pointer: "--queue",
+            message: `Redis at ${conn.display} has not answered for ${outage} s; ${byId.size - pending.size} of ${byId.size} sample(s) were graded and written, ${pending.size} were not`,
+            hint: "bring Redis back and run the same command again: the run resumes, grading only the samples without a result",
+          }),
+        );
       }
       return;
     }

@@ -27,9 +27,14 @@ export interface WorkerGradeEnv {
  */
 export async function gradeQueuedJob(p: GradePayload, env: WorkerGradeEnv): Promise<GradedSample> {
   const t0 = performance.now();
-  if (p.v !== 1) return makeInfraSample(p, `worker ${env.workerId} does not read job format ${String(p.v)}; run the same lmr on the coordinator and the workers`, t0);
+  if (p.v !== 1)
+    return makeInfraSample(p, `worker ${env.workerId} does not read job format ${String(p.v)}; run the same lmr on the coordinator and the workers`, t0);
   if (p.toolkit_version !== env.toolkitVersion) {
-    return makeInfraSample(p, `worker ${env.workerId} runs lmr ${env.toolkitVersion}, the run was planned by lmr ${p.toolkit_version}: verdicts could differ, so it does not grade task '${p.key.task_id}'`, t0);
+    return makeInfraSample(
+      p,
+      `worker ${env.workerId} runs lmr ${env.toolkitVersion}, the run was planned by lmr ${p.toolkit_version}: verdicts could differ, so it does not grade task '${p.key.task_id}'`,
+      t0,
+    );
   }
   let subDir: string | undefined;
   try {
@@ -38,7 +43,13 @@ export async function gradeQueuedJob(p: GradePayload, env: WorkerGradeEnv): Prom
     const sub = await decodeSubmission(p, subDir ?? env.scratch);
     return await computeSample(
       { task, bundle, key: p.key, sub, submissionHash: p.submission_hash, gradingKey: p.grading_key },
-      { targetFor: (t) => env.targetFor(t, p.sandbox), sandbox: p.sandbox, scratchParent: env.scratch, outDir: env.scratch, toolkitVersion: env.toolkitVersion },
+      {
+        targetFor: (t) => env.targetFor(t, p.sandbox),
+        sandbox: p.sandbox,
+        scratchParent: env.scratch,
+        outDir: env.scratch,
+        toolkitVersion: env.toolkitVersion,
+      },
     );
   } catch (err) {
     const reason = isLmrError(err) ? err.format() : err instanceof Error ? err.message : String(err);

@@ -105,7 +105,11 @@ export async function decodeSubmission(p: GradePayload, scratch: string): Promis
 }
 
 /** An infra result for a job no grading could be run for (unknown task, hash mismatch, a job that failed in the queue). */
-export function makeInfraSample(p: Pick<GradePayload, "key" | "category" | "set" | "submission_hash" | "grading_key" | "toolkit_version">, reason: string, startedMs: number): GradedSample {
+export function makeInfraSample(
+  p: Pick<GradePayload, "key" | "category" | "set" | "submission_hash" | "grading_key" | "toolkit_version">,
+  reason: string,
+  startedMs: number,
+): GradedSample {
   return {
     result: {
       task_id: p.key.task_id,

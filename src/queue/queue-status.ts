@@ -46,7 +46,13 @@ export async function readQueueStatus(s: StatusInput): Promise<QueueStatus> {
     total: s.total,
     recorded: s.recorded,
     requeued: s.requeued,
-    jobs: { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), active: counts.active ?? 0, delayed: counts.delayed ?? 0, completed: counts.completed ?? 0, failed: counts.failed ?? 0 },
+    jobs: {
+      waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+      active: counts.active ?? 0,
+      delayed: counts.delayed ?? 0,
+      completed: counts.completed ?? 0,
+      failed: counts.failed ?? 0,
+    },
     workers: ids.map((id) => {
       const w = alive.find((a) => a.id === id);
       const done = s.tally.get(id)?.done ?? 0;

@@ -83,11 +83,13 @@ export async function listWorkers(redis: Redis): Promise<WorkerBeat[]> {
   } while (cursor !== "0");
   if (keys.length === 0) return [];
   const values = await redis.mget(...keys);
-  return values.flatMap((v) => {
-    try {
-      return v === null ? [] : [JSON.parse(v) as WorkerBeat];
-    } catch {
-      return [];
-    }
-  }).sort((a, b) => a.id.localeCompare(b.id));
+  return values
+    .flatMap((v) => {
+      try {
+        return v === null ? [] : [JSON.parse(v) as WorkerBeat];
+      } catch {
+        return [];
+      }
+    })
+    .sort((a, b) => a.id.localeCompare(b.id));
 }

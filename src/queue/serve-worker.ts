@@ -64,10 +64,20 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
   leaveAgentSignalsToCaller();
   const redis = await connectRedis(opts.connection);
   const scratch = await mkdtemp(join(tmpdir(), `lmr-worker-${process.pid}-`));
-  const tasks = new WorkerTasks({ tasksDir: opts.tasksDir, bundlesDir: opts.bundlesDir, workerId: id, ...(opts.mirror ? { mirror: opts.mirror } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) });
+  const tasks = new WorkerTasks({
+    tasksDir: opts.tasksDir,
+    bundlesDir: opts.bundlesDir,
+    workerId: id,
+    ...(opts.mirror ? { mirror: opts.mirror } : {}),
+    ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
+  });
   const resolvers = new Map<SandboxChoice, ReturnType<typeof createTargetResolver>>();
   const targetFor = (task: ResolvedTask, sandbox: SandboxChoice): Promise<RunTarget> => {
-    if (!resolvers.has(sandbox)) resolvers.set(sandbox, createTargetResolver({ sandbox, ...(opts.python ? { python: opts.python } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }));
+    if (!resolvers.has(sandbox))
+      resolvers.set(
+        sandbox,
+        createTargetResolver({ sandbox, ...(opts.python ? { python: opts.python } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }),
+      );
     return resolvers.get(sandbox)!(task);
   };
   const env = { workerId: id, tasks, scratch, toolkitVersion: TOOLKIT_VERSION, targetFor };
@@ -76,7 +86,14 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
     // One try of one request; a failed try is returned, not thrown: the coordinator's retry loop decides.
     "generate/sample": (job) => serveChatJob(job.data as ChatPayload, id, process.env, chatClients),
     "agent/run": async (job) => {
-      const ret = await runQueuedAgent(job.data as AgentPayload, { workerId: id, tasks, tasksDir: opts.tasksDir, bundlesDir: opts.bundlesDir, scratch, toolkitVersion: TOOLKIT_VERSION });
+      const ret = await runQueuedAgent(job.data as AgentPayload, {
+        workerId: id,
+        tasks,
+        tasksDir: opts.tasksDir,
+        bundlesDir: opts.bundlesDir,
+        scratch,
+        toolkitVersion: TOOLKIT_VERSION,
+      });
       const attempts = job.opts.attempts ?? 1;
       if (ret.record.status === "infra" && job.attemptsMade + 1 < attempts) {
         opts.log(`lmr worker: ${describeJob(job)}: infra (${ret.record.reason ?? "no reason"}); attempt ${job.attemptsMade + 1} of ${attempts}, retried`);
@@ -116,13 +133,30 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
           lastBusy = Date.now();
         }
       },
-      { connection: opts.connection.options, prefix: QUEUE_PREFIX, concurrency: name.startsWith("generate-") ? (opts.requests ?? 8) : name.startsWith("agent-") ? (opts.agents ?? 1) : opts.concurrency, lockDuration: opts.lockS * 1000, stalledInterval: opts.lockS * 1000, maxStalledCount: 2, name: id },
+      {
+        connection: opts.connection.options,
+        prefix: QUEUE_PREFIX,
+        concurrency: name.startsWith("generate-") ? (opts.requests ?? 8) : name.startsWith("agent-") ? (opts.agents ?? 1) : opts.concurrency,
+        lockDuration: opts.lockS * 1000,
+        stalledInterval: opts.lockS * 1000,
+        maxStalledCount: 2,
+        name: id,
+      },
     );
     worker.on("error", () => {}); // connection errors: ioredis reconnects; BullMQ retries its loop
     return worker;
   };
 
-  const beat = (): WorkerBeat => ({ id, host: hostname(), pid: process.pid, started_at: started, concurrency: opts.concurrency, active, done, queues: [...served.keys()] });
+  const beat = (): WorkerBeat => ({
+    id,
+    host: hostname(),
+    pid: process.pid,
+    started_at: started,
+    concurrency: opts.concurrency,
+    active,
+    done,
+    queues: [...served.keys()],
+  });
   let stopping = false;
   let reason: ServeOutcome["reason"] = "stopped";
   const stopped = opts.stop.then(() => {
@@ -135,7 +169,9 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
   sub.on("error", () => {});
   sub.on("message", () => wake?.());
   void sub.subscribe(ANNOUNCE_CHANNEL).catch(() => {});
-  opts.log(`lmr worker ${id}: serving ${opts.runId ? `run ${opts.runId}` : "every run"} at ${opts.connection.display} (concurrency ${opts.concurrency}, tasks ${opts.tasksDir})`);
+  opts.log(
+    `lmr worker ${id}: serving ${opts.runId ? `run ${opts.runId}` : "every run"} at ${opts.connection.display} (concurrency ${opts.concurrency}, tasks ${opts.tasksDir})`,
+  );
   try {
     while (!stopping) {
       try {
@@ -165,13 +201,16 @@ export async function serveWorker(opts: ServeOptions): Promise<ServeOutcome> {
         reason = "idle";
         break;
       }
-      await Promise.race([stopped, new Promise<void>((r) => {
-        const t = setTimeout(r, POLL_MS);
-        wake = () => {
-          clearTimeout(t);
-          r();
-        };
-      })]);
+      await Promise.race([
+        stopped,
+        new Promise<void>((r) => {
+          const t = setTimeout(r, POLL_MS);
+          wake = () => {
+            clearTimeout(t);
+            r();
+          };
+        }),
+      ]);
       wake = undefined;
     }
     if (active > 0) opts.log(`lmr worker ${id}: stopping after the ${active} job(s) in progress`);

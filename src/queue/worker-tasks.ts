@@ -93,7 +93,12 @@ export class WorkerTasks {
     const dir = this.byId.get(taskId);
     const broken = this.broken?.get(taskId);
     if (dir === undefined && broken !== undefined) {
-      throw new LmrError({ code: "queue/task-unloadable", file: join(resolve(this.opts.tasksDir), taskId), message: `worker ${this.opts.workerId} cannot load task '${taskId}': ${isLmrError(broken) ? broken.format() : String(broken)}`, hint: "fix the worker's checkout of the task (lmr validate there)" });
+      throw new LmrError({
+        code: "queue/task-unloadable",
+        file: join(resolve(this.opts.tasksDir), taskId),
+        message: `worker ${this.opts.workerId} cannot load task '${taskId}': ${isLmrError(broken) ? broken.format() : String(broken)}`,
+        hint: "fix the worker's checkout of the task (lmr validate there)",
+      });
     }
     if (dir === undefined) {
       throw new LmrError({
@@ -135,7 +140,13 @@ export class WorkerTasks {
       await rm(tmp, { recursive: true, force: true });
     }
     const built = await readBundle(dir);
-    if (!built) throw new LmrError({ code: "queue/bundle-missing", file: dir, message: `the bundle of task '${task.manifest.id}' was built but cannot be read`, hint: "check that the bundles folder is writable" });
+    if (!built)
+      throw new LmrError({
+        code: "queue/bundle-missing",
+        file: dir,
+        message: `the bundle of task '${task.manifest.id}' was built but cannot be read`,
+        hint: "check that the bundles folder is writable",
+      });
     return built;
   }
 }

@@ -88,7 +88,14 @@ export async function checkFixtures(task: ResolvedTask, opts: FixtureCheckOption
   let produced: ProducedFixtures;
   try {
     // JavaScript generators only: no interpreter to resolve (nor a Python image to build under docker)
-    python = needsNoPython(task) ? nodeRuntime() : await resolveRunPython({ sandbox: opts.sandbox ?? "none", environment: m.environment, ...(opts.python ? { python: opts.python } : {}), requirements: m.environment.requirements });
+    python = needsNoPython(task)
+      ? nodeRuntime()
+      : await resolveRunPython({
+          sandbox: opts.sandbox ?? "none",
+          environment: m.environment,
+          ...(opts.python ? { python: opts.python } : {}),
+          requirements: m.environment.requirements,
+        });
     const seed = seedOf(committed.get(CALLS_FILE));
     const driver = await resolveDriver(task, undefined);
     produced = await produceFixtures(
@@ -105,7 +112,13 @@ export async function checkFixtures(task: ResolvedTask, opts: FixtureCheckOption
     );
   } catch (err) {
     if (!isLmrError(err) || err.kind === "infra") throw err;
-    const error = { code: err.code, message: err.message, ...(err.file ? { file: err.file } : {}), ...(err.pointer ? { pointer: err.pointer } : {}), ...(err.hint ? { hint: err.hint } : {}) };
+    const error = {
+      code: err.code,
+      message: err.message,
+      ...(err.file ? { file: err.file } : {}),
+      ...(err.pointer ? { pointer: err.pointer } : {}),
+      ...(err.hint ? { hint: err.hint } : {}),
+    };
     return done({ status: "failed", compared: [], differences: [], error, ...(python ? { python: { path: python.path, version: python.version } } : {}) });
   } finally {
     await scratchDir.release();
@@ -159,7 +172,12 @@ function compare(committed: Map<string, Buffer>, produced: ProducedFixtures, cla
     } else if (fresh) {
       out.push({ file, kind: "missing", message: "regenerated, but not committed", hint: "run `lmr record` and commit the file" });
     } else if (file === ARRAYS_FILE && produced.calls && claimed.has(file)) {
-      out.push({ file, kind: "unclaimed", message: "committed, but the recording holds no arrays any more", hint: "delete it (and drop it from tests.fixtures)" });
+      out.push({
+        file,
+        kind: "unclaimed",
+        message: "committed, but the recording holds no arrays any more",
+        hint: "delete it (and drop it from tests.fixtures)",
+      });
     } else if (claimed.has(file)) {
       out.push({ file, kind: "unclaimed", message: "committed, but its generator did not make it", hint: "check the generator's outputs in task.json" });
     } else {
@@ -174,6 +192,9 @@ function unclaimed(file: string): FixtureDifference {
     file,
     kind: "unclaimed",
     message: "committed, but nothing in task.json makes it, so it cannot be regenerated",
-    hint: file === CALLS_FILE || file === ARRAYS_FILE ? "set record.driver to the driver that recorded it" : "commit the script that writes it and list it in record.generators",
+    hint:
+      file === CALLS_FILE || file === ARRAYS_FILE
+        ? "set record.driver to the driver that recorded it"
+        : "commit the script that writes it and list it in record.generators",
   };
 }

@@ -47,7 +47,18 @@ function npy(shape: number[], values: number[]): Buffer {
 
 describe("describeDifference", () => {
   it("JSON: the line and pointer of the first differing value, with the target and call of calls.json", () => {
-    const a = { format: "lmr-calls/1", targets: [{ symbol: "Lion.step", calls: [{ index: 0, result: 1.5 }, { index: 1, result: [1, 2] }] }] };
+    const a = {
+      format: "lmr-calls/1",
+      targets: [
+        {
+          symbol: "Lion.step",
+          calls: [
+            { index: 0, result: 1.5 },
+            { index: 1, result: [1, 2] },
+          ],
+        },
+      ],
+    };
     const b = structuredClone(a);
     b.targets[0]!.calls[1]!.result = [1, 3];
     const d = describeDifference("fixtures/calls.json", json(a), json(b));
@@ -59,7 +70,9 @@ describe("describeDifference", () => {
   it("JSON: a key only on one side, a layout-only change, and the interpreter named in calls.json", () => {
     expect(firstJsonDifference({ a: 1 }, { a: 1, b: 2 }, "")).toEqual({ pointer: "/b", committed: expect.anything(), regenerated: 2 });
     expect(firstJsonDifference({ "x/y": [1] }, { "x/y": [1, 2] }, "")?.pointer).toBe("/x~1y/1");
-    expect(describeDifference("f.json", Buffer.from('{"a": 1}\n'), Buffer.from('{\n "a": 1\n}\n')).message).toBe("line 1: same JSON value, laid out differently");
+    expect(describeDifference("f.json", Buffer.from('{"a": 1}\n'), Buffer.from('{\n "a": 1\n}\n')).message).toBe(
+      "line 1: same JSON value, laid out differently",
+    );
     const env = describeDifference("fixtures/calls.json", json({ environment: { python: "3.11.2" } }), json({ environment: { python: "3.12.1" } }));
     expect(env.message).toContain('/environment/python: committed "3.11.2", regenerated "3.12.1"');
     expect(env.hint).toContain("LMR_PYTHON");
@@ -67,17 +80,27 @@ describe("describeDifference", () => {
 
   it("text and binary files: the line, or the byte", () => {
     expect(describeDifference("fixtures/a.txt", Buffer.from("x\ny\n"), Buffer.from("x\nz\n")).message).toBe('line 2: committed "y", regenerated "z"');
-    expect(describeDifference("fixtures/a.bin", Buffer.from([0, 1, 0xff]), Buffer.from([0, 2, 0xff])).message).toBe("first difference at byte 1 (3 bytes committed, 3 regenerated)");
+    expect(describeDifference("fixtures/a.bin", Buffer.from([0, 1, 0xff]), Buffer.from([0, 2, 0xff])).message).toBe(
+      "first difference at byte 1 (3 bytes committed, 3 regenerated)",
+    );
   });
 
   it("npz: the member whose bytes differ, and its first differing element", () => {
-    const committed = storedZip([["a1.npy", npy([2, 3], [0, 1, 2, 3, 4, 5])], ["a2.npy", npy([1], [7])]]);
-    const regenerated = storedZip([["a1.npy", npy([2, 3], [0, 1, 2, 3, 9, 5])], ["a2.npy", npy([1], [7])]]);
+    const committed = storedZip([
+      ["a1.npy", npy([2, 3], [0, 1, 2, 3, 4, 5])],
+      ["a2.npy", npy([1], [7])],
+    ]);
+    const regenerated = storedZip([
+      ["a1.npy", npy([2, 3], [0, 1, 2, 3, 9, 5])],
+      ["a2.npy", npy([1], [7])],
+    ]);
     expect(readZip(committed)?.map((m) => m.name)).toEqual(["a1.npy", "a2.npy"]);
     const calls = { targets: [{ symbol: "f", calls: [{ index: 0, args: [{ __lmr__: "ndarray", key: "a1" }] }] }] };
     const d = describeDifference("fixtures/calls.npz", committed, regenerated, { regeneratedCalls: calls });
     expect(d.member).toBe("a1.npy");
-    expect(d.message).toBe("member a1.npy: first difference at element 4 (index (1, 1) of shape (2, 3), dtype <f8); the regenerated calls.json uses it at /targets/0/calls/0/args/0 (f, call 0)");
+    expect(d.message).toBe(
+      "member a1.npy: first difference at element 4 (index (1, 1) of shape (2, 3), dtype <f8); the regenerated calls.json uses it at /targets/0/calls/0/args/0 (f, call 0)",
+    );
   });
 
   it("npz: members on one side only, and the same members in another zip", () => {

@@ -47,7 +47,11 @@ export function describeDifference(file: string, committed: Buffer, regenerated:
           ...(hint ? { hint } : {}),
         };
       }
-      return { message: `line ${line}: same JSON value, laid out differently`, line, hint: "write it with the layout the generator uses (regenerate it rather than editing it)" };
+      return {
+        message: `line ${line}: same JSON value, laid out differently`,
+        line,
+        hint: "write it with the layout the generator uses (regenerate it rather than editing it)",
+      };
     }
   }
   return { message: `line ${line}: committed ${show(lineAt(a, line))}, regenerated ${show(lineAt(b, line))}`, line };
@@ -88,7 +92,8 @@ const MISSING = Symbol("missing");
 export function firstJsonDifference(a: unknown, b: unknown, pointer: string): { pointer: string; committed: unknown; regenerated: unknown } | undefined {
   if (Array.isArray(a) && Array.isArray(b)) {
     for (let i = 0; i < Math.max(a.length, b.length); i++) {
-      if (i >= a.length || i >= b.length) return { pointer: `${pointer}/${i}`, committed: i < a.length ? a[i] : MISSING, regenerated: i < b.length ? b[i] : MISSING };
+      if (i >= a.length || i >= b.length)
+        return { pointer: `${pointer}/${i}`, committed: i < a.length ? a[i] : MISSING, regenerated: i < b.length ? b[i] : MISSING };
       const d = firstJsonDifference(a[i], b[i], `${pointer}/${i}`);
       if (d) return d;
     }
@@ -166,15 +171,22 @@ export function readZip(buf: Buffer): ZipMember[] | undefined {
 function describeNpz(committed: Buffer, regenerated: Buffer, ctx: DiffContext): FirstDifference {
   const a = readZip(committed);
   const b = readZip(regenerated);
-  if (!a || !b) return { message: `${!a ? "the committed file" : "the regenerated file"} is not a zip (.npz) file; first difference at byte ${firstByte(committed, regenerated)}` };
+  if (!a || !b)
+    return {
+      message: `${!a ? "the committed file" : "the regenerated file"} is not a zip (.npz) file; first difference at byte ${firstByte(committed, regenerated)}`,
+    };
   const names = new Set(b.map((m) => m.name));
   const only = (list: ZipMember[], other: Set<string>) => list.filter((m) => !other.has(m.name)).map((m) => m.name);
   const gone = only(a, names);
   const added = only(b, new Set(a.map((m) => m.name)));
   if (gone.length > 0 || added.length > 0) {
     const first = gone[0] ?? added[0]!;
-    const refs = [gone[0] && usedAt(ctx.committedCalls, gone[0], "committed"), added[0] && usedAt(ctx.regeneratedCalls, added[0], "regenerated")].filter(Boolean).join("; ");
-    const parts = [gone.length > 0 ? `committed only: ${gone.join(", ")}` : "", added.length > 0 ? `regenerated only: ${added.join(", ")}` : ""].filter(Boolean);
+    const refs = [gone[0] && usedAt(ctx.committedCalls, gone[0], "committed"), added[0] && usedAt(ctx.regeneratedCalls, added[0], "regenerated")]
+      .filter(Boolean)
+      .join("; ");
+    const parts = [gone.length > 0 ? `committed only: ${gone.join(", ")}` : "", added.length > 0 ? `regenerated only: ${added.join(", ")}` : ""].filter(
+      Boolean,
+    );
     return {
       message: `member ${first} differs (${parts.join("; ")})${refs ? `; ${refs}` : ""}`,
       member: first,
@@ -188,7 +200,10 @@ function describeNpz(committed: Buffer, regenerated: Buffer, ctx: DiffContext): 
       return { message: `member ${m.name}: ${describeNpy(m, other)}${refs ? `; ${refs}` : ""}`, member: m.name };
     }
   }
-  return { message: "the members are the same; the zip's own metadata differs (member order, timestamps or flags)", hint: "regenerate it rather than re-packing it" };
+  return {
+    message: "the members are the same; the zip's own metadata differs (member order, timestamps or flags)",
+    hint: "regenerate it rather than re-packing it",
+  };
 }
 
 /** Where calls.json refers to an array member, e.g. `calls.json /targets/0/calls/2/args/0 (f, call 2)`. */
@@ -239,7 +254,17 @@ function npyHeader(m: ZipMember): { descr: string; shape: number[]; fortran: boo
   if (descr === undefined || shape === undefined) return undefined;
   const size = /^[<>|=]?([a-zA-Z])(\d+)$/.exec(descr);
   const itemsize = size ? Number(size[2]) * (size[1] === "U" ? 4 : 1) : 0;
-  return { descr, shape: shape.split(",").map((s) => s.trim()).filter(Boolean).map(Number), fortran: /'fortran_order':\s*True/.test(header), itemsize, start };
+  return {
+    descr,
+    shape: shape
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map(Number),
+    fortran: /'fortran_order':\s*True/.test(header),
+    itemsize,
+    start,
+  };
 }
 
 function unravel(flat: number, shape: number[], fortran: boolean): number[] {

@@ -59,7 +59,13 @@ export function needsNoPython(task: ResolvedTask): boolean {
 export async function runGenerator(task: ResolvedTask, gen: GeneratorSpec, env: GeneratorEnv): Promise<ProducedFile[]> {
   const pointer = `/record/generators/${gen.index}`;
   const abs = resolve(task.dir, gen.script);
-  if (!isInside(task.dir, abs) || !(await stat(abs).then((s) => s.isFile(), () => false))) {
+  if (
+    !isInside(task.dir, abs) ||
+    !(await stat(abs).then(
+      (s) => s.isFile(),
+      () => false,
+    ))
+  ) {
     throw new LmrError({
       code: "record/generator-missing",
       file: displayPath(task.manifestPath),
@@ -76,7 +82,16 @@ export async function runGenerator(task: ResolvedTask, gen: GeneratorSpec, env: 
     await runNodeGenerator(gen, abs, env, outDir);
     return collectOutputs(gen, outDir, pointer);
   }
-  const config = { mode: "generator", tree: env.tree, out: control, task: task.manifest.id, seed: env.seed, script: abs, script_label: gen.script, conftests: env.conftests };
+  const config = {
+    mode: "generator",
+    tree: env.tree,
+    out: control,
+    task: task.manifest.id,
+    seed: env.seed,
+    script: abs,
+    script_label: gen.script,
+    conftests: env.conftests,
+  };
   const configPath = join(env.dir, "config.json");
   await writeFile(configPath, JSON.stringify(config));
   const run = await runRecordHarness(env.python, env.tree, configPath, env.dir, env.timeoutS, { LMR_FIXTURES_OUT: outDir }, task.dir);
@@ -108,11 +123,25 @@ async function runNodeGenerator(gen: GeneratorSpec, abs: string, env: GeneratorE
     stdin: "ignore",
   });
   if (r.timedOut) {
-    throw new LmrError({ code: "record/generator-failed", file: gen.script, message: `${gen.script} ran past ${env.timeoutS} s`, hint: "make the generator faster, or raise --timeout" });
+    throw new LmrError({
+      code: "record/generator-failed",
+      file: gen.script,
+      message: `${gen.script} ran past ${env.timeoutS} s`,
+      hint: "make the generator faster, or raise --timeout",
+    });
   }
   if (r.exitCode !== 0) {
-    const tail = String(r.stderr ?? "").trim().split("\n").slice(-8).join("\n");
-    throw new LmrError({ code: "record/generator-failed", file: gen.script, message: `${gen.script} exited with ${r.exitCode ?? r.signal}${tail ? `:\n${tail}` : ""}`, hint: "run it by hand from the workspace with the reference in place: node --import <lmr>/node/lmr-harness/ts-register.mjs SCRIPT" });
+    const tail = String(r.stderr ?? "")
+      .trim()
+      .split("\n")
+      .slice(-8)
+      .join("\n");
+    throw new LmrError({
+      code: "record/generator-failed",
+      file: gen.script,
+      message: `${gen.script} exited with ${r.exitCode ?? r.signal}${tail ? `:\n${tail}` : ""}`,
+      hint: "run it by hand from the workspace with the reference in place: node --import <lmr>/node/lmr-harness/ts-register.mjs SCRIPT",
+    });
   }
 }
 

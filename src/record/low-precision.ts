@@ -57,7 +57,14 @@ export function findInRecording(calls: CallsFile): LowPrecisionFinding[] {
   for (const t of calls.targets ?? []) {
     const seen = new Set<LowDtype>();
     for (const c of t.calls) {
-      const parts: [string, unknown][] = [["args", c.args], ["kwargs", c.kwargs], ["result", c.result], ["mutated", c.mutated], ["self", c.self], ["yields", c.yields]];
+      const parts: [string, unknown][] = [
+        ["args", c.args],
+        ["kwargs", c.kwargs],
+        ["result", c.result],
+        ["mutated", c.mutated],
+        ["self", c.self],
+        ["yields", c.yields],
+      ];
       for (const [name, tree] of parts) {
         walk(tree, name, (dtype, path) => {
           if (seen.has(dtype)) return;
@@ -114,6 +121,6 @@ export function formatLowPrecisionWarning(findings: readonly LowPrecisionFinding
     `the reference's path runs in ${dtypes} (${shown.join("; ")}${more}): two correct solutions can differ by several per cent there, ` +
     "so replays at float32 tolerances fail right solutions and loose ones pass wrong ones. Record the calls in float32 (the driver passes float32 inputs, " +
     "or the task's set-up makes the low-precision cast a no-op), state the dtype the tests use in the instruction, and check the low-precision path, " +
-    "if at all, with a property test at a tolerance measured on two independent solutions (CONTRIBUTING.md, \"Low-precision code\")"
+    'if at all, with a property test at a tolerance measured on two independent solutions (CONTRIBUTING.md, "Low-precision code")'
   );
 }

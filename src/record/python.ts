@@ -18,7 +18,15 @@ import { PROCESS_OUTPUT_TAIL, type ProcessRun, type PythonEnv } from "../runner/
  * (LMR_FIXTURES_OUT for a fixture generator). An interpreter of a task image
  * (--sandbox docker) runs it there instead, with the same inputs and outputs.
  */
-export async function runRecordHarness(interpreter: string | PythonEnv, tree: string, configPath: string, scratch: string, timeoutS: number, extraEnv: Record<string, string> = {}, taskDir?: string): Promise<ProcessRun> {
+export async function runRecordHarness(
+  interpreter: string | PythonEnv,
+  tree: string,
+  configPath: string,
+  scratch: string,
+  timeoutS: number,
+  extraEnv: Record<string, string> = {},
+  taskDir?: string,
+): Promise<ProcessRun> {
   // in an image only bound folders exist: the task folder goes in whole (read-only), as the host shows it to a plain subprocess
   if (typeof interpreter !== "string" && interpreter.image) return runRecordInImage(interpreter, tree, configPath, scratch, timeoutS, extraEnv, taskDir);
   const python = typeof interpreter === "string" ? interpreter : interpreter.path;
@@ -89,7 +97,10 @@ export async function failIfUnsuccessful(run: ProcessRun, out: string, ctx: Fail
       hint: `make ${ctx.what} smaller (fewer or shorter calls) or pass --timeout`,
     });
   }
-  const reported = await readFile(join(out, "error.json"), "utf8").then((t) => JSON.parse(t) as { code: string; message: string; hint: string; pointer: string }, () => undefined);
+  const reported = await readFile(join(out, "error.json"), "utf8").then(
+    (t) => JSON.parse(t) as { code: string; message: string; hint: string; pointer: string },
+    () => undefined,
+  );
   if (reported) {
     const onScript = reported.code === "record/driver-failed" || reported.code === "record/generator-failed";
     throw new LmrError({

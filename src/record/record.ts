@@ -70,7 +70,15 @@ export async function recordCalls(task: ResolvedTask, opts: RecordOptions = {}):
   const t0 = performance.now();
   const driver = await resolveDriver(task, opts.driver);
   // JavaScript generators only (and no --driver): no interpreter to resolve (nor a Python image to build under docker)
-  const python = !driver && needsNoPython(task) ? nodeRuntime() : await resolveRunPython({ sandbox: opts.sandbox ?? "none", environment: task.manifest.environment, ...(opts.python ? { python: opts.python } : {}), requirements: task.manifest.environment.requirements });
+  const python =
+    !driver && needsNoPython(task)
+      ? nodeRuntime()
+      : await resolveRunPython({
+          sandbox: opts.sandbox ?? "none",
+          environment: task.manifest.environment,
+          ...(opts.python ? { python: opts.python } : {}),
+          requirements: task.manifest.environment.requirements,
+        });
   const scratchDir = await makeTrustedScratch("lmr-record-");
   const scratch = scratchDir.dir;
   try {
@@ -86,7 +94,11 @@ export async function recordCalls(task: ResolvedTask, opts: RecordOptions = {}):
       },
       scratch,
     );
-    return { ...(await saveOutputs(task, produced)), python: { path: python.path, version: python.version }, duration_s: round((performance.now() - t0) / 1000) };
+    return {
+      ...(await saveOutputs(task, produced)),
+      python: { path: python.path, version: python.version },
+      duration_s: round((performance.now() - t0) / 1000),
+    };
   } finally {
     await scratchDir.release();
   }
@@ -95,7 +107,8 @@ export async function recordCalls(task: ResolvedTask, opts: RecordOptions = {}):
 /** The driver to run: the one given, else record.driver; none when the task has only generators. */
 export async function resolveDriver(task: ResolvedTask, given: DriverSpec | undefined): Promise<ResolvedDriver | undefined> {
   if (given && "code" in given) {
-    if (given.code.trim() === "") throw new LmrError({ code: "record/driver-empty", message: "--driver is empty", hint: 'pass Python code, e.g. --driver "from m import f; f(1)"' });
+    if (given.code.trim() === "")
+      throw new LmrError({ code: "record/driver-empty", message: "--driver is empty", hint: 'pass Python code, e.g. --driver "from m import f; f(1)"' });
     return { code: given.code };
   }
   const fromManifest = task.manifest.record?.driver;
@@ -141,7 +154,12 @@ async function saveOutputs(task: ResolvedTask, produced: ProducedFixtures): Prom
   let stale: string | undefined;
   if (produced.calls && !produced.calls.arrays) {
     const npzPath = join(task.dir, ARRAYS_FILE);
-    if (await stat(npzPath).then(() => true, () => false)) {
+    if (
+      await stat(npzPath).then(
+        () => true,
+        () => false,
+      )
+    ) {
       if ((task.manifest.tests.fixtures ?? []).includes(ARRAYS_FILE)) stale = ARRAYS_FILE;
       else await rm(npzPath, { force: true });
     }
@@ -154,7 +172,13 @@ async function saveOutputs(task: ResolvedTask, produced: ProducedFixtures): Prom
     files: produced.files.map((f) => f.file),
     bytes: produced.files.map((f) => f.data.length),
     ...(stale ? { stale } : {}),
-    targets: (produced.calls?.targets ?? []).map((t) => ({ file: t.file, symbol: t.symbol, kind: t.kind, calls_seen: t.calls_seen, calls_recorded: t.calls_recorded })),
+    targets: (produced.calls?.targets ?? []).map((t) => ({
+      file: t.file,
+      symbol: t.symbol,
+      kind: t.kind,
+      calls_seen: t.calls_seen,
+      calls_recorded: t.calls_recorded,
+    })),
     generators: produced.generators,
     low_precision: produced.lowPrecision,
   };

@@ -66,7 +66,11 @@ export async function produceFixtures(task: ResolvedTask, plan: FixturePlan, scr
     return { tree, dir };
   };
   const conftests = await findConftests(task);
-  const out: ProducedFixtures = { files: [], generators: [], lowPrecision: await findInTargets(task.manifest.targets, join(bundle.dir, BUNDLE_FILES.reference)) };
+  const out: ProducedFixtures = {
+    files: [],
+    generators: [],
+    lowPrecision: await findInTargets(task.manifest.targets, join(bundle.dir, BUNDLE_FILES.reference)),
+  };
   if (plan.driver) {
     const { tree, dir } = await freshTree();
     const recorded = await runDriver(task, plan, plan.driver, tree, dir, conftests);
@@ -77,14 +81,25 @@ export async function produceFixtures(task: ResolvedTask, plan: FixturePlan, scr
   for (const [index, gen] of (task.manifest.record?.generators ?? []).entries()) {
     const { tree, dir } = await freshTree();
     const t0 = performance.now();
-    const files = await runGenerator(task, { index, script: gen.script, outputs: gen.outputs }, { tree, dir, python: plan.python, seed: plan.seed, timeoutS: plan.timeoutS, conftests });
+    const files = await runGenerator(
+      task,
+      { index, script: gen.script, outputs: gen.outputs },
+      { tree, dir, python: plan.python, seed: plan.seed, timeoutS: plan.timeoutS, conftests },
+    );
     out.files.push(...files);
     out.generators.push({ script: gen.script, outputs: files.map((f) => f.file), duration_s: Math.round(performance.now() - t0) / 1000 });
   }
   return out;
 }
 
-async function runDriver(task: ResolvedTask, plan: FixturePlan, driver: ResolvedDriver, tree: string, dir: string, conftests: { path: string; label: string }[]): Promise<{ calls: CallsFile; files: ProducedFile[] }> {
+async function runDriver(
+  task: ResolvedTask,
+  plan: FixturePlan,
+  driver: ResolvedDriver,
+  tree: string,
+  dir: string,
+  conftests: { path: string; label: string }[],
+): Promise<{ calls: CallsFile; files: ProducedFile[] }> {
   const m = task.manifest;
   const out = join(dir, "out");
   await mkdir(out);

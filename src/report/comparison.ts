@@ -21,11 +21,29 @@ export function comparisonRows(summary: Summary): ComparisonRow[] {
 }
 
 function overall(m: ModelSummary): ComparisonRow {
-  return { model: modelLabel(m), category: null, tasks: m.totals.tasks, scored_tasks: m.totals.scored_tasks, pass_at_1: m.pass_at_1, pass_at_1_ci: m.pass_at_1_ci ?? null, pass_at_k: m.pass_at_k, ...(m.judge ? { judge: m.judge } : {}) };
+  return {
+    model: modelLabel(m),
+    category: null,
+    tasks: m.totals.tasks,
+    scored_tasks: m.totals.scored_tasks,
+    pass_at_1: m.pass_at_1,
+    pass_at_1_ci: m.pass_at_1_ci ?? null,
+    pass_at_k: m.pass_at_k,
+    ...(m.judge ? { judge: m.judge } : {}),
+  };
 }
 
 function category(m: ModelSummary, c: CategorySummary): ComparisonRow {
-  return { model: modelLabel(m), category: c.category, tasks: c.tasks, scored_tasks: c.scored_tasks, pass_at_1: c.pass_rate, pass_at_1_ci: c.pass_at_1_ci ?? null, pass_at_k: c.pass_at_k ?? [], ...(c.judge ? { judge: c.judge } : {}) };
+  return {
+    model: modelLabel(m),
+    category: c.category,
+    tasks: c.tasks,
+    scored_tasks: c.scored_tasks,
+    pass_at_1: c.pass_rate,
+    pass_at_1_ci: c.pass_at_1_ci ?? null,
+    pass_at_k: c.pass_at_k ?? [],
+    ...(c.judge ? { judge: c.judge } : {}),
+  };
 }
 
 /** Whether any model was judged (the judge columns and the agreement table appear only then). */

@@ -13,13 +13,19 @@ const RERUN = "re-run `lmr eval` on this run folder";
 export function checkCoverage(run: LoadedRun, models: ModelSummary[], problems: SummaryProblem[]): void {
   if (run.shard) {
     // One part of a run lacks the other parts' samples by design: coverage is a question for the merge.
-    problems.push({ file: "run.json", pointer: "/shard", message: `this folder holds shard ${run.shard.index}/${run.shard.count} of a run; what it lacks is checked when the shards are reported together`, hint: "lmr report RUN_1 … RUN_N merges the shards' folders" });
+    problems.push({
+      file: "run.json",
+      pointer: "/shard",
+      message: `this folder holds shard ${run.shard.index}/${run.shard.count} of a run; what it lacks is checked when the shards are reported together`,
+      hint: "lmr report RUN_1 … RUN_N merges the shards' folders",
+    });
     return;
   }
   const folder = (m: ModelSummary | undefined, task: string): string => (m?.dir === undefined ? `results/${task}` : `results/${m.dir}/${task}`);
   const requested = new Set(run.requested_tasks);
   for (const id of run.requested_tasks) {
-    if (models.length === 0) problems.push({ file: folder(undefined, id), message: "run.json lists this task but no readable result exists; it is left out", hint: RERUN });
+    if (models.length === 0)
+      problems.push({ file: folder(undefined, id), message: "run.json lists this task but no readable result exists; it is left out", hint: RERUN });
     for (const m of models) {
       if (m.tasks.some((t) => t.task_id === id)) continue;
       const whose = run.layout === 1 ? "no readable result exists" : `model '${m.model}' has no readable result for it`;
@@ -35,8 +41,10 @@ export function checkCoverage(run: LoadedRun, models: ModelSummary[], problems: 
   if (run.layout !== 1) {
     const declared = new Set(run.models.map((m) => modelKey(m)));
     for (const m of models) {
-      if (!declared.has(modelKey(m))) problems.push({ file: `results/${m.dir ?? ""}`, message: `model '${m.model}' has results but run.json does not list it` });
-      else if (m.totals.samples === 0 && run.requested_tasks.length === 0) problems.push({ file: `results/${m.dir ?? ""}`, message: `run.json lists model '${m.model}' but no readable result of it exists`, hint: RERUN });
+      if (!declared.has(modelKey(m)))
+        problems.push({ file: `results/${m.dir ?? ""}`, message: `model '${m.model}' has results but run.json does not list it` });
+      else if (m.totals.samples === 0 && run.requested_tasks.length === 0)
+        problems.push({ file: `results/${m.dir ?? ""}`, message: `run.json lists model '${m.model}' but no readable result of it exists`, hint: RERUN });
     }
   }
   for (const m of models) {

@@ -21,11 +21,7 @@ function escapeMarkup(text: string, apos: string): string {
 
 /** Text for XML element content: newlines kept as they are, so logs stay readable. */
 export function escapeXmlText(text: string): string {
-  return text
-    .replace(XML_INVALID, "\uFFFD")
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;");
+  return text.replace(XML_INVALID, "\uFFFD").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
 /**
@@ -67,7 +63,10 @@ export function formatSeconds(seconds: number): string {
 
 /** An inline code span for a Markdown table cell: fences longer than any backtick run inside, pipes escaped for GFM tables. */
 export function codeSpanMarkdown(text: string): string {
-  const clean = text.replace(XML_INVALID, "\uFFFD").replace(/\s*[\r\n]+\s*/g, " ").replace(/\|/g, "\\|");
+  const clean = text
+    .replace(XML_INVALID, "\uFFFD")
+    .replace(/\s*[\r\n]+\s*/g, " ")
+    .replace(/\|/g, "\\|");
   const longest = Math.max(0, ...(clean.match(/`+/g) ?? []).map((run) => run.length));
   const fence = "`".repeat(longest + 1);
   const pad = clean.startsWith("`") || clean.endsWith("`") ? " " : "";

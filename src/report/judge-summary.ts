@@ -4,7 +4,14 @@ import type { JudgeClassCounts, JudgeGroupSummary, ModelJudgeSummary, SampleJudg
 
 export function summarizeJudgement(j: SampleJudgement): SampleJudgeSummary {
   const rationale = j.votes.find((v) => v.class !== undefined && v.class === j.majority)?.rationale;
-  return { judge_model: j.judge_model, status: j.status, majority: j.majority, agreement: j.agreement, votes: j.votes.length, ...(rationale ? { rationale } : {}) };
+  return {
+    judge_model: j.judge_model,
+    status: j.status,
+    majority: j.majority,
+    agreement: j.agreement,
+    votes: j.votes.length,
+    ...(rationale ? { rationale } : {}),
+  };
 }
 
 /** The judge over some samples; undefined when none of them has a judgement (the run was not judged). */
@@ -38,7 +45,9 @@ export function summarizeModelJudge(tasks: TaskSummary[]): ModelJudgeSummary | u
   const samples = tasks.flatMap((t) => t.results);
   const group = summarizeJudgeGroup(samples);
   if (!group) return undefined;
-  const pairs = samples.filter((s) => s.judge?.status === "judged" && s.verdict !== "infra").map((s) => ({ tests: s.verdict === "passed", judge: s.judge!.majority === "fully-correct" }));
+  const pairs = samples
+    .filter((s) => s.judge?.status === "judged" && s.verdict !== "infra")
+    .map((s) => ({ tests: s.verdict === "passed", judge: s.judge!.majority === "fully-correct" }));
   const models = [...new Set(samples.flatMap((s) => (s.judge ? [s.judge.judge_model] : [])))].sort(compareIds);
   return { ...group, judge_models: models, tests_vs_judge: agreementOf(pairs) };
 }

@@ -44,7 +44,13 @@ function checkShards(dirs: string[], runs: LoadedRun[]): void {
   const whole = sharded.find((s) => s.shard === undefined);
   const part = sharded.find((s) => s.shard !== undefined);
   if (whole && part) {
-    throw new LmrError({ code: "report/mismatched-runs", message: `${part.dir} is shard ${part.shard!.index}/${part.shard!.count} of a run, ${whole.dir} is a whole run`, file: `${whole.dir}/run.json`, pointer: "/shard", hint: "merge either the shards of one plan or whole runs, not both" });
+    throw new LmrError({
+      code: "report/mismatched-runs",
+      message: `${part.dir} is shard ${part.shard!.index}/${part.shard!.count} of a run, ${whole.dir} is a whole run`,
+      file: `${whole.dir}/run.json`,
+      pointer: "/shard",
+      hint: "merge either the shards of one plan or whole runs, not both",
+    });
   }
   if (!part) return;
   const first = sharded[0]!;
@@ -60,7 +66,14 @@ function checkShards(dirs: string[], runs: LoadedRun[]): void {
       });
     }
     const twice = seen.get(s.shard!.index);
-    if (twice !== undefined) throw new LmrError({ code: "report/overlapping-runs", message: `${twice} and ${s.dir} are both shard ${s.shard!.index}/${s.shard!.count}`, file: `${s.dir}/run.json`, pointer: "/shard/index", hint: "pass each shard's folder once" });
+    if (twice !== undefined)
+      throw new LmrError({
+        code: "report/overlapping-runs",
+        message: `${twice} and ${s.dir} are both shard ${s.shard!.index}/${s.shard!.count}`,
+        file: `${s.dir}/run.json`,
+        pointer: "/shard/index",
+        hint: "pass each shard's folder once",
+      });
     seen.set(s.shard!.index, s.dir);
   }
 }
@@ -68,7 +81,12 @@ function checkShards(dirs: string[], runs: LoadedRun[]): void {
 function mergeLoaded(dirs: string[], runs: LoadedRun[]): LoadedRun {
   const layouts = [...new Set(runs.map((r) => r.layout))];
   if (layouts.length > 1) {
-    throw new LmrError({ code: "report/mismatched-runs", message: `the run folders have results in layouts ${layouts.join(" and ")}`, file: dirs[runs.findIndex((r) => r.layout !== runs[0]!.layout)], hint: "regrade the older folder with this lmr before merging" });
+    throw new LmrError({
+      code: "report/mismatched-runs",
+      message: `the run folders have results in layouts ${layouts.join(" and ")}`,
+      file: dirs[runs.findIndex((r) => r.layout !== runs[0]!.layout)],
+      hint: "regrade the older folder with this lmr before merging",
+    });
   }
   const problems: SummaryProblem[] = [];
   runs.forEach((r, i) => {
@@ -79,7 +97,11 @@ function mergeLoaded(dirs: string[], runs: LoadedRun[]): LoadedRun {
   if (shard) {
     const have = new Set(runs.map((r) => r.shard!.index));
     const missing = Array.from({ length: shard.count }, (_, i) => i + 1).filter((i) => !have.has(i));
-    if (missing.length > 0) problems.push({ message: `shard${missing.length > 1 ? "s" : ""} ${missing.map((i) => `${i}/${shard.count}`).join(", ")} of plan ${shard.plan.slice(0, 12)} ${missing.length > 1 ? "are" : "is"} not in this report`, hint: "pass every shard's run folder to lmr report" });
+    if (missing.length > 0)
+      problems.push({
+        message: `shard${missing.length > 1 ? "s" : ""} ${missing.map((i) => `${i}/${shard.count}`).join(", ")} of plan ${shard.plan.slice(0, 12)} ${missing.length > 1 ? "are" : "is"} not in this report`,
+        hint: "pass every shard's run folder to lmr report",
+      });
   }
   const models = new Map<string, DeclaredModel>();
   for (const r of runs) {
@@ -88,20 +110,36 @@ function mergeLoaded(dirs: string[], runs: LoadedRun[]): LoadedRun {
       const prev = models.get(key);
       const samples = Math.max(prev?.samples ?? 0, m.samples ?? 0);
       const perTask = mergeTaskSamples(prev, m, r.requested_tasks);
-      models.set(key, { model: m.model, dir: m.dir, ...(m.level ? { level: m.level } : {}), ...(samples > 0 ? { samples } : {}), ...(perTask ? { task_samples: perTask } : {}) });
+      models.set(key, {
+        model: m.model,
+        dir: m.dir,
+        ...(m.level ? { level: m.level } : {}),
+        ...(samples > 0 ? { samples } : {}),
+        ...(perTask ? { task_samples: perTask } : {}),
+      });
     }
   }
   const levels = new Set(runs.map((r) => r.run.level));
   const taskSets: Record<string, TaskSet> = Object.assign({}, ...runs.map((r) => r.task_sets));
   const infos = runs.map((r) => r.run);
   const first = infos[0]!;
-  const created = infos.map((r) => r.created_at).filter((c): c is string => c !== undefined).sort()[0];
+  const created = infos
+    .map((r) => r.created_at)
+    .filter((c): c is string => c !== undefined)
+    .sort()[0];
   const jobs = infos.reduce((a, r) => a + (r.jobs ?? 0), 0);
   const samples = Math.max(0, ...infos.map((r) => r.samples_per_task ?? 0));
   return {
     run: {
       // A merge of one plan's shards is named by the plan; any other merge by its members.
-      run_id: shard ? `plan-${shard.plan.slice(0, 12)}` : `merged-${sha256(infos.map((r) => r.run_id).sort().join("\n")).slice(0, 12)}`,
+      run_id: shard
+        ? `plan-${shard.plan.slice(0, 12)}`
+        : `merged-${sha256(
+            infos
+              .map((r) => r.run_id)
+              .sort()
+              .join("\n"),
+          ).slice(0, 12)}`,
       ...(created ? { created_at: created } : {}),
       ...(first.toolkit_version ? { toolkit_version: first.toolkit_version } : {}),
       ...(first.submissions ? { submissions: first.submissions } : {}),

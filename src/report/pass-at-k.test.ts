@@ -39,7 +39,13 @@ describe("computePassAtK", () => {
   });
 
   it("agrees with the binomial definition, stays in [0,1] and grows with k and c", () => {
-    for (const [n, c, k] of [[200, 10, 100], [100, 1, 1], [100, 1, 50], [50, 25, 10], [1000, 3, 500]] as const) {
+    for (const [n, c, k] of [
+      [200, 10, 100],
+      [100, 1, 1],
+      [100, 1, 50],
+      [50, 25, 10],
+      [1000, 3, 500],
+    ] as const) {
       expect(computePassAtK(n, c, k)).toBeCloseTo(exactPassAtK(n, c, k), 10);
     }
     for (let n = 1; n <= 12; n++) {

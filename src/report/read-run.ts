@@ -3,7 +3,21 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { LmrError } from "../core/errors.js";
 import { INSTRUCTION_LEVELS, isInstructionLevel, type InstructionLevel } from "../manifest/level.js";
 import type { TaskSet } from "../manifest/types.js";
-import { RESULTS_DIR, RUN_FILE, RUN_LAYOUT, TASK_SETS, TASK_SET_CHOICES, isRecord, listSampleFolders, readSampleJudgement, readSampleResult, type RunShard, type SampleJudgement, type SampleResult, type TaskSetChoice } from "../run-folder/index.js";
+import {
+  RESULTS_DIR,
+  RUN_FILE,
+  RUN_LAYOUT,
+  TASK_SETS,
+  TASK_SET_CHOICES,
+  isRecord,
+  listSampleFolders,
+  readSampleJudgement,
+  readSampleResult,
+  type RunShard,
+  type SampleJudgement,
+  type SampleResult,
+  type TaskSetChoice,
+} from "../run-folder/index.js";
 import type { RunInfo, SummaryProblem } from "./types.js";
 
 /** A model run.json declares: name, folder, samples per task asked for (when known). */
@@ -84,7 +98,12 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
   const read = await Promise.all(samples.map((s) => readSampleResult(runDir, s)));
   for (const [i, r] of read.entries()) {
     if (!r.ok) {
-      problems.push({ file: r.problem.file, ...(r.problem.pointer ? { pointer: r.problem.pointer } : {}), message: `${r.problem.message}; the sample is left out`, hint: REGRADE });
+      problems.push({
+        file: r.problem.file,
+        ...(r.problem.pointer ? { pointer: r.problem.pointer } : {}),
+        message: `${r.problem.message}; the sample is left out`,
+        hint: REGRADE,
+      });
       continue;
     }
     // results of older lmr carry no level: they have the run's
@@ -96,8 +115,19 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
     const j = await readSampleJudgement(runDir, rel, r.result);
     if (j.ok) {
       if (j.judgement.submission_hash === r.result.submission_hash) judgements[id] = j.judgement;
-      else problems.push({ file: `${rel}/judge.json`, message: "judges another submission than the one graded now; left out", hint: "run lmr judge on the run folder again" });
-    } else if (!j.missing) problems.push({ file: j.problem.file, ...(j.problem.pointer ? { pointer: j.problem.pointer } : {}), message: `${j.problem.message}; the judgement is left out`, hint: "run lmr judge on the run folder again" });
+      else
+        problems.push({
+          file: `${rel}/judge.json`,
+          message: "judges another submission than the one graded now; left out",
+          hint: "run lmr judge on the run folder again",
+        });
+    } else if (!j.missing)
+      problems.push({
+        file: j.problem.file,
+        ...(j.problem.pointer ? { pointer: j.problem.pointer } : {}),
+        message: `${j.problem.message}; the judgement is left out`,
+        hint: "run lmr judge on the run folder again",
+      });
   }
   const generation = await readGenerationUsage(config.run.submissions, problems);
   return { ...config, results, judgements, sampleDirs, generation, problems };
@@ -115,14 +145,22 @@ async function readGenerationUsage(submissions: string | undefined, problems: Su
   try {
     value = JSON.parse(await readFile(file, "utf8"));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") problems.push({ file, message: `cannot read the generation's token counts: ${(err as Error).message}` });
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT")
+      problems.push({ file, message: `cannot read the generation's token counts: ${(err as Error).message}` });
     return {};
   }
   if (!isRecord(value) || typeof value.model !== "string" || !isRecord(value.totals)) return {};
   const t = value.totals;
   if (typeof t.prompt_tokens !== "number" || typeof t.completion_tokens !== "number") return {};
   const level = isInstructionLevel(value.level) ? value.level : undefined;
-  return { [modelKey({ model: value.model, ...(level ? { level } : {}) })]: { prompt_tokens: t.prompt_tokens, completion_tokens: t.completion_tokens, ...(typeof t.cost_usd === "number" ? { cost_usd: t.cost_usd } : {}), source: file } };
+  return {
+    [modelKey({ model: value.model, ...(level ? { level } : {}) })]: {
+      prompt_tokens: t.prompt_tokens,
+      completion_tokens: t.completion_tokens,
+      ...(typeof t.cost_usd === "number" ? { cost_usd: t.cost_usd } : {}),
+      source: file,
+    },
+  };
 }
 
 type RunConfigRead = Pick<LoadedRun, "run" | "layout" | "requested_tasks" | "task_sets" | "models" | "shard">;
@@ -146,14 +184,32 @@ async function readRunConfig(runDir: string, problems: SummaryProblem[]): Promis
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new LmrError({ code: "report/bad-run-json", message: `invalid JSON: ${(err as Error).message}`, file, hint: "restore run.json or re-run `lmr eval`", cause: err });
+    throw new LmrError({
+      code: "report/bad-run-json",
+      message: `invalid JSON: ${(err as Error).message}`,
+      file,
+      hint: "restore run.json or re-run `lmr eval`",
+      cause: err,
+    });
   }
   if (!isRecord(value) || typeof value.run_id !== "string" || value.run_id === "") {
-    throw new LmrError({ code: "report/bad-run-json", message: "run_id is missing or not a non-empty string", file, pointer: "/run_id", hint: "run.json must be the object `lmr eval` wrote" });
+    throw new LmrError({
+      code: "report/bad-run-json",
+      message: "run_id is missing or not a non-empty string",
+      file,
+      pointer: "/run_id",
+      hint: "run.json must be the object `lmr eval` wrote",
+    });
   }
   const layout = value.layout === undefined ? 1 : value.layout;
   if (layout !== 1 && layout !== RUN_LAYOUT) {
-    throw new LmrError({ code: "report/bad-run-json", message: `layout ${JSON.stringify(layout)} is not one this lmr reads (1 or ${RUN_LAYOUT})`, file, pointer: "/layout", hint: "report it with the lmr that wrote the run folder" });
+    throw new LmrError({
+      code: "report/bad-run-json",
+      message: `layout ${JSON.stringify(layout)} is not one this lmr reads (1 or ${RUN_LAYOUT})`,
+      file,
+      pointer: "/layout",
+      hint: "report it with the lmr that wrote the run folder",
+    });
   }
   const run: RunInfo = { run_id: value.run_id };
   const where = { file: RUN_FILE };
@@ -175,7 +231,8 @@ async function readRunConfig(runDir: string, problems: SummaryProblem[]): Promis
   int("jobs", "jobs");
   if ((TASK_SET_CHOICES as readonly unknown[]).includes(value.set)) run.set = value.set as TaskSetChoice;
   if (isInstructionLevel(value.level)) run.level = value.level;
-  else if (value.level !== undefined) problems.push({ ...where, pointer: "/level", message: `must be one of ${INSTRUCTION_LEVELS.join(", ")}; read as a run without a level` });
+  else if (value.level !== undefined)
+    problems.push({ ...where, pointer: "/level", message: `must be one of ${INSTRUCTION_LEVELS.join(", ")}; read as a run without a level` });
   let tasks: string[] = [];
   if (Array.isArray(value.tasks) && value.tasks.every((t): t is string => typeof t === "string")) tasks = value.tasks;
   else problems.push({ ...where, pointer: "/tasks", message: "missing or not an array of task ids" });
@@ -184,7 +241,14 @@ async function readRunConfig(runDir: string, problems: SummaryProblem[]): Promis
     for (const [id, set] of Object.entries(value.task_sets)) if ((TASK_SETS as readonly unknown[]).includes(set)) taskSets[id] = set as TaskSet;
   }
   const shard = readShard(value.shard, problems);
-  return { run, layout, requested_tasks: tasks, task_sets: taskSets, models: layout === 1 ? [] : readModels(value.models, problems).map((m) => (run.level ? { ...m, level: run.level } : m)), ...(shard ? { shard } : {}) };
+  return {
+    run,
+    layout,
+    requested_tasks: tasks,
+    task_sets: taskSets,
+    models: layout === 1 ? [] : readModels(value.models, problems).map((m) => (run.level ? { ...m, level: run.level } : m)),
+    ...(shard ? { shard } : {}),
+  };
 }
 
 function readShard(value: unknown, problems: SummaryProblem[]): RunShard | undefined {
@@ -192,7 +256,12 @@ function readShard(value: unknown, problems: SummaryProblem[]): RunShard | undef
   if (isRecord(value) && isCount(value.index) && isCount(value.count) && value.index <= value.count && typeof value.plan === "string" && value.plan !== "") {
     return { index: value.index, count: value.count, plan: value.plan };
   }
-  problems.push({ file: RUN_FILE, pointer: "/shard", message: "not {index, count, plan} with 1 <= index <= count; read as a whole run", hint: "restore run.json or re-run `lmr eval --shard I/N`" });
+  problems.push({
+    file: RUN_FILE,
+    pointer: "/shard",
+    message: "not {index, count, plan} with 1 <= index <= count; read as a whole run",
+    hint: "restore run.json or re-run `lmr eval --shard I/N`",
+  });
   return undefined;
 }
 
@@ -207,7 +276,9 @@ function readModels(value: unknown, problems: SummaryProblem[]): DeclaredModel[]
       problems.push({ file: RUN_FILE, pointer: `/models/${i}`, message: "needs string model and dir" });
       continue;
     }
-    const perTask = isRecord(m.task_samples) ? Object.fromEntries(Object.entries(m.task_samples).filter((e): e is [string, number] => isCount(e[1]))) : undefined;
+    const perTask = isRecord(m.task_samples)
+      ? Object.fromEntries(Object.entries(m.task_samples).filter((e): e is [string, number] => isCount(e[1])))
+      : undefined;
     out.push({ model: m.model, dir: m.dir, ...(isCount(m.samples) ? { samples: m.samples } : {}), ...(perTask ? { task_samples: perTask } : {}) });
   }
   return out;

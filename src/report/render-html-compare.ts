@@ -1,7 +1,17 @@
 import { sha256 } from "../core/hash.js";
 import { compareIds, type Verdict } from "../run-folder/index.js";
 import { comparisonRows, hasUsage, isJudged } from "./comparison.js";
-import { escapeHtml as esc, formatCount, formatInterval, formatJudgeClasses, formatKappa, formatPassAtKList, formatRate, truncate, modelLabel } from "./format.js";
+import {
+  escapeHtml as esc,
+  formatCount,
+  formatInterval,
+  formatJudgeClasses,
+  formatKappa,
+  formatPassAtKList,
+  formatRate,
+  truncate,
+  modelLabel,
+} from "./format.js";
 import { sampleId } from "./read-run.js";
 import type { SampleDetails } from "./sample-details.js";
 import type { SampleSummary, Summary, TaskSummary } from "./types.js";
@@ -24,7 +34,11 @@ export function renderComparison(s: Summary): string {
       (judged ? `<td>${esc(formatJudgeClasses(r.judge))}</td>` : "") +
       "</tr>",
   );
-  const parts = [`<h2>Models by category</h2>`, `<div class="table-wrap"><table>\n<thead>${head}</thead>\n<tbody>\n${rows.join("\n")}\n</tbody>\n</table></div>`, '<p class="note">95% CI: percentile bootstrap over the scored tasks (2000 resamples, fixed seed).</p>'];
+  const parts = [
+    `<h2>Models by category</h2>`,
+    `<div class="table-wrap"><table>\n<thead>${head}</thead>\n<tbody>\n${rows.join("\n")}\n</tbody>\n</table></div>`,
+    '<p class="note">95% CI: percentile bootstrap over the scored tasks (2000 resamples, fixed seed).</p>',
+  ];
   if (judged) {
     const agree = s.models.map((m) => {
       const j = m.judge;
@@ -36,7 +50,10 @@ export function renderComparison(s: Summary): string {
         `<td class="num">${esc(formatRate(a.observed))} of ${a.samples}</td><td class="num">κ ${esc(formatKappa(a.kappa))}</td></tr>`
       );
     });
-    parts.push("<h3>Tests vs judge</h3>", `<div class="table-wrap"><table>\n<thead><tr><th>Model</th><th>Judge</th><th>Confusion</th><th class="num">Agreement</th><th class="num">Cohen's κ</th></tr></thead>\n<tbody>\n${agree.join("\n")}\n</tbody>\n</table></div>`);
+    parts.push(
+      "<h3>Tests vs judge</h3>",
+      `<div class="table-wrap"><table>\n<thead><tr><th>Model</th><th>Judge</th><th>Confusion</th><th class="num">Agreement</th><th class="num">Cohen's κ</th></tr></thead>\n<tbody>\n${agree.join("\n")}\n</tbody>\n</table></div>`,
+    );
   }
   if (hasUsage(s)) {
     const usage = s.models.map((m) => {
@@ -44,7 +61,10 @@ export function renderComparison(s: Summary): string {
       const j = m.usage?.judge;
       return `<tr><td><code>${esc(modelLabel(m))}</code></td><td class="num">${g ? formatCount(g.prompt_tokens) : "—"}</td><td class="num">${g ? formatCount(g.completion_tokens) : "—"}</td><td class="num">${g?.cost_usd !== undefined ? `$${g.cost_usd.toFixed(4)}` : "—"}</td><td class="num">${j ? formatCount(j.prompt_tokens) : "—"}</td><td class="num">${j ? formatCount(j.completion_tokens) : "—"}</td><td class="num">${j?.cost_usd !== undefined ? `$${j.cost_usd.toFixed(4)}` : "—"}</td></tr>`;
     });
-    parts.push("<h3>Tokens and cost</h3>", `<div class="table-wrap"><table>\n<thead><tr><th>Model</th><th class="num">Generation prompt</th><th class="num">Generation completion</th><th class="num">Generation cost</th><th class="num">Judge prompt</th><th class="num">Judge completion</th><th class="num">Judge cost</th></tr></thead>\n<tbody>\n${usage.join("\n")}\n</tbody>\n</table></div>`);
+    parts.push(
+      "<h3>Tokens and cost</h3>",
+      `<div class="table-wrap"><table>\n<thead><tr><th>Model</th><th class="num">Generation prompt</th><th class="num">Generation completion</th><th class="num">Generation cost</th><th class="num">Judge prompt</th><th class="num">Judge completion</th><th class="num">Judge cost</th></tr></thead>\n<tbody>\n${usage.join("\n")}\n</tbody>\n</table></div>`,
+    );
   }
   return `<section id="compare">\n${parts.join("\n")}\n</section>`;
 }
@@ -64,17 +84,33 @@ export function renderMatrix(s: Summary, details: Map<string, SampleDetails>): s
     const cells = models.map((m) => {
       const t = byTask.get(id)!.get(m);
       if (!t) return '<td class="cell empty">—</td>';
-      const links = t.results.map((r) => `<a class="badge ${r.verdict}" href="#${sampleAnchor(m, id, r.sample)}" title="${esc(truncate(`${r.verdict}${r.judge?.majority ? `; judge: ${r.judge.majority}` : ""}${r.reason ? `; ${r.reason}` : ""}`, 300))}">#${esc(r.sample)}${r.judge?.majority ? ` ${judgeMark(r.judge.majority)}` : ""}</a>`);
+      const links = t.results.map(
+        (r) =>
+          `<a class="badge ${r.verdict}" href="#${sampleAnchor(m, id, r.sample)}" title="${esc(truncate(`${r.verdict}${r.judge?.majority ? `; judge: ${r.judge.majority}` : ""}${r.reason ? `; ${r.reason}` : ""}`, 300))}">#${esc(r.sample)}${r.judge?.majority ? ` ${judgeMark(r.judge.majority)}` : ""}</a>`,
+      );
       return `<td class="cell"><div class="badges">${links.join(" ")}</div><div class="cell-rate">pass@1 ${esc(formatRate(t.pass_at_1))}</div></td>`;
     });
     return `<tr><td><code>${esc(id)}</code></td>${cells.join("")}</tr>`;
   });
-  const panels = s.models.flatMap((m) => m.tasks.flatMap((t) => t.results.map((r) => renderPanel(modelLabel(m), t, r, details.get(sampleId({ model: m.model, task_id: t.task_id, sample: r.sample, ...((m.level ?? s.run.level) ? { level: (m.level ?? s.run.level)! } : {}) }))))));
+  const panels = s.models.flatMap((m) =>
+    m.tasks.flatMap((t) =>
+      t.results.map((r) =>
+        renderPanel(
+          modelLabel(m),
+          t,
+          r,
+          details.get(
+            sampleId({ model: m.model, task_id: t.task_id, sample: r.sample, ...((m.level ?? s.run.level) ? { level: (m.level ?? s.run.level)! } : {}) }),
+          ),
+        ),
+      ),
+    ),
+  );
   return [
     '<section id="matrix">',
     "<h2>Tasks × models</h2>",
     `<div class="table-wrap"><table class="matrix">\n<thead>${head}</thead>\n<tbody>\n${rows.join("\n")}\n</tbody>\n</table></div>`,
-    '<p class="note">Each sample is a link: its failing tests, its diff against the masked file, the judge\'s rationale and the agent\'s log open beside the matrix. Judge marks: ✓ fully correct, ≈ implementation error, ✗ incorrect logic.</p>',
+    "<p class=\"note\">Each sample is a link: its failing tests, its diff against the masked file, the judge's rationale and the agent's log open beside the matrix. Judge marks: ✓ fully correct, ≈ implementation error, ✗ incorrect logic.</p>",
     `<div class="panels">\n${panels.join("\n")}\n</div>`,
     "</section>",
   ].join("\n");
@@ -87,13 +123,17 @@ function judgeMark(c: string): string {
 function renderPanel(model: string, t: TaskSummary, r: SampleSummary, d: SampleDetails | undefined): string {
   const failing = r.failing_tests.length === 0 ? "<p>None.</p>" : `<ul>${r.failing_tests.map((x) => `<li><code>${esc(x)}</code></li>`).join("")}</ul>`;
   const judge = r.judge
-    ? `<p><strong>${esc(r.judge.majority ? CLASS_LABEL[r.judge.majority] ?? r.judge.majority : r.judge.status)}</strong>${r.judge.agreement !== null ? `, ${esc(formatRate(r.judge.agreement))} of ${r.judge.votes} votes` : ""} — <code>${esc(r.judge.judge_model)}</code></p>` +
+    ? `<p><strong>${esc(r.judge.majority ? (CLASS_LABEL[r.judge.majority] ?? r.judge.majority) : r.judge.status)}</strong>${r.judge.agreement !== null ? `, ${esc(formatRate(r.judge.agreement))} of ${r.judge.votes} votes` : ""} — <code>${esc(r.judge.judge_model)}</code></p>` +
       ((d?.votes.length ?? 0) > 0
         ? `<ol class="votes">${d!.votes.map((v) => `<li>${v.class ? `<strong>${esc(CLASS_LABEL[v.class] ?? v.class)}</strong>: ${esc(v.rationale ?? "")}` : `<em>no class</em>: ${esc(v.error ?? "")}`}</li>`).join("")}</ol>`
         : "")
     : "<p>Not judged (run <code>lmr judge</code>).</p>";
-  const diff = d?.diff !== undefined ? `<pre class="diff">${renderDiff(d.diff)}</pre>` : "<p>No diff: the submission did not apply (or was graded by an older lmr).</p>";
-  const agent = (d?.agentLogs.length ?? 0) > 0 ? d!.agentLogs.map((f) => `<details open><summary><code>agent/${esc(f.name)}</code></summary><pre>${esc(f.text)}</pre></details>`).join("") : "<p>No agent log in this sample's folder.</p>";
+  const diff =
+    d?.diff !== undefined ? `<pre class="diff">${renderDiff(d.diff)}</pre>` : "<p>No diff: the submission did not apply (or was graded by an older lmr).</p>";
+  const agent =
+    (d?.agentLogs.length ?? 0) > 0
+      ? d!.agentLogs.map((f) => `<details open><summary><code>agent/${esc(f.name)}</code></summary><pre>${esc(f.text)}</pre></details>`).join("")
+      : "<p>No agent log in this sample's folder.</p>";
   const testLog = d?.testLog ? `<details><summary>Test output (log.txt)</summary><pre>${esc(d.testLog)}</pre></details>` : "";
   return [
     `<article class="sample" id="${sampleAnchor(model, t.task_id, r.sample)}">`,
@@ -119,7 +159,16 @@ function renderDiff(diff: string): string {
   return diff
     .split("\n")
     .map((line) => {
-      const cls = line.startsWith("+++") || line.startsWith("---") ? "file" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "";
+      const cls =
+        line.startsWith("+++") || line.startsWith("---")
+          ? "file"
+          : line.startsWith("+")
+            ? "add"
+            : line.startsWith("-")
+              ? "del"
+              : line.startsWith("@@")
+                ? "hunk"
+                : "";
       return cls ? `<span class="${cls}">${esc(line)}</span>` : esc(line);
     })
     .join("\n");

@@ -69,7 +69,8 @@ function renderModelTable(s: Summary): string {
       `<td><div class="badges">${renderCountBadges(t.verdicts)}</div></td></tr>`
     );
   });
-  const body = s.models.length === 0 ? "<p>No results.</p>" : table(["Model", "Tasks", "Samples", "Passed", "pass@1", "pass@k", "Verdicts"], [1, 2, 3, 4], rows);
+  const body =
+    s.models.length === 0 ? "<p>No results.</p>" : table(["Model", "Tasks", "Samples", "Passed", "pass@1", "pass@k", "Verdicts"], [1, 2, 3, 4], rows);
   return `<section>\n<h2>Models</h2>\n${body}\n<p class="note">pass@1 and pass@k: per model, the mean over its scored tasks of each task's unbiased pass@k.</p>\n</section>${renderLevels(s)}`;
 }
 
@@ -77,8 +78,18 @@ function renderModelTable(s: Summary): string {
 function renderLevels(s: Summary): string {
   const rows = levelRows(s);
   if (rows.length === 0) return "";
-  const cells = rows.map((r) => `<tr><td><code>${esc(r.model)}</code></td>${INSTRUCTION_LEVELS.map((l) => { const c = r.levels[l]; return `<td class="num">${c ? `${esc(formatRate(c.pass_at_1))} (${c.scored_tasks} of ${c.tasks} tasks)` : "—"}</td>`; }).join("")}</tr>`);
-  return `\n<section>\n<h2>Instruction levels side by side</h2>\n${table(["Model", ...INSTRUCTION_LEVELS.map((l) => `pass@1 (${l})`)], INSTRUCTION_LEVELS.map((_, i) => i + 1), cells)}\n<p class="note">paper: the solver had instruction.md (the method left to the paper); hinted: hints.md (the method spelled out). Same tests; never pooled.</p>\n</section>`;
+  const cells = rows.map(
+    (r) =>
+      `<tr><td><code>${esc(r.model)}</code></td>${INSTRUCTION_LEVELS.map((l) => {
+        const c = r.levels[l];
+        return `<td class="num">${c ? `${esc(formatRate(c.pass_at_1))} (${c.scored_tasks} of ${c.tasks} tasks)` : "—"}</td>`;
+      }).join("")}</tr>`,
+  );
+  return `\n<section>\n<h2>Instruction levels side by side</h2>\n${table(
+    ["Model", ...INSTRUCTION_LEVELS.map((l) => `pass@1 (${l})`)],
+    INSTRUCTION_LEVELS.map((_, i) => i + 1),
+    cells,
+  )}\n<p class="note">paper: the solver had instruction.md (the method left to the paper); hinted: hints.md (the method spelled out). Same tests; never pooled.</p>\n</section>`;
 }
 
 function renderModel(m: ModelSummary): string {
@@ -91,8 +102,12 @@ function renderModel(m: ModelSummary): string {
     card(String(t.samples), `samples (${t.graded} graded)`),
     card(String(t.passed), "samples passed"),
   ];
-  const passAtK = m.pass_at_k.length > 1 ? `<p>pass@k: ${m.pass_at_k.map((p) => `pass@${p.k} <strong>${esc(formatRate(p.value))}</strong>`).join(", ")}</p>` : "";
-  const infra = t.verdicts.infra > 0 ? `<p class="note">${t.verdicts.infra} infra sample(s) failed on our side, not the model's: they are left out of pass@k; re-run them.</p>` : "";
+  const passAtK =
+    m.pass_at_k.length > 1 ? `<p>pass@k: ${m.pass_at_k.map((p) => `pass@${p.k} <strong>${esc(formatRate(p.value))}</strong>`).join(", ")}</p>` : "";
+  const infra =
+    t.verdicts.infra > 0
+      ? `<p class="note">${t.verdicts.infra} infra sample(s) failed on our side, not the model's: they are left out of pass@k; re-run them.</p>`
+      : "";
   return [
     "<section>",
     `<h2>Model <code>${esc(modelLabel(m))}</code></h2>`,
@@ -102,8 +117,16 @@ function renderModel(m: ModelSummary): string {
     "<h3>Pass rate by category</h3>",
     renderCategoryChart(m.categories),
     '<p class="note">Pass rate: mean over the category\'s tasks of per-task pass@1.</p>',
-    renderGroupTable("Category", m.categories.map((c) => [c.category, c])),
-    m.sets.length > 1 ? `<h3>Pass rate by set</h3>\n${renderGroupTable("Set", m.sets.map((c) => [c.set, c]))}` : "",
+    renderGroupTable(
+      "Category",
+      m.categories.map((c) => [c.category, c]),
+    ),
+    m.sets.length > 1
+      ? `<h3>Pass rate by set</h3>\n${renderGroupTable(
+          "Set",
+          m.sets.map((c) => [c.set, c]),
+        )}`
+      : "",
     renderTaskTable(m),
     renderNonPassing(m),
     "</section>",
@@ -130,7 +153,10 @@ function renderTaskTable(m: ModelSummary): string {
       `<td>${esc(formatPassAtK(t))}</td><td class="num">${esc(formatSeconds(t.mean_duration_s))}</td>` +
       `<td><div class="badges">${renderSampleBadges(t)}</div></td></tr>`,
   );
-  const body = m.tasks.length === 0 ? "<p>No results.</p>" : table(["Task", "Set", "Category", "Samples", "Passed", "pass@1", "pass@k", "Mean time", "Samples by verdict"], [3, 4, 5, 7], rows);
+  const body =
+    m.tasks.length === 0
+      ? "<p>No results.</p>"
+      : table(["Task", "Set", "Category", "Samples", "Passed", "pass@1", "pass@k", "Mean time", "Samples by verdict"], [3, 4, 5, 7], rows);
   return `<h3>Tasks</h3>\n${body}`;
 }
 
@@ -145,7 +171,10 @@ function renderNonPassing(m: ModelSummary): string {
           `<td class="reason">${renderFailingTests(r.failing_tests)}</td></tr>`,
       ),
   );
-  const body = rows.length === 0 ? `<p>${m.tasks.length === 0 ? "No results." : "Every sample passed."}</p>` : table(["Task", "Sample", "Verdict", "Reason", "Failing tests"], [], rows);
+  const body =
+    rows.length === 0
+      ? `<p>${m.tasks.length === 0 ? "No results." : "Every sample passed."}</p>`
+      : table(["Task", "Sample", "Verdict", "Reason", "Failing tests"], [], rows);
   return `<h3>Samples that did not pass</h3>\n${body}`;
 }
 

@@ -32,7 +32,13 @@ export function renderJunit(summary: Summary): string {
   const suites = new Map<string, Suite>();
   for (const m of summary.models) {
     for (const t of m.tasks) {
-      const properties: [string, string][] = [["model", m.model], ...(m.level ? [["level", m.level] as [string, string]] : []), ["category", t.category], ["set", t.set], ...t.pass_at_k.map((p): [string, string] => [`pass@${p.k}`, p.value.toFixed(6)])];
+      const properties: [string, string][] = [
+        ["model", m.model],
+        ...(m.level ? [["level", m.level] as [string, string]] : []),
+        ["category", t.category],
+        ["set", t.set],
+        ...t.pass_at_k.map((p): [string, string] => [`pass@${p.k}`, p.value.toFixed(6)]),
+      ];
       suites.set(suiteKey(modelLabel(m), t.task_id), { model: modelLabel(m), task: t.task_id, properties, cases: t.results.map(toCase) });
     }
   }
@@ -100,7 +106,14 @@ function addUnreadable(suites: Map<string, Suite>, summary: Summary, p: SummaryP
     suite = { model: where.model, task: where.task, properties: [["model", where.model]], cases: [] };
     suites.set(key, suite);
   }
-  suite.cases.push({ name: `sample ${where.sample}`, time: 0, kind: "error", type: "unreadable", message: p.message, body: [p.message, p.hint].filter(Boolean).join("\n") });
+  suite.cases.push({
+    name: `sample ${where.sample}`,
+    time: 0,
+    kind: "error",
+    type: "unreadable",
+    message: p.message,
+    body: [p.message, p.hint].filter(Boolean).join("\n"),
+  });
   suite.cases.sort((a, b) => compareIds(a.name, b.name));
 }
 
@@ -109,10 +122,7 @@ function renderCase(suite: string, c: Case): string[] {
   if (c.kind === "ok") return [`${open}/>`];
   const message = c.message === undefined ? "" : ` message="${attr(c.message)}"`;
   const type = c.type === undefined ? "" : ` type="${attr(c.type)}"`;
-  const inner =
-    c.kind === "skipped"
-      ? `      <skipped${message}/>`
-      : `      <${c.kind}${type}${message}>${text(c.body ?? "")}</${c.kind}>`;
+  const inner = c.kind === "skipped" ? `      <skipped${message}/>` : `      <${c.kind}${type}${message}>${text(c.body ?? "")}</${c.kind}>`;
   return [`${open}>`, inner, "    </testcase>"];
 }
 

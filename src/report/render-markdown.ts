@@ -1,7 +1,20 @@
 import { formatProblem } from "../core/errors.js";
 import { INSTRUCTION_LEVELS } from "../manifest/level.js";
 import { comparisonRows, hasUsage, isJudged, levelRows } from "./comparison.js";
-import { codeSpanMarkdown as code, escapeMarkdown as md, formatCount, formatInterval, formatJudgeClasses, formatKappa, formatPassAtKList, formatRate, formatSeconds, formatVerdictCounts, truncate, modelLabel } from "./format.js";
+import {
+  codeSpanMarkdown as code,
+  escapeMarkdown as md,
+  formatCount,
+  formatInterval,
+  formatJudgeClasses,
+  formatKappa,
+  formatPassAtKList,
+  formatRate,
+  formatSeconds,
+  formatVerdictCounts,
+  truncate,
+  modelLabel,
+} from "./format.js";
 import type { GroupSummary, ModelSummary, Summary, TaskSummary } from "./types.js";
 
 const REASON_MAX = 300;
@@ -21,7 +34,17 @@ export function renderMarkdown(summary: Summary): string {
     out.push("| Model | Tasks | Samples | Passed | pass@1 | pass@k | Verdicts |", "| --- | ---: | ---: | ---: | ---: | --- | --- |");
     for (const m of summary.models) {
       const t = m.totals;
-      out.push(row([code(modelLabel(m)), `${t.scored_tasks} of ${t.tasks}`, `${t.samples} (${t.graded} graded)`, String(t.passed), formatRate(m.pass_at_1), formatPassAtKList(m.pass_at_k), formatVerdictCounts(t.verdicts)]));
+      out.push(
+        row([
+          code(modelLabel(m)),
+          `${t.scored_tasks} of ${t.tasks}`,
+          `${t.samples} (${t.graded} graded)`,
+          String(t.passed),
+          formatRate(m.pass_at_1),
+          formatPassAtKList(m.pass_at_k),
+          formatVerdictCounts(t.verdicts),
+        ]),
+      );
     }
     out.push("", "pass@1 and pass@k: per model, the mean over its scored tasks of each task's unbiased pass@k.", "");
     out.push(...renderLevels(summary));
@@ -43,8 +66,21 @@ function renderLevels(summary: Summary): string[] {
   if (rows.length === 0) return [];
   const out = ["## Instruction levels side by side", ""];
   out.push(`| Model | ${INSTRUCTION_LEVELS.map((l) => `pass@1 (${l})`).join(" | ")} |`, `| --- | ${INSTRUCTION_LEVELS.map(() => "---:").join(" | ")} |`);
-  for (const r of rows) out.push(row([code(r.model), ...INSTRUCTION_LEVELS.map((l) => { const c = r.levels[l]; return c ? `${formatRate(c.pass_at_1)} (${c.scored_tasks} of ${c.tasks} tasks)` : "—"; })]));
-  out.push("", "paper: the solver had instruction.md (the method left to the paper); hinted: hints.md (the method spelled out). Same tests; each level is its own entry above.", "");
+  for (const r of rows)
+    out.push(
+      row([
+        code(r.model),
+        ...INSTRUCTION_LEVELS.map((l) => {
+          const c = r.levels[l];
+          return c ? `${formatRate(c.pass_at_1)} (${c.scored_tasks} of ${c.tasks} tasks)` : "—";
+        }),
+      ]),
+    );
+  out.push(
+    "",
+    "paper: the solver had instruction.md (the method left to the paper); hinted: hints.md (the method spelled out). Same tests; each level is its own entry above.",
+    "",
+  );
   return out;
 }
 
@@ -52,16 +88,29 @@ function renderLevels(summary: Summary): string[] {
 function renderComparison(summary: Summary): string[] {
   const judged = isJudged(summary);
   const out = ["## Models by category", ""];
-  out.push(`| Model | Category | Tasks | pass@1 | 95% CI | pass@k |${judged ? " Judge (majority per sample) |" : ""}`, `| --- | --- | ---: | ---: | --- | --- |${judged ? " --- |" : ""}`);
+  out.push(
+    `| Model | Category | Tasks | pass@1 | 95% CI | pass@k |${judged ? " Judge (majority per sample) |" : ""}`,
+    `| --- | --- | ---: | ---: | --- | --- |${judged ? " --- |" : ""}`,
+  );
   for (const r of comparisonRows(summary)) {
-    const cells = [code(r.model), r.category === null ? "**all**" : md(r.category), `${r.scored_tasks} of ${r.tasks}`, formatRate(r.pass_at_1), formatInterval(r.pass_at_1_ci), formatPassAtKList(r.pass_at_k)];
+    const cells = [
+      code(r.model),
+      r.category === null ? "**all**" : md(r.category),
+      `${r.scored_tasks} of ${r.tasks}`,
+      formatRate(r.pass_at_1),
+      formatInterval(r.pass_at_1_ci),
+      formatPassAtKList(r.pass_at_k),
+    ];
     if (judged) cells.push(formatJudgeClasses(r.judge));
     out.push(row(cells));
   }
   out.push("", "95% CI: percentile bootstrap over the scored tasks (2000 resamples, fixed seed, so reruns print the same interval).", "");
   if (judged) {
     out.push("## Tests vs judge", "");
-    out.push("| Model | Judge | Samples | Tests pass, judge correct | Tests pass, judge not | Tests fail, judge correct | Tests fail, judge not | Agreement | Cohen's κ | Mean vote agreement |", "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    out.push(
+      "| Model | Judge | Samples | Tests pass, judge correct | Tests pass, judge not | Tests fail, judge correct | Tests fail, judge not | Agreement | Cohen's κ | Mean vote agreement |",
+      "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    );
     for (const m of summary.models) {
       const j = m.judge;
       if (!j) {
@@ -69,17 +118,43 @@ function renderComparison(summary: Summary): string[] {
         continue;
       }
       const a = j.tests_vs_judge;
-      out.push(row([code(modelLabel(m)), j.judge_models.map(code).join(", "), String(a.samples), String(a.both_pass), String(a.tests_only), String(a.judge_only), String(a.both_fail), formatRate(a.observed), formatKappa(a.kappa), formatRate(j.mean_agreement)]));
+      out.push(
+        row([
+          code(modelLabel(m)),
+          j.judge_models.map(code).join(", "),
+          String(a.samples),
+          String(a.both_pass),
+          String(a.tests_only),
+          String(a.judge_only),
+          String(a.both_fail),
+          formatRate(a.observed),
+          formatKappa(a.kappa),
+          formatRate(j.mean_agreement),
+        ]),
+      );
     }
-    out.push("", "\"Judge correct\": the majority of the judge's votes is fully-correct. Samples without code and infra judgements are left out.", "");
+    out.push("", '"Judge correct": the majority of the judge\'s votes is fully-correct. Samples without code and infra judgements are left out.', "");
   }
   if (hasUsage(summary)) {
     out.push("## Tokens and cost", "");
-    out.push("| Model | Generation prompt tokens | Generation completion tokens | Generation cost | Judge prompt tokens | Judge completion tokens | Judge cost |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    out.push(
+      "| Model | Generation prompt tokens | Generation completion tokens | Generation cost | Judge prompt tokens | Judge completion tokens | Judge cost |",
+      "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    );
     for (const m of summary.models) {
       const g = m.usage?.generation;
       const j = m.usage?.judge;
-      out.push(row([code(modelLabel(m)), g ? formatCount(g.prompt_tokens) : "—", g ? formatCount(g.completion_tokens) : "—", g?.cost_usd !== undefined ? `$${g.cost_usd.toFixed(4)}` : "—", j ? formatCount(j.prompt_tokens) : "—", j ? formatCount(j.completion_tokens) : "—", j?.cost_usd !== undefined ? `$${j.cost_usd.toFixed(4)}` : "—"]));
+      out.push(
+        row([
+          code(modelLabel(m)),
+          g ? formatCount(g.prompt_tokens) : "—",
+          g ? formatCount(g.completion_tokens) : "—",
+          g?.cost_usd !== undefined ? `$${g.cost_usd.toFixed(4)}` : "—",
+          j ? formatCount(j.prompt_tokens) : "—",
+          j ? formatCount(j.completion_tokens) : "—",
+          j?.cost_usd !== undefined ? `$${j.cost_usd.toFixed(4)}` : "—",
+        ]),
+      );
     }
     out.push("", "Generation: generate.json beside the submissions the run graded. Judge: the requests its judge.json files record.", "");
   }
@@ -114,14 +189,42 @@ function renderModel(m: ModelSummary): string[] {
     out.push("", `${t.verdicts.infra} infra sample(s) are our failure, not the model's: they are left out of pass@k; re-run them.`);
   }
   out.push("");
-  out.push(...renderGroups("Categories", "Category", m.categories.map((c) => [c.category, c])));
-  if (m.sets.length > 1) out.push(...renderGroups("Sets", "Set", m.sets.map((c) => [c.set, c])));
+  out.push(
+    ...renderGroups(
+      "Categories",
+      "Category",
+      m.categories.map((c) => [c.category, c]),
+    ),
+  );
+  if (m.sets.length > 1)
+    out.push(
+      ...renderGroups(
+        "Sets",
+        "Set",
+        m.sets.map((c) => [c.set, c]),
+      ),
+    );
   out.push("### Tasks", "");
   if (m.tasks.length === 0) out.push("No results.", "");
   else {
-    out.push("| Task | Set | Category | Samples | Passed | pass@1 | pass@k | Verdicts | Mean time |", "| --- | --- | --- | ---: | ---: | ---: | --- | --- | ---: |");
+    out.push(
+      "| Task | Set | Category | Samples | Passed | pass@1 | pass@k | Verdicts | Mean time |",
+      "| --- | --- | --- | ---: | ---: | ---: | --- | --- | ---: |",
+    );
     for (const task of m.tasks) {
-      out.push(row([code(task.task_id), task.set, md(task.category), String(task.samples), String(task.passed), formatRate(task.pass_at_1), formatTaskPassAtK(task), formatVerdictCounts(task.verdicts), formatSeconds(task.mean_duration_s)]));
+      out.push(
+        row([
+          code(task.task_id),
+          task.set,
+          md(task.category),
+          String(task.samples),
+          String(task.passed),
+          formatRate(task.pass_at_1),
+          formatTaskPassAtK(task),
+          formatVerdictCounts(task.verdicts),
+          formatSeconds(task.mean_duration_s),
+        ]),
+      );
     }
     out.push("");
   }
@@ -133,7 +236,8 @@ function renderGroups(title: string, column: string, groups: [string, GroupSumma
   const out = [`### ${title}`, ""];
   if (groups.length === 0) return [...out, "No results.", ""];
   out.push(`| ${column} | Tasks | Samples | Passed | Pass rate | Verdicts |`, "| --- | ---: | ---: | ---: | ---: | --- |");
-  for (const [name, g] of groups) out.push(row([md(name), String(g.tasks), String(g.samples), String(g.passed), formatRate(g.pass_rate), formatVerdictCounts(g.verdicts)]));
+  for (const [name, g] of groups)
+    out.push(row([md(name), String(g.tasks), String(g.samples), String(g.passed), formatRate(g.pass_rate), formatVerdictCounts(g.verdicts)]));
   out.push("", `Pass rate: mean over the ${column.toLowerCase()}'s tasks of per-task pass@1.`, "");
   return out;
 }
@@ -145,7 +249,11 @@ function renderNonPassing(m: ModelSummary): string[] {
   out.push("| Task | Sample | Verdict | Reason | Failing tests |", "| --- | --- | --- | --- | --- |");
   for (const { t, r } of rows) {
     const more = r.failing_tests.length - TESTS_MAX;
-    const failing = r.failing_tests.slice(0, TESTS_MAX).map((id) => code(id)).join(", ") + (more > 0 ? `, +${more} more` : "");
+    const failing =
+      r.failing_tests
+        .slice(0, TESTS_MAX)
+        .map((id) => code(id))
+        .join(", ") + (more > 0 ? `, +${more} more` : "");
     out.push(row([code(t.task_id), md(r.sample), `**${r.verdict}**`, md(truncate(r.reason ?? "", REASON_MAX)), failing]));
   }
   out.push("");

@@ -26,7 +26,10 @@ export async function loadSampleDetails(run: LoadedRun): Promise<Map<string, Sam
       const agentLogs: SampleDetails["agentLogs"] = [];
       const agentDir = join(dir, AGENT_DIR);
       const entries = await readdir(agentDir, { recursive: true, withFileTypes: true }).catch(() => []);
-      for (const e of entries.filter((x) => x.isFile()).sort((a, b) => join(a.parentPath, a.name).localeCompare(join(b.parentPath, b.name))).slice(0, AGENT_FILES_MAX)) {
+      for (const e of entries
+        .filter((x) => x.isFile())
+        .sort((a, b) => join(a.parentPath, a.name).localeCompare(join(b.parentPath, b.name)))
+        .slice(0, AGENT_FILES_MAX)) {
         const path = join(e.parentPath, e.name);
         const text = await readCut(path);
         if (text !== undefined) agentLogs.push({ name: relative(agentDir, path), text });

@@ -31,7 +31,16 @@ function loaded(results: SampleResult[], over: Partial<LoadedRun> = {}, samples?
     for (const r of results.filter((x) => x.model === model)) perTask.set(r.task_id, (perTask.get(r.task_id) ?? 0) + 1);
     return { model, dir: model, samples: samples?.[model] ?? Math.max(...perTask.values()) };
   });
-  return { run: { run_id: "r1", samples_per_task: 4 }, layout: 2, requested_tasks: [...new Set(results.map((r) => r.task_id))], task_sets: {}, models, results, problems: [], ...over };
+  return {
+    run: { run_id: "r1", samples_per_task: 4 },
+    layout: 2,
+    requested_tasks: [...new Set(results.map((r) => r.task_id))],
+    task_sets: {},
+    models,
+    results,
+    problems: [],
+    ...over,
+  };
 }
 
 const NOW = new Date("2025-02-01T00:00:00.000Z");
@@ -54,9 +63,19 @@ describe("buildSummary", () => {
     expect(m.pass_at_k.map((p) => p.value)).toEqual([(0.25 + 0.5) / 2, (0.5 + 5 / 6) / 2, (0.75 + 1) / 2, 1].map((v) => expect.closeTo(v, 12)));
     expect(m.pass_at_1).toBeCloseTo(0.375, 12);
     expect(m.pass_at_k.every((p) => p.tasks === 2)).toBe(true);
-    expect(m.categories.map((c) => [c.category, c.pass_rate])).toEqual([["Cat A", 0.25], ["Cat B", 0.5]]);
+    expect(m.categories.map((c) => [c.category, c.pass_rate])).toEqual([
+      ["Cat A", 0.25],
+      ["Cat B", 0.5],
+    ]);
     expect(m.sets.map((c) => [c.set, c.tasks, c.pass_rate])).toEqual([["core", 2, 0.375]]);
-    expect(s.totals).toEqual({ models: 1, tasks: 2, samples: 8, graded: 8, passed: 3, verdicts: { passed: 3, failed: 4, error: 0, timeout: 1, invalid: 0, infra: 0 } });
+    expect(s.totals).toEqual({
+      models: 1,
+      tasks: 2,
+      samples: 8,
+      graded: 8,
+      passed: 3,
+      verdicts: { passed: 3, failed: 4, error: 0, timeout: 1, invalid: 0, infra: 0 },
+    });
     expect(s.generated_at).toBe("2025-02-01T00:00:00.000Z");
     expect(s.problems).toEqual([]);
   });
@@ -73,18 +92,25 @@ describe("buildSummary", () => {
     expect(s.models.map((m) => m.model)).toEqual(["alpha", "beta"]);
     const [alpha, beta] = s.models;
     // alpha: a n=2 c=1 (1/2, 1), b n=2 c=2 (1, 1); beta: a c=0 (0, 0), b c=1 (1/2, 1)
-    expect(alpha!.pass_at_k).toEqual([{ k: 1, value: 0.75, tasks: 2 }, { k: 2, value: 1, tasks: 2 }]);
-    expect(beta!.pass_at_k).toEqual([{ k: 1, value: 0.25, tasks: 2 }, { k: 2, value: 0.5, tasks: 2 }]);
-    expect(alpha!.tasks.map((t) => [t.task_id, t.samples, t.passed])).toEqual([["a", 2, 1], ["b", 2, 2]]);
+    expect(alpha!.pass_at_k).toEqual([
+      { k: 1, value: 0.75, tasks: 2 },
+      { k: 2, value: 1, tasks: 2 },
+    ]);
+    expect(beta!.pass_at_k).toEqual([
+      { k: 1, value: 0.25, tasks: 2 },
+      { k: 2, value: 0.5, tasks: 2 },
+    ]);
+    expect(alpha!.tasks.map((t) => [t.task_id, t.samples, t.passed])).toEqual([
+      ["a", 2, 1],
+      ["b", 2, 2],
+    ]);
     expect(beta!.totals).toMatchObject({ tasks: 2, samples: 4, passed: 1 });
     expect(s.totals).toMatchObject({ models: 2, tasks: 2, samples: 8, passed: 4 });
     expect(s.problems).toEqual([]);
   });
 
   it("keeps infra out of pass@k and reports a task with no graded sample", () => {
-    const s = buildSummary(
-      loaded([result("a", "0", "passed"), result("a", "1", "infra"), result("b", "0", "infra"), result("b", "1", "infra")]),
-    );
+    const s = buildSummary(loaded([result("a", "0", "passed"), result("a", "1", "infra"), result("b", "0", "infra"), result("b", "1", "infra")]));
     const m = s.models[0]!;
     const [a, b] = m.tasks;
     expect(a).toMatchObject({ samples: 2, graded: 1, passed: 1, pass_at_1: 1 });
@@ -111,7 +137,11 @@ describe("buildSummary", () => {
 
   it("reports short tasks, unlisted tasks, missing tasks and category disagreement", () => {
     const s = buildSummary(
-      loaded([result("a", "0", "passed"), result("a", "1", "failed", { category: "Other" }), result("x", "0", "passed")], { requested_tasks: ["a", "gone"] }, { m: 2 }),
+      loaded(
+        [result("a", "0", "passed"), result("a", "1", "failed", { category: "Other" }), result("x", "0", "passed")],
+        { requested_tasks: ["a", "gone"] },
+        { m: 2 },
+      ),
     );
     const messages = s.problems.map((p) => `${p.file}: ${p.message}`);
     expect(messages).toEqual(
@@ -138,7 +168,10 @@ describe("the coverage warning", () => {
   it("is silent when several models share a run and each has every sample it declared", () => {
     const s = buildSummary(loaded(twoModels(1), {}, { alpha: 1, beta: 1 }));
     expect(s.problems).toEqual([]);
-    expect(s.models.map((m) => m.tasks.map((t) => t.samples))).toEqual([[1, 1], [1, 1]]);
+    expect(s.models.map((m) => m.tasks.map((t) => t.samples))).toEqual([
+      [1, 1],
+      [1, 1],
+    ]);
   });
 
   it("names the model and task where a sample really is missing, and only there", () => {
@@ -148,8 +181,16 @@ describe("the coverage warning", () => {
   });
 
   it("counts a requested task a model has no result for", () => {
-    const s = buildSummary(loaded(twoModels(1).filter((r) => !(r.model === "beta" && r.task_id === "b")), {}, { alpha: 1, beta: 1 }));
-    expect(s.problems.map((p) => `${p.file}: ${p.message}`)).toEqual(["results/beta/b: run.json lists this task but model 'beta' has no readable result for it; it is left out"]);
+    const s = buildSummary(
+      loaded(
+        twoModels(1).filter((r) => !(r.model === "beta" && r.task_id === "b")),
+        {},
+        { alpha: 1, beta: 1 },
+      ),
+    );
+    expect(s.problems.map((p) => `${p.file}: ${p.message}`)).toEqual([
+      "results/beta/b: run.json lists this task but model 'beta' has no readable result for it; it is left out",
+    ]);
   });
 });
 
@@ -157,8 +198,15 @@ describe("set filter", () => {
   it("summarises only the tasks of the set and says so", () => {
     const results = [result("a", "0", "passed", { set: "core" }), result("e", "0", "failed", { set: "extended" }), result("legacy", "0", "failed")];
     const all = buildSummary(loaded(results, { task_sets: { a: "core", e: "extended", legacy: "core" } }));
-    expect(all.models[0]!.sets.map((g) => [g.set, g.tasks])).toEqual([["core", 2], ["extended", 1]]);
-    expect(all.models[0]!.tasks.map((t) => [t.task_id, t.set])).toEqual([["a", "core"], ["e", "extended"], ["legacy", "core"]]);
+    expect(all.models[0]!.sets.map((g) => [g.set, g.tasks])).toEqual([
+      ["core", 2],
+      ["extended", 1],
+    ]);
+    expect(all.models[0]!.tasks.map((t) => [t.task_id, t.set])).toEqual([
+      ["a", "core"],
+      ["e", "extended"],
+      ["legacy", "core"],
+    ]);
     const core = buildSummary(loaded(results, { task_sets: { a: "core", e: "extended", legacy: "core" } }), { set: "core" });
     expect(core.set_filter).toBe("core");
     expect(core.models[0]!.tasks.map((t) => t.task_id)).toEqual(["a", "legacy"]);

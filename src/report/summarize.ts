@@ -11,9 +11,19 @@ import { summarizeJudgeGroup, summarizeJudgement, summarizeModelJudge } from "./
 import { loadRun, modelKey, sampleId, type LoadedRun } from "./read-run.js";
 import { INSTRUCTION_LEVELS, type InstructionLevel } from "../manifest/level.js";
 import { bootstrapMeanInterval } from "./stats.js";
-import type { CategorySummary, GroupSummary, ModelSummary, ModelUsage, OverallPassAtK, SampleSummary, Summary, SummaryProblem, TaskSummary, VerdictCounts } from "./types.js";
+import type {
+  CategorySummary,
+  GroupSummary,
+  ModelSummary,
+  ModelUsage,
+  OverallPassAtK,
+  SampleSummary,
+  Summary,
+  SummaryProblem,
+  TaskSummary,
+  VerdictCounts,
+} from "./types.js";
 import { validateSummary } from "./validate-summary.js";
-
 
 export interface SummaryOptions {
   now?: Date;
@@ -42,7 +52,13 @@ export async function writeSummary(runDir: string, options: { now?: Date } = {})
   try {
     await writeJsonAtomic(file, summary);
   } catch (err) {
-    throw new LmrError({ code: "report/write-failed", message: `cannot write the summary: ${(err as Error).message}`, file, hint: "check that the run folder is writable", cause: err });
+    throw new LmrError({
+      code: "report/write-failed",
+      message: `cannot write the summary: ${(err as Error).message}`,
+      file,
+      hint: "check that the run folder is writable",
+      cause: err,
+    });
   }
   return summary;
 }
@@ -57,7 +73,9 @@ export function buildSummary(loaded: LoadedRun, options: SummaryOptions = {}): S
   const byModel = groupBy(run.results, (r) => modelKey(r));
   const who = new Map<string, { model: string; level?: InstructionLevel }>();
   for (const m of [...run.models, ...run.results]) who.set(modelKey(m), { model: m.model, ...(m.level ? { level: m.level } : {}) });
-  const keys = [...who.keys()].sort((a, b) => compareIds(who.get(a)!.model, who.get(b)!.model) || levelOrder(who.get(a)!.level) - levelOrder(who.get(b)!.level));
+  const keys = [...who.keys()].sort(
+    (a, b) => compareIds(who.get(a)!.model, who.get(b)!.model) || levelOrder(who.get(a)!.level) - levelOrder(who.get(b)!.level),
+  );
   const models = keys.map((k) => summarizeModel(who.get(k)!, byModel.get(k) ?? [], run, facts, problems));
   checkCoverage(run, models, problems);
   // one level (the usual run): it is run.level, and model names stay as the submissions gave them
@@ -95,12 +113,22 @@ function levelOrder(level: InstructionLevel | undefined): number {
   return level === undefined ? -1 : INSTRUCTION_LEVELS.indexOf(level);
 }
 
-function summarizeModel(who: { model: string; level?: InstructionLevel }, results: SampleResult[], run: LoadedRun, facts: Map<string, TaskFacts>, problems: SummaryProblem[]): ModelSummary {
+function summarizeModel(
+  who: { model: string; level?: InstructionLevel },
+  results: SampleResult[],
+  run: LoadedRun,
+  facts: Map<string, TaskFacts>,
+  problems: SummaryProblem[],
+): ModelSummary {
   const { model, level } = who;
   const declared = run.models.find((m) => modelKey(m) === modelKey(who));
   const dir = run.layout === 1 ? undefined : (declared?.dir ?? nameModelFolder(model));
   const byTask = groupBy(results, (r) => r.task_id);
-  const tasks = [...byTask.keys()].sort(compareIds).map((id) => summarizeTask(id, byTask.get(id)!, facts.get(id)!, `${dir === undefined ? "results" : `results/${dir}`}/${id}`, problems, run.judgements ?? {}));
+  const tasks = [...byTask.keys()]
+    .sort(compareIds)
+    .map((id) =>
+      summarizeTask(id, byTask.get(id)!, facts.get(id)!, `${dir === undefined ? "results" : `results/${dir}`}/${id}`, problems, run.judgements ?? {}),
+    );
   const scored = tasks.filter((t) => t.pass_at_1 !== null);
   const verdicts = sumVerdicts(tasks.map((t) => t.verdicts));
   const samplesPerTask = declared?.samples ?? run.run.samples_per_task;
@@ -136,7 +164,13 @@ function summarizeCategories(tasks: TaskSummary[]): CategorySummary[] {
     const inCategory = tasks.filter((t) => t.category === category);
     const scored = inCategory.filter((t) => t.pass_at_1 !== null);
     const judge = summarizeJudgeGroup(inCategory.flatMap((t) => t.results));
-    return { category, ...g, pass_at_1_ci: bootstrapMeanInterval(scored.map((t) => t.pass_at_1 ?? 0)), pass_at_k: averagePassAtK(scored), ...(judge ? { judge } : {}) };
+    return {
+      category,
+      ...g,
+      pass_at_1_ci: bootstrapMeanInterval(scored.map((t) => t.pass_at_1 ?? 0)),
+      pass_at_k: averagePassAtK(scored),
+      ...(judge ? { judge } : {}),
+    };
   });
 }
 
@@ -148,15 +182,26 @@ function summarizeUsage(who: { model: string; level?: InstructionLevel }, result
     return j ? [j] : [];
   });
   // samples with the same code share their requests: each judge.json counts only the tries it made
-  const tokens = judged.reduce((a, j) => ({ prompt_tokens: a.prompt_tokens + j.usage.prompt_tokens, completion_tokens: a.completion_tokens + j.usage.completion_tokens }), { prompt_tokens: 0, completion_tokens: 0 });
+  const tokens = judged.reduce(
+    (a, j) => ({ prompt_tokens: a.prompt_tokens + j.usage.prompt_tokens, completion_tokens: a.completion_tokens + j.usage.completion_tokens }),
+    { prompt_tokens: 0, completion_tokens: 0 },
+  );
   // a cost only when every judgement was priced: a partial sum would read as the whole
   const priced = judged.length > 0 && judged.every((j) => j.usage.cost_usd !== undefined);
-  const judge = judged.length === 0 ? undefined : { ...tokens, ...(priced ? { cost_usd: Math.round(judged.reduce((a, j) => a + j.usage.cost_usd!, 0) * 1e6) / 1e6 } : {}) };
+  const judge =
+    judged.length === 0 ? undefined : { ...tokens, ...(priced ? { cost_usd: Math.round(judged.reduce((a, j) => a + j.usage.cost_usd!, 0) * 1e6) / 1e6 } : {}) };
   if (!generation && !judge) return undefined;
   return { ...(generation ? { generation } : {}), ...(judge ? { judge } : {}) };
 }
 
-function summarizeTask(taskId: string, results: SampleResult[], facts: TaskFacts, folder: string, problems: SummaryProblem[], judgements: NonNullable<LoadedRun["judgements"]>): TaskSummary {
+function summarizeTask(
+  taskId: string,
+  results: SampleResult[],
+  facts: TaskFacts,
+  folder: string,
+  problems: SummaryProblem[],
+  judgements: NonNullable<LoadedRun["judgements"]>,
+): TaskSummary {
   const sorted = [...results].sort((a, b) => compareIds(a.sample, b.sample));
   const verdicts = countVerdicts(sorted.map((r) => r.verdict));
   const graded = sorted.length - verdicts.infra;
@@ -204,8 +249,16 @@ function readTaskFacts(results: SampleResult[], setOf: (r: SampleResult) => Task
   for (const [id, list] of [...byTask].sort(([a], [b]) => compareIds(a, b))) {
     const sorted = [...list].sort((a, b) => compareIds(a.model, b.model) || compareIds(a.sample, b.sample));
     const file = layout === 1 ? `results/${id}` : `results/*/${id}`;
-    for (const [what, values] of [["category", unique(sorted.map((r) => r.category))], ["set", unique(sorted.map(setOf))]] as const) {
-      if (values.length > 1) problems.push({ file, message: `samples disagree on the ${what} (${values.join(", ")}); using ${JSON.stringify(values[0])}`, hint: `a task has one ${what}: check the task manifests the run used` });
+    for (const [what, values] of [
+      ["category", unique(sorted.map((r) => r.category))],
+      ["set", unique(sorted.map(setOf))],
+    ] as const) {
+      if (values.length > 1)
+        problems.push({
+          file,
+          message: `samples disagree on the ${what} (${values.join(", ")}); using ${JSON.stringify(values[0])}`,
+          hint: `a task has one ${what}: check the task manifests the run used`,
+        });
     }
     facts.set(id, { category: sorted[0]!.category, set: setOf(sorted[0]!) });
   }

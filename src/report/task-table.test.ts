@@ -60,7 +60,10 @@ describe("renderTaskTable", () => {
     expect(core).toContain("| `toy-loss`");
     expect(core).not.toContain("more-loss");
     expect(ext).toContain("| `more-loss`");
-    const onlyCore = renderTaskTable(rows.filter((r) => r.set === "core"), "core");
+    const onlyCore = renderTaskTable(
+      rows.filter((r) => r.set === "core"),
+      "core",
+    );
     expect(onlyCore).not.toContain("## Extended set");
     expect(onlyCore).toContain("lmr list --format md --set core --write");
     expect(renderTaskTable([rows[0]!])).toContain("No tasks in this set yet.");

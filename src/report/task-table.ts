@@ -33,13 +33,7 @@ export function describeTask(task: ResolvedTask, record: VerificationRecord | un
   const m = task.manifest;
   const u = m.upstream;
   const runs = record?.steps.reference.runs ?? [];
-  const status = !record
-    ? "unverified"
-    : record.inputs.task !== currentHash
-      ? "stale"
-      : record.ok
-        ? "verified"
-        : `failed at ${record.failure?.step ?? "?"}`;
+  const status = !record ? "unverified" : record.inputs.task !== currentHash ? "stale" : record.ok ? "verified" : `failed at ${record.failure?.step ?? "?"}`;
   return {
     id: m.id,
     paper: m.paper.title,
@@ -54,7 +48,9 @@ export function describeTask(task: ResolvedTask, record: VerificationRecord | un
     test_time_s: runs.length > 0 ? Math.round((runs.reduce((a, r) => a + r.duration_s, 0) / runs.length) * 10) / 10 : null,
     kind: m.kind ?? null,
     levels: m.hints ? ["paper", "hinted"] : ["paper"],
-    giveaway: record?.giveaway ? { paper: record.giveaway.paper.score, hinted: record.giveaway.hinted?.score ?? null, allowed: m.giveaway !== undefined } : null,
+    giveaway: record?.giveaway
+      ? { paper: record.giveaway.paper.score, hinted: record.giveaway.hinted?.score ?? null, allowed: m.giveaway !== undefined }
+      : null,
   };
 }
 
@@ -85,7 +81,7 @@ export function renderTaskTable(rows: TaskRow[], choice: TaskSetChoice = "all"):
     "levels are the instructions it has: `paper` (instruction.md: the contract and where the method is in the paper)",
     "and `hinted` (hints.md: the method spelled out).",
     "Giveaway is how much of the reference body each level reveals (paper / hinted, 0 to 1; docs/giveaway.md):",
-    "the paper level stays at or below 0.3 unless task.json's `giveaway.allow` says why (marked \"allowed\").",
+    'the paper level stays at or below 0.3 unless task.json\'s `giveaway.allow` says why (marked "allowed").',
     "Status, kill ratio and test time come from each task's `verification.json`; to reproduce them, with the",
     "upstream repositories as local git mirrors (`DIR/OWNER+NAME/…`):",
     "`LMR_PYTHON=/usr/bin/python3 lmr verify --tasks-dir tasks --mirror DIR --force --no-write`.",
@@ -99,7 +95,10 @@ export function renderTaskTable(rows: TaskRow[], choice: TaskSetChoice = "all"):
       lines.push("No tasks in this set yet.");
       continue;
     }
-    lines.push("| task | paper | category | target | kind | levels | giveaway | upstream commit | verification | kill ratio | test time |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    lines.push(
+      "| task | paper | category | target | kind | levels | giveaway | upstream commit | verification | kill ratio | test time |",
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    );
     for (const r of inSet) lines.push(renderRow(r));
   }
   return lines.join("\n") + "\n";
@@ -119,5 +118,12 @@ function formatGiveaway(g: TaskRow["giveaway"]): string {
 /** A plain-text table for terminals. */
 export function renderTaskLines(rows: TaskRow[]): string {
   const w = Math.max(4, ...rows.map((r) => r.id.length));
-  return rows.map((r) => `${r.id.padEnd(w)}  ${r.set.padEnd(8)}  ${r.status.padEnd(18)}  ${(r.kind ?? "—").padEnd(6)}  giveaway ${formatGiveaway(r.giveaway).padEnd(12)}  kill ${String(r.kill_ratio ?? "—").padEnd(5)}  ${r.targets.join(", ")}`).join("\n") + (rows.length ? "\n" : "");
+  return (
+    rows
+      .map(
+        (r) =>
+          `${r.id.padEnd(w)}  ${r.set.padEnd(8)}  ${r.status.padEnd(18)}  ${(r.kind ?? "—").padEnd(6)}  giveaway ${formatGiveaway(r.giveaway).padEnd(12)}  kill ${String(r.kill_ratio ?? "—").padEnd(5)}  ${r.targets.join(", ")}`,
+      )
+      .join("\n") + (rows.length ? "\n" : "")
+  );
 }

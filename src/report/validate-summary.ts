@@ -12,7 +12,13 @@ async function compileSchema(): Promise<ValidateFunction> {
   try {
     return loadValidator(VALIDATORS.summary);
   } catch (err) {
-    throw new LmrError({ code: "report/schema-missing", message: `cannot load the summary schema: ${(err as Error).message}`, file: SUMMARY_SCHEMA_PATH, hint: "reinstall lmr; schema/ ships with it", cause: err });
+    throw new LmrError({
+      code: "report/schema-missing",
+      message: `cannot load the summary schema: ${(err as Error).message}`,
+      file: SUMMARY_SCHEMA_PATH,
+      hint: "reinstall lmr; schema/ ships with it",
+      cause: err,
+    });
   }
 }
 

@@ -16,12 +16,18 @@ export function checkSampleResult(value: unknown, place: ResultPlace): { pointer
   for (const key of ["task_id", "sample", "model", "category"] as const) {
     if (typeof value[key] !== "string" || value[key] === "") return { pointer: `/${key}`, message: "missing or not a non-empty string" };
   }
-  if (value.task_id !== place.task) return { pointer: "/task_id", message: `is ${JSON.stringify(value.task_id)} but the folder is ${JSON.stringify(place.task)}` };
-  if (value.sample !== place.sample) return { pointer: "/sample", message: `is ${JSON.stringify(value.sample)} but the folder is ${JSON.stringify(place.sample)}` };
+  if (value.task_id !== place.task)
+    return { pointer: "/task_id", message: `is ${JSON.stringify(value.task_id)} but the folder is ${JSON.stringify(place.task)}` };
+  if (value.sample !== place.sample)
+    return { pointer: "/sample", message: `is ${JSON.stringify(value.sample)} but the folder is ${JSON.stringify(place.sample)}` };
   if (place.modelFolder !== undefined && nameModelFolder(value.model as string) !== place.modelFolder) {
-    return { pointer: "/model", message: `is ${JSON.stringify(value.model)}, whose folder is ${JSON.stringify(nameModelFolder(value.model as string))}, but it lies in ${JSON.stringify(place.modelFolder)}` };
+    return {
+      pointer: "/model",
+      message: `is ${JSON.stringify(value.model)}, whose folder is ${JSON.stringify(nameModelFolder(value.model as string))}, but it lies in ${JSON.stringify(place.modelFolder)}`,
+    };
   }
-  if (value.set !== undefined && !(TASK_SETS as readonly unknown[]).includes(value.set)) return { pointer: "/set", message: `must be one of ${TASK_SETS.join(", ")}` };
+  if (value.set !== undefined && !(TASK_SETS as readonly unknown[]).includes(value.set))
+    return { pointer: "/set", message: `must be one of ${TASK_SETS.join(", ")}` };
   if (value.level !== undefined && !isInstructionLevel(value.level)) return { pointer: "/level", message: `must be one of ${INSTRUCTION_LEVELS.join(", ")}` };
   if (typeof value.verdict !== "string" || !(VERDICTS as readonly string[]).includes(value.verdict)) {
     return { pointer: "/verdict", message: `must be one of ${VERDICTS.join(", ")}` };

@@ -25,4 +25,12 @@ export { computeGradingKey } from "./grading-key.js";
 export { checkSampleResult, isRecord } from "./check-result.js";
 export { TASK_SETS, TASK_SET_CHOICES, isInSet, readTaskSet, type TaskSetChoice } from "./task-set.js";
 export { listSampleFolders, readSampleResult } from "./read-results.js";
-export { JUDGE_CLASSES, JUDGE_FILE_VERSION, checkSampleJudgement, readSampleJudgement, type JudgeClass, type JudgeVote, type SampleJudgement } from "./judge-file.js";
+export {
+  JUDGE_CLASSES,
+  JUDGE_FILE_VERSION,
+  checkSampleJudgement,
+  readSampleJudgement,
+  type JudgeClass,
+  type JudgeVote,
+  type SampleJudgement,
+} from "./judge-file.js";

@@ -61,28 +61,37 @@ export interface SampleJudgement {
 }
 
 /** The first reason `value` is not a judge.json for the sample (by task, model, sample), checking what readers use. */
-export function checkSampleJudgement(value: unknown, key: { task_id: string; model: string; sample: string }): { pointer: string; message: string } | undefined {
+export function checkSampleJudgement(
+  value: unknown,
+  key: { task_id: string; model: string; sample: string },
+): { pointer: string; message: string } | undefined {
   if (!isRecord(value)) return { pointer: "", message: "not a JSON object" };
   if (value.schema_version !== JUDGE_FILE_VERSION) return { pointer: "/schema_version", message: `must be ${JUDGE_FILE_VERSION}` };
-  for (const k of ["task_id", "model", "sample"] as const) if (value[k] !== key[k]) return { pointer: `/${k}`, message: `is ${JSON.stringify(value[k])} but the sample's result.json says ${JSON.stringify(key[k])}` };
-  for (const k of ["judge_model", "submission_hash", "judge_key"] as const) if (typeof value[k] !== "string" || value[k] === "") return { pointer: `/${k}`, message: "missing or not a non-empty string" };
+  for (const k of ["task_id", "model", "sample"] as const)
+    if (value[k] !== key[k]) return { pointer: `/${k}`, message: `is ${JSON.stringify(value[k])} but the sample's result.json says ${JSON.stringify(key[k])}` };
+  for (const k of ["judge_model", "submission_hash", "judge_key"] as const)
+    if (typeof value[k] !== "string" || value[k] === "") return { pointer: `/${k}`, message: "missing or not a non-empty string" };
   if (!["judged", "no-code", "infra"].includes(value.status as string)) return { pointer: "/status", message: "must be judged, no-code or infra" };
   if (!Array.isArray(value.votes)) return { pointer: "/votes", message: "missing or not an array" };
   for (const [i, v] of value.votes.entries()) {
     if (!isRecord(v)) return { pointer: `/votes/${i}`, message: "not an object" };
-    if (v.class !== undefined && !(JUDGE_CLASSES as readonly unknown[]).includes(v.class)) return { pointer: `/votes/${i}/class`, message: `must be one of ${JUDGE_CLASSES.join(", ")}` };
+    if (v.class !== undefined && !(JUDGE_CLASSES as readonly unknown[]).includes(v.class))
+      return { pointer: `/votes/${i}/class`, message: `must be one of ${JUDGE_CLASSES.join(", ")}` };
     if (v.class === undefined && typeof v.error !== "string") return { pointer: `/votes/${i}`, message: "a vote without a class needs an error" };
   }
   if (value.status === "judged") {
-    if (!(JUDGE_CLASSES as readonly unknown[]).includes(value.majority)) return { pointer: "/majority", message: `must be one of ${JUDGE_CLASSES.join(", ")} when status is judged` };
-    if (typeof value.agreement !== "number" || !(value.agreement > 0 && value.agreement <= 1)) return { pointer: "/agreement", message: "must be a number in (0, 1] when status is judged" };
+    if (!(JUDGE_CLASSES as readonly unknown[]).includes(value.majority))
+      return { pointer: "/majority", message: `must be one of ${JUDGE_CLASSES.join(", ")} when status is judged` };
+    if (typeof value.agreement !== "number" || !(value.agreement > 0 && value.agreement <= 1))
+      return { pointer: "/agreement", message: "must be a number in (0, 1] when status is judged" };
   } else if (value.majority !== null) return { pointer: "/majority", message: "must be null unless status is judged" };
   for (const k of ["requests", "parse_failures", "infra_votes"] as const) {
     const n = value[k];
     if (typeof n !== "number" || !Number.isInteger(n) || n < 0) return { pointer: `/${k}`, message: "missing or not an integer >= 0" };
   }
   const u = value.usage;
-  if (!isRecord(u) || typeof u.prompt_tokens !== "number" || typeof u.completion_tokens !== "number") return { pointer: "/usage", message: "needs numbers prompt_tokens and completion_tokens" };
+  if (!isRecord(u) || typeof u.prompt_tokens !== "number" || typeof u.completion_tokens !== "number")
+    return { pointer: "/usage", message: "needs numbers prompt_tokens and completion_tokens" };
   return undefined;
 }
 

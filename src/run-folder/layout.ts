@@ -42,7 +42,12 @@ const PLAIN_MODEL = /^[a-z0-9][a-z0-9._-]{0,63}$/;
  */
 export function nameModelFolder(model: string): string {
   if (PLAIN_MODEL.test(model)) return model;
-  const slug = model.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+/, "").slice(0, 48).replace(/[-._]+$/, "");
+  const slug = model
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, "-")
+    .replace(/^[^a-z0-9]+/, "")
+    .slice(0, 48)
+    .replace(/[-._]+$/, "");
   return `${slug || "model"}-${sha256(model).slice(0, 8)}`;
 }
 

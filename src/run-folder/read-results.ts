@@ -38,7 +38,10 @@ export interface UnreadableResult {
 }
 
 /** Read and check one sample's result.json; a missing, broken or misplaced one is a value, not an exception. */
-export async function readSampleResult(runDir: string, found: FoundSample): Promise<{ ok: true; result: SampleResult } | { ok: false; problem: UnreadableResult }> {
+export async function readSampleResult(
+  runDir: string,
+  found: FoundSample,
+): Promise<{ ok: true; result: SampleResult } | { ok: false; problem: UnreadableResult }> {
   const file = `${found.rel}/${RESULT_FILE}`;
   let text: string;
   try {

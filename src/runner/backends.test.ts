@@ -9,7 +9,11 @@ describe("bwrapBackend.wrap", () => {
     readOnly: [toolkitPath("python"), "/tmp/lmr-run-x/support-that-does-not-exist"],
     readOnlyAt: [{ src: "/tmp/lmr-run-x/tree", dest: "/tmp/lmr-run-x/tree-source" }],
     writable: ["/tmp/lmr-run-x/bridge"],
-    tmpfs: [{ path: "/tmp", sizeMb: 512 }, { path: "/dev/shm", sizeMb: 256 }, { path: "/tmp/lmr-run-x/tree", sizeMb: 600 }],
+    tmpfs: [
+      { path: "/tmp", sizeMb: 512 },
+      { path: "/dev/shm", sizeMb: 256 },
+      { path: "/tmp/lmr-run-x/tree", sizeMb: 600 },
+    ],
     chdir: "/tmp/lmr-run-x/tree",
     network: false,
   };

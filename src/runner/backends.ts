@@ -61,10 +61,36 @@ function gpuDevices(): string[] {
  */
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 const ETC_ENTRIES = [
-  "alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "passwd", "group",
-  "nsswitch.conf", "hosts", "host.conf", "gai.conf", "protocols", "services", "mime.types", "ssl",
-  "ca-certificates", "ca-certificates.conf", "os-release", "debian_version", "matplotlibrc", "fonts",
-  "python3", "python3.11", "python3.12", "python3.13", "pki", "crypto-policies", "papersize", "inputrc",
+  "alternatives",
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "localtime",
+  "timezone",
+  "passwd",
+  "group",
+  "nsswitch.conf",
+  "hosts",
+  "host.conf",
+  "gai.conf",
+  "protocols",
+  "services",
+  "mime.types",
+  "ssl",
+  "ca-certificates",
+  "ca-certificates.conf",
+  "os-release",
+  "debian_version",
+  "matplotlibrc",
+  "fonts",
+  "python3",
+  "python3.11",
+  "python3.12",
+  "python3.13",
+  "pki",
+  "crypto-policies",
+  "papersize",
+  "inputrc",
 ];
 /** What torch's and OpenBLAS's CPU detection read, read-only. */
 const SYS_ENTRIES = ["/sys/devices/system/cpu", "/sys/devices/system/node"];
@@ -187,7 +213,11 @@ export function noteBackend(line: string): void {
  * docker from `auto`. `quiet`: a helper run beside a task's own (the fork
  * server) says nothing; the task's run already said what auto chose.
  */
-export async function selectBackend(choice: SandboxChoice, environment?: Readonly<Environment>, opts: { quiet?: boolean; runner?: TestRunnerName } = {}): Promise<Selection> {
+export async function selectBackend(
+  choice: SandboxChoice,
+  environment?: Readonly<Environment>,
+  opts: { quiet?: boolean; runner?: TestRunnerName } = {},
+): Promise<Selection> {
   const say = opts.quiet ? () => {} : tell;
   if (choice === "none") return { backend: localBackend, why: "--sandbox none" };
   // Only a task-aware caller (one that passes the task's environment) has an image to run in.
@@ -219,7 +249,11 @@ export function parseSandboxChoice(value: string): SandboxChoice {
     setBackendNotice((line) => process.stderr.write(`${line}\n`));
     return value as SandboxChoice;
   }
-  throw new LmrError({ code: "usage/bad-sandbox", message: `--sandbox must be one of ${SANDBOX_CHOICES.join(", ")}, got '${value}'`, hint: "auto picks docker (image built), then bwrap, then none" });
+  throw new LmrError({
+    code: "usage/bad-sandbox",
+    message: `--sandbox must be one of ${SANDBOX_CHOICES.join(", ")}, got '${value}'`,
+    hint: "auto picks docker (image built), then bwrap, then none",
+  });
 }
 
 /**
@@ -230,6 +264,8 @@ export function parseSandboxChoice(value: string): SandboxChoice {
 export async function hostChoiceFor(choice: SandboxChoice, python: string | undefined): Promise<SandboxChoice> {
   if (choice !== "auto" || !python) return choice;
   const r = await probeBwrap();
-  tell(`lmr: --sandbox auto (docker, then bwrap, then local) chose ${r.ok ? "bwrap" : `local, NO isolation (${r.reason ?? "bwrap is not available"})`}: --python ${python} is an interpreter on this machine, not in an image`);
+  tell(
+    `lmr: --sandbox auto (docker, then bwrap, then local) chose ${r.ok ? "bwrap" : `local, NO isolation (${r.reason ?? "bwrap is not available"})`}: --python ${python} is an interpreter on this machine, not in an image`,
+  );
   return r.ok ? "bwrap" : "none";
 }

@@ -28,7 +28,13 @@ export function candidateArgs(o: {
   warm?: string[];
 }): string[] {
   return [
-    "-s", "-B", o.script, "--socket", o.socket, "--tree", o.tree,
+    "-s",
+    "-B",
+    o.script,
+    "--socket",
+    o.socket,
+    "--tree",
+    o.tree,
     ...(o.copyFrom ? ["--copy-from", o.copyFrom] : []),
     ...(o.support ? ["--support", o.support] : []),
     ...(o.setup ? ["--setup", o.setup] : []),
@@ -121,11 +127,28 @@ export function spawnCandidate(argv: string[], env: Record<string, string>, cwd:
  * and, for pytest, the targets' modules it imports before it serves, so that no test's clock
  * pays for importing the code under test (`pkg/mod.py` is `pkg.mod`).
  */
-export function candidateRequest(m: { tests: Pick<TestsSpec, "candidate" | "runner">; targets: readonly { file: string }[] }): Pick<RunRequest, "candidateFiles" | "candidateSetup" | "warmModules"> {
+export function candidateRequest(m: {
+  tests: Pick<TestsSpec, "candidate" | "runner">;
+  targets: readonly { file: string }[];
+}): Pick<RunRequest, "candidateFiles" | "candidateSetup" | "warmModules"> {
   const c = m.tests.candidate;
-  const warm = m.tests.runner === "node-test"
-    ? []
-    : [...new Set(m.targets.map((t) => t.file).filter((f) => f.endsWith(".py")).map((f) => f.slice(0, -3).replace(/\/__init__$/, "").split("/").join(".")))];
+  const warm =
+    m.tests.runner === "node-test"
+      ? []
+      : [
+          ...new Set(
+            m.targets
+              .map((t) => t.file)
+              .filter((f) => f.endsWith(".py"))
+              .map((f) =>
+                f
+                  .slice(0, -3)
+                  .replace(/\/__init__$/, "")
+                  .split("/")
+                  .join("."),
+              ),
+          ),
+        ];
   return {
     ...(c?.files ? { candidateFiles: c.files } : {}),
     ...(c?.setup ? { candidateSetup: c.setup } : {}),

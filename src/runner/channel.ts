@@ -112,7 +112,9 @@ export class RecordReader {
     }
     if (!followsProtocol(rec)) {
       // signed, so the harness wrote it: a harness fault, and nothing of it is believed
-      this.problem(`record does not follow the harness protocol (schema/harness-record.schema.json): ${followsProtocol.firstError()} in ${JSON.stringify(body.slice(0, 160))}`);
+      this.problem(
+        `record does not follow the harness protocol (schema/harness-record.schema.json): ${followsProtocol.firstError()} in ${JSON.stringify(body.slice(0, 160))}`,
+      );
       if (typeof rec.seq === "number") this.seq = rec.seq + 1;
       return;
     }
@@ -168,11 +170,17 @@ export class RecordReader {
         s.imports = Array.isArray(rec.modules) ? rec.modules.flatMap(readImport) : [];
         s.envChanges = readEnvChanges(rec.env);
         if (typeof rec.server === "object" && rec.server !== null) s.loaded = readLoaded(rec.server as Record<string, unknown>);
-        if (typeof rec.candidate_server === "object" && rec.candidate_server !== null) s.candidateLoaded = readLoaded(rec.candidate_server as Record<string, unknown>);
+        if (typeof rec.candidate_server === "object" && rec.candidate_server !== null)
+          s.candidateLoaded = readLoaded(rec.candidate_server as Record<string, unknown>);
         if (rec.candidate_env !== undefined) s.candidateEnvChanges = readEnvChanges(rec.candidate_env);
         break;
       case "candidate_import_error":
-        (s.candidateImportErrors ??= []).push({ id: str(rec.id), module: str(rec.module), missing: typeof rec.missing === "string" ? rec.missing : null, message: str(rec.message) });
+        (s.candidateImportErrors ??= []).push({
+          id: str(rec.id),
+          module: str(rec.module),
+          missing: typeof rec.missing === "string" ? rec.missing : null,
+          message: str(rec.message),
+        });
         break;
       case "done":
         s.done = {
@@ -207,12 +215,14 @@ function readImport(v: unknown): ImportedModule[] {
   if (typeof v !== "object" || v === null) return [];
   const r = v as Record<string, unknown>;
   if (typeof r.module !== "string" || typeof r.importer !== "string" || !ORIGINS.includes(String(r.origin))) return [];
-  return [{
-    module: r.module,
-    importer: r.importer,
-    origin: r.origin as ImportedModule["origin"],
-    ...(typeof r.dist === "string" ? { dist: r.dist } : {}),
-  }];
+  return [
+    {
+      module: r.module,
+      importer: r.importer,
+      origin: r.origin as ImportedModule["origin"],
+      ...(typeof r.dist === "string" ? { dist: r.dist } : {}),
+    },
+  ];
 }
 
 /** Totals from the first <testsuite> element of a pytest JUnit file, for a cross-check. */

@@ -67,7 +67,17 @@ export interface ForkServerOptions extends PreloadPlan {
   scratchParent?: string;
 }
 
-type Message = { t: string; id?: string; pid?: number; code?: number | null; signal?: string | null; timed_out?: boolean; preloaded?: string[]; failed?: string[]; error?: string };
+type Message = {
+  t: string;
+  id?: string;
+  pid?: number;
+  code?: number | null;
+  signal?: string | null;
+  timed_out?: boolean;
+  preloaded?: string[];
+  failed?: string[];
+  error?: string;
+};
 
 /** The folders of a pair of servers: the oracles' runs, the candidates' runs, and the sockets between them. */
 interface Folders {
@@ -123,7 +133,10 @@ class Speaker {
     lines.on("line", (l) => {
       const m = parse(l);
       if (m === undefined || followsControlProtocol(m)) speaker.dispatch(m);
-      else speaker.fail(`the server broke the control protocol (schema/fork-server-message.schema.json): ${followsControlProtocol.firstError()} in ${JSON.stringify(l.slice(0, 160))}`);
+      else
+        speaker.fail(
+          `the server broke the control protocol (schema/fork-server-message.schema.json): ${followsControlProtocol.firstError()} in ${JSON.stringify(l.slice(0, 160))}`,
+        );
     });
     proc.once("exit", () => {
       for (const done of speaker.waiting.values()) done({ t: "gone", error: `the server ended: ${stderr.trim().split("\n").slice(-3).join(" | ")}` });
@@ -152,7 +165,11 @@ class Speaker {
   /** Sends `msg` and resolves with the reply of type `t` for `id` (or a `gone` message). */
   ask(msg: Record<string, unknown>, t: string, id: string): Promise<Message> {
     if (!followsControlProtocol(msg)) {
-      throw new LmrError({ code: "run/fork-protocol", message: `lmr built a fork-server request the protocol does not allow: ${followsControlProtocol.firstError()}`, hint: "a bug in lmr: report it with the command that ran" });
+      throw new LmrError({
+        code: "run/fork-protocol",
+        message: `lmr built a fork-server request the protocol does not allow: ${followsControlProtocol.firstError()}`,
+        hint: "a bug in lmr: report it with the command that ran",
+      });
     }
     const reply = new Promise<Message>((r) => this.waiting.set(`${t}:${id}`, r));
     if (this.proc.exitCode !== null || this.proc.signalCode !== null) {
@@ -223,9 +240,10 @@ export class ForkServer {
     const dir = await mkdtemp(join(opts.scratchParent ?? tmpdir(), "lmr-fork-"));
     const folders: Folders = { dir, oracle: join(dir, "o"), candidate: join(dir, "c"), bridge: await makeSocketDir() };
     await Promise.all([folders.oracle, folders.candidate].map((d) => mkdir(d)));
-    const server = sel.backend.name === "docker"
-      ? await ForkServer.startInContainers(opts, sel.backend, sel.image!, folders)
-      : await ForkServer.startOnHost(opts, sel.backend, folders);
+    const server =
+      sel.backend.name === "docker"
+        ? await ForkServer.startInContainers(opts, sel.backend, sel.image!, folders)
+        : await ForkServer.startOnHost(opts, sel.backend, folders);
     if (!server) await Promise.all([dir, folders.bridge].map((d) => rm(d, { recursive: true, force: true })));
     return server;
   }
@@ -233,10 +251,31 @@ export class ForkServer {
   private static async startOnHost(opts: ForkServerOptions, backend: Backend, f: Folders): Promise<ForkServer | undefined> {
     const folders = interpreterFolders(opts.python);
     const threads = opts.threads ?? 1;
-    const oracleWrap: WrapOptions = { readOnly: folders, writable: [f.oracle, f.bridge], tmpfs: [{ path: "/tmp", sizeMb: 512 }, { path: "/dev/shm", sizeMb: 64 }], chdir: f.oracle, network: false };
-    const candidateWrap: WrapOptions = { readOnly: folders, writable: [f.candidate, f.bridge], tmpfs: [{ path: "/tmp", sizeMb: CANDIDATE_TMP_MB * 2 }, { path: "/dev/shm", sizeMb: CANDIDATE_SHM_MB }], chdir: f.candidate, network: opts.network };
+    const oracleWrap: WrapOptions = {
+      readOnly: folders,
+      writable: [f.oracle, f.bridge],
+      tmpfs: [
+        { path: "/tmp", sizeMb: 512 },
+        { path: "/dev/shm", sizeMb: 64 },
+      ],
+      chdir: f.oracle,
+      network: false,
+    };
+    const candidateWrap: WrapOptions = {
+      readOnly: folders,
+      writable: [f.candidate, f.bridge],
+      tmpfs: [
+        { path: "/tmp", sizeMb: CANDIDATE_TMP_MB * 2 },
+        { path: "/dev/shm", sizeMb: CANDIDATE_SHM_MB },
+      ],
+      chdir: f.candidate,
+      network: opts.network,
+    };
     const oracleArgv = backend.wrap([opts.python.path, "-s", "-B", SERVER, ...(await planArgs(f.oracle, "plan.json", opts))], oracleWrap);
-    const candidateArgv = backend.wrap([opts.python.path, "-s", "-B", CANDIDATE_SCRIPT, "--control", ...(await planArgs(f.candidate, "plan.json", opts.candidate))], candidateWrap);
+    const candidateArgv = backend.wrap(
+      [opts.python.path, "-s", "-B", CANDIDATE_SCRIPT, "--control", ...(await planArgs(f.candidate, "plan.json", opts.candidate))],
+      candidateWrap,
+    );
     const env = (home: string, network: boolean, changes: PreloadPlan["envChanges"]): Record<string, string> =>
       withChanges(buildChildEnv({ pythonPath: opts.python.path, home, tmp: backend.name === "local" ? home : "/tmp", threads, network }), changes);
     const [o, c] = await Promise.all([
@@ -268,21 +307,52 @@ export class ForkServer {
     const threads = opts.threads ?? 1;
     const memoryMb = opts.memoryMb ?? 4096;
     const common = {
-      image: target.id, user,
+      image: target.id,
+      user,
       // children run side by side (one per run slot), each under its own address-space cap
-      memoryMb: memoryMb * 3, maxProcs: (opts.maxProcs ?? 256) * 4, cpus: cpus().length, gpu: target.gpu,
+      memoryMb: memoryMb * 3,
+      maxProcs: (opts.maxProcs ?? 256) * 4,
+      cpus: cpus().length,
+      gpu: target.gpu,
     };
-    const oracleArgv = [dockerBin(), ...dockerRunArgs({
-      ...common, name: `${base}-o`, writable: [f.oracle, f.bridge], readOnly: [], workdir: f.oracle, network: false,
-      env: withChanges(containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, false), opts.envChanges),
-      cmd: ["timeout", "--signal=KILL", `${CONTAINER_LIFETIME_S}s`, target.python, "-s", "-B", IN_SERVER, ...(await planArgs(f.oracle, "plan.json", opts))],
-    })];
-    const candidateArgv = [dockerBin(), ...dockerRunArgs({
-      ...common, name: `${base}-c`, writable: [f.candidate, f.bridge], readOnly: [], workdir: f.candidate, network: opts.network,
-      tmpMb: CANDIDATE_TMP_MB * 2, shmMb: CANDIDATE_SHM_MB,
-      env: withChanges(containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, opts.network), opts.candidate?.envChanges),
-      cmd: ["timeout", "--signal=KILL", `${CONTAINER_LIFETIME_S}s`, target.python, "-s", "-B", IN_CANDIDATE, "--control", ...(await planArgs(f.candidate, "plan.json", opts.candidate))],
-    })];
+    const oracleArgv = [
+      dockerBin(),
+      ...dockerRunArgs({
+        ...common,
+        name: `${base}-o`,
+        writable: [f.oracle, f.bridge],
+        readOnly: [],
+        workdir: f.oracle,
+        network: false,
+        env: withChanges(containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, false), opts.envChanges),
+        cmd: ["timeout", "--signal=KILL", `${CONTAINER_LIFETIME_S}s`, target.python, "-s", "-B", IN_SERVER, ...(await planArgs(f.oracle, "plan.json", opts))],
+      }),
+    ];
+    const candidateArgv = [
+      dockerBin(),
+      ...dockerRunArgs({
+        ...common,
+        name: `${base}-c`,
+        writable: [f.candidate, f.bridge],
+        readOnly: [],
+        workdir: f.candidate,
+        network: opts.network,
+        tmpMb: CANDIDATE_TMP_MB * 2,
+        shmMb: CANDIDATE_SHM_MB,
+        env: withChanges(containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, opts.network), opts.candidate?.envChanges),
+        cmd: [
+          "timeout",
+          "--signal=KILL",
+          `${CONTAINER_LIFETIME_S}s`,
+          target.python,
+          "-s",
+          "-B",
+          IN_CANDIDATE,
+          "--control",
+          ...(await planArgs(f.candidate, "plan.json", opts.candidate)),
+        ],
+      }),
+    ];
     const names = [`${base}-o`, `${base}-c`];
     const untracks = names.map((n) => trackContainer(n));
     const untrack = (): void => untracks.forEach((u) => u());
@@ -295,7 +365,12 @@ export class ForkServer {
       untrack();
       return undefined;
     }
-    return new ForkServer(o.speaker, c.speaker, f, backend, opts, [...(o.ready?.preloaded ?? []), ...(c.ready?.preloaded ?? [])], { names, target, user, untrack });
+    return new ForkServer(o.speaker, c.speaker, f, backend, opts, [...(o.ready?.preloaded ?? []), ...(c.ready?.preloaded ?? [])], {
+      names,
+      target,
+      user,
+      untrack,
+    });
   }
 
   /** One run, as `runTests` would do it, in a forked child of each server. */
@@ -342,18 +417,41 @@ export class ForkServer {
     });
     const asBytes = memoryMb * 1024 * 1024;
     try {
-      const opened = await this.candidate.ask({
-        op: "open", id, socket, tree, support,
-        ...(req.candidateSetup ? { setup: join(support, basename(req.candidateSetup)) } : {}),
-        trace: req.traceLines ?? [], report_imports: req.reportImports === true, warm: req.warmModules ?? [],
-        env: { HOME: join(cDir, "home"), TMPDIR: join(cDir, "tmp") }, as_bytes: asBytes, log: join(cDir, "log.txt"),
-      }, "opened", id);
+      const opened = await this.candidate.ask(
+        {
+          op: "open",
+          id,
+          socket,
+          tree,
+          support,
+          ...(req.candidateSetup ? { setup: join(support, basename(req.candidateSetup)) } : {}),
+          trace: req.traceLines ?? [],
+          report_imports: req.reportImports === true,
+          warm: req.warmModules ?? [],
+          env: { HOME: join(cDir, "home"), TMPDIR: join(cDir, "tmp") },
+          as_bytes: asBytes,
+          log: join(cDir, "log.txt"),
+        },
+        "opened",
+        id,
+      );
       const before = await hashTree(mountDir);
-      const argv = harnessArgs({ req, harness: c ? IN_HARNESS : HARNESS, ini: c ? IN_INI : HARNESS_INI, root: oracleRoot, mountDir, mount, results: ["--results-socket", sock.path], bridge: socket, asBytes });
+      const argv = harnessArgs({
+        req,
+        harness: c ? IN_HARNESS : HARNESS,
+        ini: c ? IN_INI : HARNESS_INI,
+        root: oracleRoot,
+        mountDir,
+        mount,
+        results: ["--results-socket", sock.path],
+        bridge: socket,
+        asBytes,
+      });
       const env = { HOME: join(oDir, "home"), TMPDIR: join(oDir, "tmp") };
-      const exit = opened.t === "opened" && !opened.error
-        ? await this.oracle.ask({ id, argv: argv.slice(3), key, env, log: join(oDir, "log.txt"), timeout_s: req.timeoutTotalS }, "exit", id)
-        : { t: "exit", code: null, signal: null, timed_out: false };
+      const exit =
+        opened.t === "opened" && !opened.error
+          ? await this.oracle.ask({ id, argv: argv.slice(3), key, env, log: join(oDir, "log.txt"), timeout_s: req.timeoutTotalS }, "exit", id)
+          : { t: "exit", code: null, signal: null, timed_out: false };
       await this.candidate.ask({ op: "close", id }, "closed", id);
       sock.endIfUnused();
       await Promise.race([streamDone, new Promise((r) => setTimeout(r, 2000))]);
@@ -384,7 +482,12 @@ export class ForkServer {
         ...outcomeExtras(reader, req),
         isolation: c
           ? { network: this.opts.network ? "on" : "off", filesystem: "minimal", memory_mb: memoryMb, memory: "rlimit", pids: "cgroup", uid: c.user.uid }
-          : { ...this.backend.describe({ readOnly: [], writable: [], tmpfs: [], chdir: oDir, network: this.opts.network }), memory_mb: memoryMb, memory: "rlimit", pids: "none" },
+          : {
+              ...this.backend.describe({ readOnly: [], writable: [], tmpfs: [], chdir: oDir, network: this.opts.network }),
+              memory_mb: memoryMb,
+              memory: "rlimit",
+              pids: "none",
+            },
       };
     } finally {
       await sock.close().catch(() => undefined);

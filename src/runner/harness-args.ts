@@ -18,21 +18,41 @@ export function harnessArgs(o: {
   const { req, mount } = o;
   const paths = (req.testPaths ?? ["."]).map((p) => (p === "." ? mount : `${mount}/${p}`));
   const pytestArgs = [
-    "-c", o.ini, `--rootdir=${o.root}`, `--confcutdir=${o.mountDir}`,
-    "-p", "no:cacheprovider", "-o", "addopts=", "--color=no", "-rfE", "--tb=short",
-    ...(req.pytestArgs ?? []), ...(req.deselect ?? []).flatMap((id) => ["--deselect", id]),
-    ...(req.stopAtFirstFailure ? ["--maxfail=1"] : []), ...paths,
+    "-c",
+    o.ini,
+    `--rootdir=${o.root}`,
+    `--confcutdir=${o.mountDir}`,
+    "-p",
+    "no:cacheprovider",
+    "-o",
+    "addopts=",
+    "--color=no",
+    "-rfE",
+    "--tb=short",
+    ...(req.pytestArgs ?? []),
+    ...(req.deselect ?? []).flatMap((id) => ["--deselect", id]),
+    ...(req.stopAtFirstFailure ? ["--maxfail=1"] : []),
+    ...paths,
   ];
   return [
-    "-s", "-B", o.harness,
-    ...o.results, "--root", o.root, "--mount", mount, "--per-test-s", String(req.timeoutPerTestS ?? 0),
+    "-s",
+    "-B",
+    o.harness,
+    ...o.results,
+    "--root",
+    o.root,
+    "--mount",
+    mount,
+    "--per-test-s",
+    String(req.timeoutPerTestS ?? 0),
     ...(o.bridge ? ["--bridge", o.bridge] : []),
     ...(o.asBytes ? ["--as-bytes", String(o.asBytes)] : []),
     ...(req.allowPlugins ?? []).flatMap((p) => ["--allow-plugin", p]),
     ...(req.reportImports ? ["--report-imports"] : []),
     ...(req.traceLines ?? []).flatMap((f) => ["--trace-lines", f]),
     ...(req.firstTests ?? []).flatMap((id) => ["--first", id]),
-    "--", ...pytestArgs,
+    "--",
+    ...pytestArgs,
   ];
 }
 
@@ -46,21 +66,41 @@ export function nodeHarnessArgs(o: { req: RunRequest; dir: string; root: string;
   const { req, mount } = o;
   const paths = (req.testPaths ?? ["."]).map((p) => (p === "." ? mount : `${mount}/${p.split("::")[0]}`));
   return [
-    "--import", `${o.dir}/node-test-preload.mjs`,
+    "--import",
+    `${o.dir}/node-test-preload.mjs`,
     `--test-reporter=${o.dir}/node-test-reporter.mjs`,
     `${o.dir}/node-test-main.mjs`,
-    ...o.results, "--root", o.root, "--mount", mount, "--per-test-s", String(req.timeoutPerTestS ?? 0),
+    ...o.results,
+    "--root",
+    o.root,
+    "--mount",
+    mount,
+    "--per-test-s",
+    String(req.timeoutPerTestS ?? 0),
     ...(o.bridge ? ["--bridge", o.bridge] : []),
     ...(req.reportImports ? ["--report-imports"] : []),
     ...(req.stopAtFirstFailure ? ["--bail"] : []),
-    "--", ...new Set(paths),
+    "--",
+    ...new Set(paths),
   ];
 }
 
 /** The node:test candidate's arguments after `node` (node/lmr-harness/candidate.mjs). */
-export function nodeCandidateArgs(o: { dir: string; socket: string; tree: string; copyFrom?: string; support?: string; setup?: string; reportImports?: boolean }): string[] {
+export function nodeCandidateArgs(o: {
+  dir: string;
+  socket: string;
+  tree: string;
+  copyFrom?: string;
+  support?: string;
+  setup?: string;
+  reportImports?: boolean;
+}): string[] {
   return [
-    `${o.dir}/candidate.mjs`, "--socket", o.socket, "--tree", o.tree,
+    `${o.dir}/candidate.mjs`,
+    "--socket",
+    o.socket,
+    "--tree",
+    o.tree,
     ...(o.copyFrom ? ["--copy-from", o.copyFrom] : []),
     ...(o.support ? ["--support", o.support] : []),
     ...(o.setup ? ["--setup", o.setup] : []),

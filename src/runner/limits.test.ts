@@ -43,12 +43,26 @@ describe("buildChildEnv", () => {
       return false;
     }
   })();
-  const avx512 = /^flags\s*:.*\bavx512f\b/m.test((() => { try { return readFileSync("/proc/cpuinfo", "utf8"); } catch { return ""; } })());
+  const avx512 = /^flags\s*:.*\bavx512f\b/m.test(
+    (() => {
+      try {
+        return readFileSync("/proc/cpuinfo", "utf8");
+      } catch {
+        return "";
+      }
+    })(),
+  );
 
   it.skipIf(!hasNumpy || !avx512)("numpy started with that environment uses no AVX-512 loop on an AVX-512 machine", () => {
     const code = "from numpy.core._multiarray_umath import __cpu_features__ as f; print(f['AVX512F'], f['AVX2'])";
-    const plain = execFileSync(python, ["-c", code], { env: { PATH: process.env.PATH ?? "/usr/bin" } }).toString().trim();
-    const pinned = execFileSync(python, ["-W", "error", "-c", code], { env: buildChildEnv({ pythonPath: python, home: "/tmp", tmp: "/tmp", threads: 1, network: false }) }).toString().trim();
+    const plain = execFileSync(python, ["-c", code], { env: { PATH: process.env.PATH ?? "/usr/bin" } })
+      .toString()
+      .trim();
+    const pinned = execFileSync(python, ["-W", "error", "-c", code], {
+      env: buildChildEnv({ pythonPath: python, home: "/tmp", tmp: "/tmp", threads: 1, network: false }),
+    })
+      .toString()
+      .trim();
     expect(plain).toBe("True True");
     expect(pinned).toBe("False True");
   });

@@ -181,7 +181,13 @@ export function pinnedKernelEnv(): Record<string, string> {
 export function kernelPinsFor(cpuinfo: string, arch: string): Record<string, string> {
   const flags = /^flags\s*:(.*)$/m.exec(cpuinfo)?.[1]?.trim().split(/\s+/) ?? [];
   if (arch !== "x64" || !flags.includes("avx2") || !flags.includes("fma")) return {};
-  return { OPENBLAS_CORETYPE: "Haswell", ATEN_CPU_CAPABILITY: "avx2", ONEDNN_MAX_CPU_ISA: "AVX2", DNNL_MAX_CPU_ISA: "AVX2", NPY_DISABLE_CPU_FEATURES: NUMPY_AVX512 };
+  return {
+    OPENBLAS_CORETYPE: "Haswell",
+    ATEN_CPU_CAPABILITY: "avx2",
+    ONEDNN_MAX_CPU_ISA: "AVX2",
+    DNNL_MAX_CPU_ISA: "AVX2",
+    NPY_DISABLE_CPU_FEATURES: NUMPY_AVX512,
+  };
 }
 let pinnedKernels: Record<string, string> | undefined;
 // numpy's own AVX-512 loops (exp, log, sin…): the names numpy 1.24 dispatches, which later versions

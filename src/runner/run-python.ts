@@ -58,7 +58,10 @@ async function inImage(opts: Pick<RunPythonOptions, "sandbox" | "environment">, 
       const version = t.spec.node ? `node ${DEBIAN_NODE[t.spec.base] ?? "?"}` : t.pythonVersion;
       return { path: t.python, version, prefixes: [], image: { tag: t.tag, id: t.id, digest: t.digest, gpu: t.gpu } };
     }
-    if (choice === "docker") return runner === "node-test" ? { path: IMAGE_NODE, version: "node", prefixes: [] } : { path: IMAGE_PYTHON, version: majorMinor(opts.environment?.python ?? "3.11"), prefixes: [] };
+    if (choice === "docker")
+      return runner === "node-test"
+        ? { path: IMAGE_NODE, version: "node", prefixes: [] }
+        : { path: IMAGE_PYTHON, version: majorMinor(opts.environment?.python ?? "3.11"), prefixes: [] };
   }
   return undefined;
 }

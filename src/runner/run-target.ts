@@ -28,14 +28,25 @@ export async function resolveRunTarget(o: ResolveTargetOptions): Promise<RunTarg
   const interpreter = (sandbox: SandboxChoice): Promise<PythonEnv> =>
     runner === "node-test"
       ? resolveRunNode({ sandbox, environment: o.environment })
-      : resolveRunPython({ sandbox, environment: o.environment, ...(o.python ? { python: o.python } : {}), requirements: o.environment.requirements, ...(o.cacheDir ? { cacheDir: o.cacheDir } : {}) });
+      : resolveRunPython({
+          sandbox,
+          environment: o.environment,
+          ...(o.python ? { python: o.python } : {}),
+          requirements: o.environment.requirements,
+          ...(o.cacheDir ? { cacheDir: o.cacheDir } : {}),
+        });
   // asked for docker: the image is built first if it is missing
   const python = choice === "docker" ? await interpreter("docker") : undefined;
   const sel = await selectBackend(choice, o.environment, { runner });
   if ("reason" in sel) {
-    throw new LmrError({ code: "run/no-sandbox", message: `--sandbox ${o.sandbox}: ${sel.reason}`, hint: "install bubblewrap, build the task's image (lmr env build), or choose another --sandbox" });
+    throw new LmrError({
+      code: "run/no-sandbox",
+      message: `--sandbox ${o.sandbox}: ${sel.reason}`,
+      hint: "install bubblewrap, build the task's image (lmr env build), or choose another --sandbox",
+    });
   }
-  if (sel.backend.name === "docker") return { backend: "docker", python: python ?? (await interpreter("auto")), ...(sel.image ? { image: sel.image } : {}), runner, reason: sel.why };
+  if (sel.backend.name === "docker")
+    return { backend: "docker", python: python ?? (await interpreter("auto")), ...(sel.image ? { image: sel.image } : {}), runner, reason: sel.why };
   return { backend: sel.backend.name, python: await interpreter(sel.backend.name === "bwrap" ? "bwrap" : "none"), runner, reason: sel.why };
 }
 

@@ -25,8 +25,7 @@ const HARNESS_INI = toolkitPath("python", "lmr_harness", "pytest.ini");
 const NODE_HARNESS = toolkitPath("node", "lmr-harness");
 
 function validate(req: RunRequest): void {
-  const bad = (pointer: string, message: string): LmrError =>
-    new LmrError({ code: "run/bad-request", message, pointer });
+  const bad = (pointer: string, message: string): LmrError => new LmrError({ code: "run/bad-request", message, pointer });
   if (!(req.timeoutTotalS > 0)) throw bad("timeoutTotalS", `timeoutTotalS must be > 0, got ${req.timeoutTotalS}`);
   if (req.timeoutPerTestS !== undefined && !(req.timeoutPerTestS > 0)) throw bad("timeoutPerTestS", "timeoutPerTestS must be > 0");
   if (req.memoryMb !== undefined && !(req.memoryMb >= 64)) throw bad("memoryMb", "memoryMb must be at least 64");
@@ -198,7 +197,15 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
     ...cap,
     req.python.path,
     ...(node
-      ? nodeCandidateArgs({ dir: NODE_HARNESS, socket, tree: scratch.root, ...(sandboxed ? { copyFrom: treeSource } : {}), support: scratch.support, ...(setup ? { setup } : {}), ...(req.reportImports ? { reportImports: true } : {}) })
+      ? nodeCandidateArgs({
+          dir: NODE_HARNESS,
+          socket,
+          tree: scratch.root,
+          ...(sandboxed ? { copyFrom: treeSource } : {}),
+          support: scratch.support,
+          ...(setup ? { setup } : {}),
+          ...(req.reportImports ? { reportImports: true } : {}),
+        })
       : candidateArgs({
           script: CANDIDATE_SCRIPT,
           socket,
@@ -215,11 +222,21 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
     readOnly: [...folders, scratch.support],
     readOnlyAt: [{ src: scratch.root, dest: treeSource }],
     writable: [scratch.bridge],
-    tmpfs: [{ path: "/tmp", sizeMb: req.tmpMb ?? CANDIDATE_TMP_MB }, { path: "/dev/shm", sizeMb: CANDIDATE_SHM_MB }, { path: scratch.root, sizeMb: diskMb }],
+    tmpfs: [
+      { path: "/tmp", sizeMb: req.tmpMb ?? CANDIDATE_TMP_MB },
+      { path: "/dev/shm", sizeMb: CANDIDATE_SHM_MB },
+      { path: scratch.root, sizeMb: diskMb },
+    ],
     chdir: scratch.root,
     network,
   };
-  const candidateEnv = buildChildEnv({ pythonPath: req.python.path, home: sandboxed ? "/tmp" : scratch.home, tmp: sandboxed ? "/tmp" : scratch.tmp, threads, network });
+  const candidateEnv = buildChildEnv({
+    pythonPath: req.python.path,
+    home: sandboxed ? "/tmp" : scratch.home,
+    tmp: sandboxed ? "/tmp" : scratch.tmp,
+    threads,
+    network,
+  });
   const candidate = spawnCandidate([...cLimits.prefix, ...backend.wrap(candidateCmd, candidateWrap)], candidateEnv, sandboxed ? scratch.dir : scratch.root);
 
   const results = ["--results-fd", "3"];
@@ -228,16 +245,35 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
     req.python.path,
     ...(node
       ? nodeHarnessArgs({ req, dir: NODE_HARNESS, root: scratch.oracleRoot, mount, results, bridge: socket })
-      : harnessArgs({ req, harness: HARNESS, ini: HARNESS_INI, root: scratch.oracleRoot, mountDir: scratch.mountDir, mount, results, bridge: socket, ...(prlimit ? {} : { asBytes }) })),
+      : harnessArgs({
+          req,
+          harness: HARNESS,
+          ini: HARNESS_INI,
+          root: scratch.oracleRoot,
+          mountDir: scratch.mountDir,
+          mount,
+          results,
+          bridge: socket,
+          ...(prlimit ? {} : { asBytes }),
+        })),
   ];
   const oracleWrap: WrapOptions = {
     readOnly: [...folders, scratch.oracleRoot],
     writable: [scratch.bridge],
-    tmpfs: [{ path: "/tmp", sizeMb: ORACLE_TMP_MB }, { path: "/dev/shm", sizeMb: ORACLE_SHM_MB }],
+    tmpfs: [
+      { path: "/tmp", sizeMb: ORACLE_TMP_MB },
+      { path: "/dev/shm", sizeMb: ORACLE_SHM_MB },
+    ],
     chdir: scratch.oracleRoot,
     network: false,
   };
-  const oracleEnv = buildChildEnv({ pythonPath: req.python.path, home: sandboxed ? "/tmp" : scratch.oracleHome, tmp: sandboxed ? "/tmp" : scratch.oracleTmp, threads, network: false });
+  const oracleEnv = buildChildEnv({
+    pythonPath: req.python.path,
+    home: sandboxed ? "/tmp" : scratch.oracleHome,
+    tmp: sandboxed ? "/tmp" : scratch.oracleTmp,
+    threads,
+    network: false,
+  });
   const log = new LogBuffer();
   if (scratch.removed.length > 0) log.add(`lmr: removed from the tree copy: ${scratch.removed.join(", ")}\n`);
   let facts: ProcessFacts;

@@ -16,7 +16,8 @@ beforeAll(async () => {
   tree = join(base, "tree");
   grader = join(base, "grader");
   outside = join(base, "outside");
-  for (const d of [join(tree, "pkg", "__pycache__"), join(tree, ".git"), join(tree, "lmr_tests"), join(grader, "tests"), outside]) await mkdir(d, { recursive: true });
+  for (const d of [join(tree, "pkg", "__pycache__"), join(tree, ".git"), join(tree, "lmr_tests"), join(grader, "tests"), outside])
+    await mkdir(d, { recursive: true });
   const files: Record<string, string> = {
     "tree/pkg/mod.py": "x = 1\n",
     "tree/pkg/conftest.py": "boom\n",

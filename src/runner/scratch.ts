@@ -63,12 +63,7 @@ export function isHijackFile(name: string): boolean {
  * Copy `src` into `dst` (created): regular files keep their mode, symlinks are
  * copied as links (never followed), sockets/FIFOs/devices are skipped.
  */
-export async function copyTree(
-  src: string,
-  dst: string,
-  drop: (rel: string, name: string, isDir: boolean) => boolean,
-  rel = "",
-): Promise<void> {
+export async function copyTree(src: string, dst: string, drop: (rel: string, name: string, isDir: boolean) => boolean, rel = ""): Promise<void> {
   await mkdir(dst, { recursive: true });
   const entries = await readdir(src, { withFileTypes: true });
   await Promise.all(
@@ -118,7 +113,10 @@ export async function prepareScratch(
   if (bad) {
     throw new LmrError({ code: "run/bad-mount", message: `mount "${mount}": ${bad}`, hint: "use a plain relative folder name such as lmr_tests" });
   }
-  for (const [label, p] of [["tree", tree], ["grader", grader]] as const) {
+  for (const [label, p] of [
+    ["tree", tree],
+    ["grader", grader],
+  ] as const) {
     const st = await lstat(p).catch(() => undefined);
     if (!st?.isDirectory()) {
       throw new LmrError({ code: "run/no-dir", message: `${label} folder not found or not a directory`, file: p });
@@ -158,7 +156,20 @@ export async function prepareScratch(
       if (why) throw new LmrError({ code: "run/bad-candidate-file", message: `candidate file "${rel}": ${why}` });
       await copyFile(await containedPath(grader, rel), join(support, basename(rel)));
     }
-    return { dir, root, oracleRoot, mountDir, support, bridge, home: names[0]!, tmp: names[1]!, oracleHome: names[2]!, oracleTmp: names[3]!, treeBytes: await treeSize(root), removed: removed.sort() };
+    return {
+      dir,
+      root,
+      oracleRoot,
+      mountDir,
+      support,
+      bridge,
+      home: names[0]!,
+      tmp: names[1]!,
+      oracleHome: names[2]!,
+      oracleTmp: names[3]!,
+      treeBytes: await treeSize(root),
+      removed: removed.sort(),
+    };
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     if (bridge) await rm(bridge, { recursive: true, force: true });
@@ -201,7 +212,11 @@ async function containedPath(root: string, rel: string): Promise<string> {
     at = join(at, part);
     const st = await lstat(at).catch(() => undefined);
     if (st?.isSymbolicLink()) {
-      throw new LmrError({ code: "run/symlink-path", message: `"${rel}" goes through a symbolic link (${at.slice(root.length + 1)})`, hint: "submissions and graders may not place files through links" });
+      throw new LmrError({
+        code: "run/symlink-path",
+        message: `"${rel}" goes through a symbolic link (${at.slice(root.length + 1)})`,
+        hint: "submissions and graders may not place files through links",
+      });
     }
   }
   return at;

@@ -99,10 +99,13 @@ export async function superviseRun(spec: SuperviseSpec): Promise<{ facts: Proces
     if (kind === "start" && state.running) {
       clearTimeout(perTestTimer);
       const id = state.running;
-      perTestTimer = setTimeout(() => {
-        facts.perTestKilled = { id, limitS: perTest };
-        stop();
-      }, (perTest + PER_TEST_GRACE_S) * 1000);
+      perTestTimer = setTimeout(
+        () => {
+          facts.perTestKilled = { id, limitS: perTest };
+          stop();
+        },
+        (perTest + PER_TEST_GRACE_S) * 1000,
+      );
     } else if (kind === "result" || kind === "done") {
       clearTimeout(perTestTimer);
     }
@@ -118,11 +121,14 @@ export async function superviseRun(spec: SuperviseSpec): Promise<{ facts: Proces
     child = c;
     let startTimer: NodeJS.Timeout | undefined;
     if (spec.wallFrom === "hello") {
-      startTimer = setTimeout(() => {
-        if (reader.state.hello) return;
-        facts.startTimeoutS = spec.startTimeoutS;
-        stop();
-      }, (spec.startTimeoutS ?? 120) * 1000);
+      startTimer = setTimeout(
+        () => {
+          if (reader.state.hello) return;
+          facts.startTimeoutS = spec.startTimeoutS;
+          stop();
+        },
+        (spec.startTimeoutS ?? 120) * 1000,
+      );
     } else armWall();
     const results = spec.results === "fd3" ? (c.stdio[3] as Readable) : spec.results;
     const streams = [c.stdout!, c.stderr!, results];

@@ -77,7 +77,13 @@ describe("trusted scratch folders", () => {
       const gone = spawn(process.execPath, ["-e", "0"]);
       const deadPid = gone.pid!;
       await new Promise((r) => gone.once("exit", r));
-      const names = [`lmr-verify-${deadPid}-aaaaaa`, `lmr-record-check-${deadPid}-bbbbbb`, `lmr-verify-${process.pid}-cccccc`, "lmr-verify-dddddd", `other-${deadPid}-eeeeee`];
+      const names = [
+        `lmr-verify-${deadPid}-aaaaaa`,
+        `lmr-record-check-${deadPid}-bbbbbb`,
+        `lmr-verify-${process.pid}-cccccc`,
+        "lmr-verify-dddddd",
+        `other-${deadPid}-eeeeee`,
+      ];
       for (const n of names) await mkdir(join(parent, n));
       await sweepTrustedScratch(parent);
       expect((await readdir(parent)).sort()).toEqual([`lmr-verify-${process.pid}-cccccc`, "lmr-verify-dddddd", `other-${deadPid}-eeeeee`].sort());

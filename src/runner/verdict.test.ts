@@ -43,8 +43,15 @@ describe("decideVerdict", () => {
   });
 
   it("errors on collection errors, zero tests, all skipped", () => {
-    expect(decideVerdict(channel({ collectErrors: [{ id: "t.py", message: "E   ImportError: x" }], collected: [], results: [], done: { exit: 2, n_results: 0, tampered: [] } }), facts({ exitCode: 2 }))).toMatchObject({ status: "error", reason: expect.stringMatching(/collection failed.*ImportError/) });
-    expect(decideVerdict(channel({ collected: [], results: [], done: { exit: 5, n_results: 0, tampered: [] } }), facts({ exitCode: 5 })).reason).toMatch(/no tests were collected/);
+    expect(
+      decideVerdict(
+        channel({ collectErrors: [{ id: "t.py", message: "E   ImportError: x" }], collected: [], results: [], done: { exit: 2, n_results: 0, tampered: [] } }),
+        facts({ exitCode: 2 }),
+      ),
+    ).toMatchObject({ status: "error", reason: expect.stringMatching(/collection failed.*ImportError/) });
+    expect(decideVerdict(channel({ collected: [], results: [], done: { exit: 5, n_results: 0, tampered: [] } }), facts({ exitCode: 5 })).reason).toMatch(
+      /no tests were collected/,
+    );
     expect(decideVerdict(channel({ results: [res("a", "skipped"), res("b", "skipped")] }), facts()).reason).toMatch(/no test passed/);
   });
 
@@ -54,7 +61,9 @@ describe("decideVerdict", () => {
   });
 
   it("errors when results are missing or the exit code disagrees", () => {
-    expect(decideVerdict(channel({ results: [res("a", "passed")], done: { exit: 0, n_results: 1, tampered: [] } }), facts()).reason).toMatch(/1 of 2 collected.*no result for b/);
+    expect(decideVerdict(channel({ results: [res("a", "passed")], done: { exit: 0, n_results: 1, tampered: [] } }), facts()).reason).toMatch(
+      /1 of 2 collected.*no result for b/,
+    );
     expect(decideVerdict(channel(), facts({ exitCode: 1 })).reason).toMatch(/disagrees/);
     expect(decideVerdict(channel({ done: { exit: 1, n_results: 2, tampered: [] } }), facts({ exitCode: 1 })).reason).toMatch(/exit status 1 disagrees/);
     expect(decideVerdict(channel({ junit: '<testsuite errors="0" failures="1" tests="2">' }), facts()).reason).toMatch(/JUnit totals/);
@@ -68,11 +77,16 @@ describe("decideVerdict", () => {
 
   it("times out on the wall limit or a killed test, whatever was reported", () => {
     expect(decideVerdict(channel(), facts({ wallTimeoutS: 3, signal: "SIGKILL", exitCode: null })).status).toBe("timeout");
-    expect(decideVerdict(channel({ running: "b" }), facts({ perTestKilled: { id: "b", limitS: 1 } })).reason).toMatch(/test b ran past the per-test limit of 1 s/);
+    expect(decideVerdict(channel({ running: "b" }), facts({ perTestKilled: { id: "b", limitS: 1 } })).reason).toMatch(
+      /test b ran past the per-test limit of 1 s/,
+    );
   });
 
   it("calls a process that never reached the harness, or a harness without pytest, infra", () => {
-    expect(decideVerdict(channel({ hello: undefined }), facts({ exitCode: 1, stderrTail: "bwrap: execvp python: No such file" }))).toMatchObject({ status: "infra", reason: expect.stringMatching(/never started.*No such file/) });
+    expect(decideVerdict(channel({ hello: undefined }), facts({ exitCode: 1, stderrTail: "bwrap: execvp python: No such file" }))).toMatchObject({
+      status: "infra",
+      reason: expect.stringMatching(/never started.*No such file/),
+    });
     expect(decideVerdict(channel({ infra: "pytest is not importable" }), facts({ exitCode: 3 })).status).toBe("infra");
     expect(decideVerdict(channel(), facts({ spawnError: "cannot start /bin/sh" })).status).toBe("infra");
   });

@@ -76,10 +76,7 @@ export function decideVerdict(ch: ChannelState, p: ProcessFacts): Verdict {
     return v("timeout", `the run exceeded its wall limit of ${p.wallTimeoutS} s${at}; the process group was killed`);
   }
   if (p.perTestKilled) {
-    return v(
-      "timeout",
-      `test ${p.perTestKilled.id} ran past the per-test limit of ${p.perTestKilled.limitS} s and did not stop; the run was killed`,
-    );
+    return v("timeout", `test ${p.perTestKilled.id} ran past the per-test limit of ${p.perTestKilled.limitS} s and did not stop; the run was killed`);
   }
   if (!ch.hello) {
     const tail = p.stderrTail.trim().split("\n").slice(-5).join("\n");
@@ -128,7 +125,7 @@ export function decideVerdict(ch: ChannelState, p: ProcessFacts): Verdict {
     return v("error", `pytest exit status ${ch.done.exit} disagrees with the reported results (${rawFailed ? "some" : "no"} failures)`);
   }
   const junit = ch.junit ? readJunitTotals(ch.junit) : undefined;
-  if (junit && (junit.failures + junit.errors > 0) !== rawFailed) {
+  if (junit && junit.failures + junit.errors > 0 !== rawFailed) {
     return v("error", `JUnit totals (${junit.failures} failures, ${junit.errors} errors) disagree with the reported results`);
   }
   if (counts.failed > 0 || counts.errors > 0) {

@@ -51,9 +51,15 @@ export async function writeCiWorkflow(out: string, opts: CiWorkflowOptions & { f
   const text = await renderCiWorkflow(opts);
   const existing = await stat(out).catch(() => undefined);
   if (existing && !opts.force) {
-    throw new LmrError({ code: "ci/exists", file: out, message: "the workflow file exists already; it was left as it is", hint: "pass --force to write it anew (your edits to it are lost), or --out another file" });
+    throw new LmrError({
+      code: "ci/exists",
+      file: out,
+      message: "the workflow file exists already; it was left as it is",
+      hint: "pass --force to write it anew (your edits to it are lost), or --out another file",
+    });
   }
-  if (existing?.isDirectory()) throw new LmrError({ code: "ci/out-is-folder", file: out, message: "is a folder", hint: "name a file, e.g. --out .github/workflows/lmr-dataset.yml" });
+  if (existing?.isDirectory())
+    throw new LmrError({ code: "ci/out-is-folder", file: out, message: "is a folder", hint: "name a file, e.g. --out .github/workflows/lmr-dataset.yml" });
   await mkdir(dirname(out), { recursive: true });
   await writeFileAtomic(out, text);
   return { path: out, replaced: existing !== undefined };
@@ -62,14 +68,23 @@ export async function writeCiWorkflow(out: string, opts: CiWorkflowOptions & { f
 function checkTasksDir(dir: string): string {
   const trimmed = dir.replace(/\/+$/, "");
   const problem = checkRelativePath(trimmed);
-  if (problem !== undefined) throw new LmrError({ code: "ci/bad-tasks-dir", message: `--tasks-dir ${problem}: '${dir}'`, hint: "the tasks folder relative to the repository root, e.g. --tasks-dir tasks" });
+  if (problem !== undefined)
+    throw new LmrError({
+      code: "ci/bad-tasks-dir",
+      message: `--tasks-dir ${problem}: '${dir}'`,
+      hint: "the tasks folder relative to the repository root, e.g. --tasks-dir tasks",
+    });
   return checkPlain("--tasks-dir", trimmed, "e.g. --tasks-dir tasks");
 }
 
 /** A value that goes inside a double-quoted YAML string and a shell word: no quotes, backslashes, '$', '`' or line breaks. */
 function checkPlain(flag: string, value: string, hint: string): string {
   if (value.trim() === "" || /["'\\$`\n\r]/.test(value)) {
-    throw new LmrError({ code: "ci/bad-value", message: `${flag} must be non-empty and hold no quotes, backslashes, '$', '\`' or line breaks, got '${value}'`, hint });
+    throw new LmrError({
+      code: "ci/bad-value",
+      message: `${flag} must be non-empty and hold no quotes, backslashes, '$', '\`' or line breaks, got '${value}'`,
+      hint,
+    });
   }
   return value.trim();
 }
@@ -77,7 +92,11 @@ function checkPlain(flag: string, value: string, hint: string): string {
 function checkCron(cron: string): string {
   const fields = cron.trim().split(/\s+/);
   if (fields.length !== 5 || !fields.every((f) => /^[0-9*,/\-A-Za-z]+$/.test(f))) {
-    throw new LmrError({ code: "ci/bad-cron", message: `--cron must be five cron fields (minute hour day month weekday), got '${cron}'`, hint: `e.g. --cron "${DEFAULT_CRON}" (Mondays 03:17 UTC)` });
+    throw new LmrError({
+      code: "ci/bad-cron",
+      message: `--cron must be five cron fields (minute hour day month weekday), got '${cron}'`,
+      hint: `e.g. --cron "${DEFAULT_CRON}" (Mondays 03:17 UTC)`,
+    });
   }
   return fields.join(" ");
 }

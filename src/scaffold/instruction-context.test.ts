@@ -53,11 +53,19 @@ describe("facts about targets", () => {
 
   it("describes a class with its own methods and a function with its parameters", async () => {
     const symbols = await new PythonMasker().listSymbols(SOURCE);
-    const cls = factsOf({ file: "m.py", symbol: "Scorer", mode: "class" }, symbols.find((s) => s.name === "Scorer")!, symbols);
+    const cls = factsOf(
+      { file: "m.py", symbol: "Scorer", mode: "class" },
+      symbols.find((s) => s.name === "Scorer")!,
+      symbols,
+    );
     expect(cls.kind).toBe("class");
     expect(cls.methods.map((m) => m.name)).toEqual(["__init__", "score"]);
     expect(cls.summary).toBe("Scores pairs.");
-    const fn = factsOf({ file: "m.py", symbol: "kl_penalty", mode: "body" }, symbols.find((s) => s.name === "kl_penalty")!, symbols);
+    const fn = factsOf(
+      { file: "m.py", symbol: "kl_penalty", mode: "body" },
+      symbols.find((s) => s.name === "kl_penalty")!,
+      symbols,
+    );
     expect(fn.params.filter((p) => p.hasDefault).map((p) => p.name)).toEqual(["coef"]);
     expect(fn.signature).toMatch(/^def kl_penalty\(/);
   });
@@ -72,7 +80,22 @@ describe("paper passages", () => {
 
   it("searches the author's keywords, the symbol's words and docstring words", () => {
     expect(symbolWords("Scorer.kl_penaltyTerm")).toBe("scorer kl penalty term");
-    const terms = pickSearchTerms([{ file: "m.py", symbol: "kl_penalty", mode: "body", kind: "function", line: 1, signature: "", summary: "KL penalty between two policies.", params: [], methods: [] }], ["coefficient"]);
+    const terms = pickSearchTerms(
+      [
+        {
+          file: "m.py",
+          symbol: "kl_penalty",
+          mode: "body",
+          kind: "function",
+          line: 1,
+          signature: "",
+          summary: "KL penalty between two policies.",
+          params: [],
+          methods: [],
+        },
+      ],
+      ["coefficient"],
+    );
     expect(terms.slice(0, 3)).toEqual(["coefficient", "kl penalty", "penalty"]);
     expect(terms).toContain("policies");
     expect(new Set(terms.map((t) => t.toLowerCase())).size).toBe(terms.length);
@@ -113,7 +136,13 @@ describe("paper passages", () => {
 describe("instruction text", () => {
   it("renders every section for a body target with paper passages and no TODO left unexplained", async () => {
     const symbols = await new PythonMasker().listSymbols(SOURCE);
-    const facts = [factsOf({ file: "m.py", symbol: "kl_penalty", mode: "body" }, symbols.find((s) => s.name === "kl_penalty")!, symbols)];
+    const facts = [
+      factsOf(
+        { file: "m.py", symbol: "kl_penalty", mode: "body" },
+        symbols.find((s) => s.name === "kl_penalty")!,
+        symbols,
+      ),
+    ];
     const manifest = {
       id: "x-kl-penalty",
       paper: { title: "A Paper", url: "https://example.org/p", year: 2024, text: "paper.json" },
@@ -121,7 +150,14 @@ describe("instruction text", () => {
       context_files: ["utils.py"],
     };
     const text = await renderInstruction({ manifest, facts, pages: { "2": "3 Method\nThe KL penalty is (4)" } });
-    for (const heading of ["# Implement `kl_penalty`", "## What to implement", "## Where to look in the paper", "## Files that help", "## Out of scope", "## How your work is checked"]) {
+    for (const heading of [
+      "# Implement `kl_penalty`",
+      "## What to implement",
+      "## Where to look in the paper",
+      "## Files that help",
+      "## Out of scope",
+      "## How your work is checked",
+    ]) {
       expect(text).toContain(heading);
     }
     expect(text).toContain("The paper is at the root of this workspace: `paper.md` holds its text, page by page.");
@@ -137,13 +173,25 @@ describe("instruction text", () => {
 
   it("says when there is no paper text, and lists a class's methods", async () => {
     const symbols = await new PythonMasker().listSymbols(SOURCE);
-    const facts = [factsOf({ file: "m.py", symbol: "Scorer", mode: "class" }, symbols.find((s) => s.name === "Scorer")!, symbols)];
-    const data = buildInstructionData({ manifest: { id: "s", paper: { title: "T", url: "https://e.org", year: 2020 }, tests: { files: ["t.py"], timeout_per_test_s: 1, timeout_total_s: 2 } }, facts });
+    const facts = [
+      factsOf(
+        { file: "m.py", symbol: "Scorer", mode: "class" },
+        symbols.find((s) => s.name === "Scorer")!,
+        symbols,
+      ),
+    ];
+    const data = buildInstructionData({
+      manifest: { id: "s", paper: { title: "T", url: "https://e.org", year: 2020 }, tests: { files: ["t.py"], timeout_per_test_s: 1, timeout_total_s: 2 } },
+      facts,
+    });
     expect(data.paper_searched).toBe(false);
     expect(data.has_passages).toBe(false);
-    const text = await renderInstruction({ manifest: { id: "s", paper: { title: "T", url: "https://e.org", year: 2020 }, tests: { files: ["t.py"], timeout_per_test_s: 1, timeout_total_s: 2 } }, facts });
+    const text = await renderInstruction({
+      manifest: { id: "s", paper: { title: "T", url: "https://e.org", year: 2020 }, tests: { files: ["t.py"], timeout_per_test_s: 1, timeout_total_s: 2 } },
+      facts,
+    });
     expect(text).toContain("Every method body of this class has been removed");
-    expect(text).toContain("- `def score(self, a, b, *, margin: float = 1.0, names=(\"x\", \"y, z\")) -> float:`");
+    expect(text).toContain('- `def score(self, a, b, *, margin: float = 1.0, names=("x", "y, z")) -> float:`');
     expect(text).toContain("no paper text was available");
     expect(text).not.toContain("paper.json");
   });

@@ -28,13 +28,25 @@ export async function describeTargets(treeDir: string, targets: readonly Target[
   for (const [i, t] of targets.entries()) {
     const source = await readFile(join(treeDir, t.file), "utf8").catch(() => undefined);
     if (source === undefined) {
-      throw new LmrError({ code: "task/target-file-missing", file, pointer: `/targets/${i}/file`, message: `'${t.file}' is not a file of the upstream tree`, hint: "check the path (relative to the upstream tree, after prepare steps)" });
+      throw new LmrError({
+        code: "task/target-file-missing",
+        file,
+        pointer: `/targets/${i}/file`,
+        message: `'${t.file}' is not a file of the upstream tree`,
+        hint: "check the path (relative to the upstream tree, after prepare steps)",
+      });
     }
     const symbols = await maskerFor(t.file).listSymbols(source);
     const found = symbols.filter((s) => s.name === t.symbol && (t.line === undefined || s.line === t.line || s.decorator_line === t.line));
     const info = found[0];
     if (!info) {
-      throw new LmrError({ code: "task/target-not-found", file, pointer: `/targets/${i}/symbol`, message: `'${t.symbol}' is not defined in ${t.file}`, hint: "run `lmr mask FILE --list` to see the symbols" });
+      throw new LmrError({
+        code: "task/target-not-found",
+        file,
+        pointer: `/targets/${i}/symbol`,
+        message: `'${t.symbol}' is not defined in ${t.file}`,
+        hint: "run `lmr mask FILE --list` to see the symbols",
+      });
     }
     out.push(factsOf(t, info, symbols));
   }
@@ -43,7 +55,10 @@ export async function describeTargets(treeDir: string, targets: readonly Target[
 
 export function factsOf(t: Pick<Target, "file" | "symbol" | "mode">, info: SymbolInfo, symbols: readonly SymbolInfo[]): TargetFacts {
   const summary = info.docstring !== undefined ? summarizeDocstring(info.docstring) : undefined;
-  const methods = info.kind === "class" ? symbols.filter((s) => s.kind === "method" && s.name.startsWith(`${info.name}.`) && !s.name.slice(info.name.length + 1).includes(".")) : [];
+  const methods =
+    info.kind === "class"
+      ? symbols.filter((s) => s.kind === "method" && s.name.startsWith(`${info.name}.`) && !s.name.slice(info.name.length + 1).includes("."))
+      : [];
   return {
     file: t.file,
     symbol: t.symbol,
@@ -124,7 +139,58 @@ export function symbolWords(symbol: string): string {
     .trim();
 }
 
-const GENERIC = new Set(["self", "init", "call", "forward", "compute", "get", "set", "run", "main", "step", "update", "make", "build", "apply", "return", "returns", "with", "from", "that", "this", "the", "for", "and", "each", "list", "float", "floats", "value", "values", "args", "none", "true", "false", "given", "used", "uses", "using", "into", "over", "when", "where", "which", "their", "them", "they", "than", "then", "also", "only", "between"]);
+const GENERIC = new Set([
+  "self",
+  "init",
+  "call",
+  "forward",
+  "compute",
+  "get",
+  "set",
+  "run",
+  "main",
+  "step",
+  "update",
+  "make",
+  "build",
+  "apply",
+  "return",
+  "returns",
+  "with",
+  "from",
+  "that",
+  "this",
+  "the",
+  "for",
+  "and",
+  "each",
+  "list",
+  "float",
+  "floats",
+  "value",
+  "values",
+  "args",
+  "none",
+  "true",
+  "false",
+  "given",
+  "used",
+  "uses",
+  "using",
+  "into",
+  "over",
+  "when",
+  "where",
+  "which",
+  "their",
+  "them",
+  "they",
+  "than",
+  "then",
+  "also",
+  "only",
+  "between",
+]);
 
 /** Search terms for the paper: the author's keywords first, then the target's name and words of its docstring. */
 export function pickSearchTerms(facts: readonly TargetFacts[], keywords: readonly string[] = []): string[] {
@@ -177,7 +243,7 @@ export function selectPassages(pages: Record<string, string>, terms: readonly st
     if (kept.length === max) break;
     take(term);
   }
-  for (let progressed = true; progressed && kept.length < max; ) {
+  for (let progressed = true; progressed && kept.length < max;) {
     progressed = false;
     for (const term of ranked) {
       if (kept.length === max) break;

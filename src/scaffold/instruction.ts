@@ -57,7 +57,12 @@ export function buildInstructionData(input: InstructionInput): TemplateData {
       has_methods: f.methods.length > 0,
       methods: f.methods.map((x) => ({ method_signature: x.signature })),
     })),
-    passages: passages.map((p) => ({ page: p.page, section: p.heading ?? "", equation_list: (p.equations ?? []).map((e) => `(${e})`).join(", "), snippet: p.snippet.replace(/"/g, "'") })),
+    passages: passages.map((p) => ({
+      page: p.page,
+      section: p.heading ?? "",
+      equation_list: (p.equations ?? []).map((e) => `(${e})`).join(", "),
+      snippet: p.snippet.replace(/"/g, "'"),
+    })),
     has_passages: passages.length > 0,
     paper_searched: input.pages !== undefined,
     search_terms: shownTerms.length > 0 ? joinWords(shownTerms, "or") : "the target's name",
@@ -78,7 +83,12 @@ function joinWords(items: string[], last = "and"): string {
 /** instruction.md text for a task, from the toolkit's template (or `templatePath`). */
 export async function renderInstruction(input: InstructionInput, templatePath = INSTRUCTION_TEMPLATE): Promise<string> {
   const template = await readFile(templatePath, "utf8").catch((err: NodeJS.ErrnoException) => {
-    throw new LmrError({ code: "instruction/template-missing", file: templatePath, message: `cannot read the instruction template (${err.code ?? err.message})`, hint: "reinstall lmr, or pass an existing --template" });
+    throw new LmrError({
+      code: "instruction/template-missing",
+      file: templatePath,
+      message: `cannot read the instruction template (${err.code ?? err.message})`,
+      hint: "reinstall lmr, or pass an existing --template",
+    });
   });
   return renderTemplate(template, buildInstructionData(input), templatePath).replace(/\n{3,}/g, "\n\n");
 }
@@ -115,25 +125,47 @@ export async function scaffoldInstruction(taskDir: string, opts: ScaffoldInstruc
   const findings = (await checkManifest(raw)).filter((f) => f.pointer !== "/instruction" || !/does not exist/.test(f.message));
   if (findings.length > 0) {
     const first = findings[0]!;
-    throw new LmrError({ code: "manifest/invalid", file: raw.displayPath, pointer: first.pointer, message: first.message, hint: `${first.hint ?? "fix the manifest"}; \`lmr validate ${raw.dir}\` lists every problem` });
+    throw new LmrError({
+      code: "manifest/invalid",
+      file: raw.displayPath,
+      pointer: first.pointer,
+      message: first.message,
+      hint: `${first.hint ?? "fix the manifest"}; \`lmr validate ${raw.dir}\` lists every problem`,
+    });
   }
   const manifest = raw.data as TaskManifest;
   const out = resolve(raw.dir, manifest.instruction);
   if (!opts.force && (await stat(out).catch(() => undefined))) {
-    throw new LmrError({ code: "instruction/exists", file: out, message: "the instruction already exists", hint: "pass --force to replace it (your edits would be lost)" });
+    throw new LmrError({
+      code: "instruction/exists",
+      file: out,
+      message: "the instruction already exists",
+      hint: "pass --force to replace it (your edits would be lost)",
+    });
   }
   const task: ResolvedTask = { manifest, dir: raw.dir, manifestPath: raw.manifestPath };
   const facts = await withPreparedTree(task, opts, (tree) => describeTargets(tree, manifest.targets, raw.displayPath));
   // the paper the build puts in the workspace, found the same way: papers folder, cache, then paper.text
   const papersDir = papersDirFrom(opts.papers);
-  const pinned = opts.paper === undefined ? await resolvePaperPdf({ id: manifest.id, manifestPath: raw.manifestPath, paper: manifest.paper }, { ...(papersDir !== undefined ? { papersDir } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }) : undefined;
+  const pinned =
+    opts.paper === undefined
+      ? await resolvePaperPdf(
+          { id: manifest.id, manifestPath: raw.manifestPath, paper: manifest.paper },
+          { ...(papersDir !== undefined ? { papersDir } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) },
+        )
+      : undefined;
   const paperPath = opts.paper ?? pinned?.path ?? (manifest.paper.text !== undefined ? join(raw.dir, manifest.paper.text) : undefined);
   const pages = paperPath !== undefined ? (await readPaperPages(paperPath)).pages : undefined;
   const input: InstructionInput = { manifest, facts, ...(pages ? { pages } : {}), ...(opts.keywords ? { keywords: opts.keywords } : {}) };
   const text = await renderInstruction(input, opts.template);
   await writeFileAtomic(out, text);
   const passages = pages ? buildInstructionData(input).passages : undefined;
-  return { file: out, targets: facts.length, ...(Array.isArray(passages) ? { passages: passages.length } : {}), todos: (text.match(/TODO\(author\)/g) ?? []).length };
+  return {
+    file: out,
+    targets: facts.length,
+    ...(Array.isArray(passages) ? { passages: passages.length } : {}),
+    todos: (text.match(/TODO\(author\)/g) ?? []).length,
+  };
 }
 
 /** Runs `use` on the task's upstream, checked out and prepared in a temp folder that is removed afterwards. */

@@ -103,9 +103,17 @@ def test_grader_tests_are_written():
  * saying what to write: recording the skeleton as it is fails clearly.
  */
 export function driverSkeleton(target: Target): string {
-  const module = target.file.replace(/\.py$/, "").split("/").join(".").replace(/\.__init__$/, "");
+  const module = target.file
+    .replace(/\.py$/, "")
+    .split("/")
+    .join(".")
+    .replace(/\.__init__$/, "");
   const top = target.symbol.split(".")[0]!;
-  const call = target.symbol.includes(".") ? `build a ${top} the way the upstream does, then call .${target.symbol.split(".").slice(1).join(".")}(...)` : target.mode === "class" ? `build ${top} objects and call their methods` : `call ${top}(...)`;
+  const call = target.symbol.includes(".")
+    ? `build a ${top} the way the upstream does, then call .${target.symbol.split(".").slice(1).join(".")}(...)`
+    : target.mode === "class"
+      ? `build ${top} objects and call their methods`
+      : `call ${top}(...)`;
   return `"""Driver for \`lmr record\`: calls \`${target.symbol}\` on inputs chosen by the task author.
 
 \`lmr record\` runs this file against the reference implementation, from the root of the
@@ -137,7 +145,10 @@ export function guessContextFiles(targetFile: string, source: string, sourceFile
     if (hit && !found.includes(hit)) found.push(hit);
   };
   const stemOf = (dots: string, dotted: string): string => {
-    const path = dotted.split(".").filter((s) => s !== "").join("/");
+    const path = dotted
+      .split(".")
+      .filter((s) => s !== "")
+      .join("/");
     if (dots.length === 0) return path;
     let base = dir;
     for (let i = 1; i < dots.length; i++) base = posix.dirname(base);
@@ -145,7 +156,16 @@ export function guessContextFiles(targetFile: string, source: string, sourceFile
   };
   const moduleFiles = (stem: string, relative: boolean): string[] =>
     stem === "" || stem === "." ? [] : [`${stem}.py`, `${stem}/__init__.py`, ...(relative ? [] : [posix.join(dir, `${stem}.py`)])];
-  const names = (list: string): string[] => list.split(",").map((n) => n.trim().split(/\s+as\s+/)[0]!.trim()).filter((n) => /^[\w.]+$/.test(n));
+  const names = (list: string): string[] =>
+    list
+      .split(",")
+      .map((n) =>
+        n
+          .trim()
+          .split(/\s+as\s+/)[0]!
+          .trim(),
+      )
+      .filter((n) => /^[\w.]+$/.test(n));
   for (const m of source.matchAll(/^[ \t]*(?:from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([\w., \t]+)|import[ \t]+([\w., \t]+))/gm)) {
     if (m[4] !== undefined) {
       for (const mod of names(m[4])) add(moduleFiles(stemOf("", mod), false));
@@ -156,7 +176,8 @@ export function guessContextFiles(targetFile: string, source: string, sourceFile
     const before = found.length;
     add(moduleFiles(stem, dots.length > 0));
     // `from pkg import mod` / `from . import mod`: the names may be modules themselves
-    if (found.length === before) for (const name of names(m[3] ?? "")) add(moduleFiles(stem === "" || stem === "." ? name : `${stem}/${name}`, dots.length > 0));
+    if (found.length === before)
+      for (const name of names(m[3] ?? "")) add(moduleFiles(stem === "" || stem === "." ? name : `${stem}/${name}`, dots.length > 0));
   }
   return found;
 }

@@ -42,7 +42,9 @@ describe("editManifestLists", () => {
 
   it("adds to a one-line object with ', '", () => {
     const text = `{"tests": {"files": ["a.py"], "timeout_total_s": 1}}`;
-    expect(editManifestLists(text, [{ path: ["tests", "fixtures"], add: ["f.json"] }])).toBe(`{"tests": {"files": ["a.py"], "fixtures": ["f.json"], "timeout_total_s": 1}}`);
+    expect(editManifestLists(text, [{ path: ["tests", "fixtures"], add: ["f.json"] }])).toBe(
+      `{"tests": {"files": ["a.py"], "fixtures": ["f.json"], "timeout_total_s": 1}}`,
+    );
   });
 
   it("does nothing when the items are already listed", () => {

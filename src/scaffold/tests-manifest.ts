@@ -15,10 +15,7 @@ interface Member {
   keySpan: Span;
   value: Node;
 }
-type Node =
-  | (Span & { kind: "object"; members: Member[] })
-  | (Span & { kind: "array"; items: Node[] })
-  | (Span & { kind: "scalar" });
+type Node = (Span & { kind: "object"; members: Member[] }) | (Span & { kind: "array"; items: Node[] }) | (Span & { kind: "scalar" });
 
 /** Positions of every value in (valid) JSON text. */
 function parseSpans(text: string): Node {

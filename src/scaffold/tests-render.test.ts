@@ -6,8 +6,20 @@ import { fillTemplate, renderReplayTests, snakeName } from "./tests-render.js";
 
 function target(over: Partial<RecordedTarget>): RecordedTarget {
   return {
-    file: "m.py", symbol: "f", module: "m", owner: null, name: "f", kind: "function", async: false,
-    max_calls: 50, calls_seen: 2, calls_recorded: 2, self_attrs: null, skip_args: [], calls: [], ...over,
+    file: "m.py",
+    symbol: "f",
+    module: "m",
+    owner: null,
+    name: "f",
+    kind: "function",
+    async: false,
+    max_calls: 50,
+    calls_seen: 2,
+    calls_recorded: 2,
+    self_attrs: null,
+    skip_args: [],
+    calls: [],
+    ...over,
   };
 }
 
@@ -50,7 +62,7 @@ describe("renderReplayTests", () => {
     expect(out).toContain("replay(MODEL_STEP, call)");
     expect(out).toContain("# Model.size (m.py): property, 2 of 9 calls recorded");
     // a target named like a name of the template gets a constant of its own
-    expect(out).toContain("REPLAY = RECORDING.target(\"m.py\", \"replay\")");
+    expect(out).toContain('REPLAY = RECORDING.target("m.py", "replay")');
     expect(out).toContain('RECORDING.target("pkg/other.py", "f")');
     expect(out).toContain("def test_f_2_matches_recorded_call(call):");
     expect(out).toContain('RECORDING = Recording(Path(__file__).resolve().parent / "../fixtures/calls.json")');
@@ -108,6 +120,8 @@ describe("record.check_mutations", () => {
     expect(out).toContain("# f (m.py): function, 2 calls recorded; in-place changes of arguments not checked\n");
     expect(out).toContain("# g (m.py): function, 2 calls recorded\n");
     const header = out.slice(0, out.indexOf('"""', 3));
-    expect(header).toContain('In-place changes of arguments are not checked for f: in task.json its target sets\n"record": {"check_mutations": false}, so the tests below pass check_mutations=False.\n\nThe code under test');
+    expect(header).toContain(
+      'In-place changes of arguments are not checked for f: in task.json its target sets\n"record": {"check_mutations": false}, so the tests below pass check_mutations=False.\n\nThe code under test',
+    );
   });
 });

@@ -145,7 +145,8 @@ function defaultStem(task: ResolvedTask, targets: RecordedTarget[]): string {
 function checkOutPath(task: ResolvedTask, out: string): void {
   const why = checkRelativePath(out);
   const name = basename(out);
-  const bad = why ?? (!name.endsWith(".py") ? "is not a .py file" : !name.startsWith("test_") ? "does not start with test_, so pytest would not collect it" : undefined);
+  const bad =
+    why ?? (!name.endsWith(".py") ? "is not a .py file" : !name.startsWith("test_") ? "does not start with test_, so pytest would not collect it" : undefined);
   if (bad) {
     throw new LmrError({
       code: "tests/bad-out",

@@ -3,9 +3,7 @@ import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { gitDirArgs, gitEnv, runGit } from "./git.js";
 
-export type ExtractOutcome =
-  | { ok: true; missing: string[] }
-  | { ok: false; reason: "subdir-missing" | "git-failed"; detail: string };
+export type ExtractOutcome = { ok: true; missing: string[] } | { ok: false; reason: "subdir-missing" | "git-failed"; detail: string };
 
 /**
  * Write the files of `commit` (or of its `subdir`) into the existing empty
@@ -99,7 +97,10 @@ async function emptyDir(dir: string): Promise<void> {
 }
 
 function lastError(stderr: string): string {
-  const lines = stderr.split("\n").map((l) => l.trim()).filter(Boolean);
+  const lines = stderr
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
   const err = lines.find((l) => l.startsWith("fatal:") || l.startsWith("error:")) ?? lines[lines.length - 1] ?? "failed";
   return err.replace(/^(fatal|error): /, "");
 }

@@ -59,7 +59,11 @@ interface RepoDiff {
  */
 export async function changedTasksSince(dirs: string[], ref: string, opts: { siblings?: boolean } = {}): Promise<ChangedTasks> {
   if (ref.trim() === "" || ref.startsWith("-")) {
-    throw new LmrError({ code: "changed-since/bad-ref", message: `--changed-since needs a git revision, got '${ref}'`, hint: "name a commit, branch or tag, e.g. --changed-since origin/main" });
+    throw new LmrError({
+      code: "changed-since/bad-ref",
+      message: `--changed-since needs a git revision, got '${ref}'`,
+      hint: "name a commit, branch or tag, e.g. --changed-since origin/main",
+    });
   }
   const repos = new Map<string, Promise<RepoDiff>>();
   const diffOf = async (dir: string): Promise<RepoDiff> => {
@@ -72,7 +76,12 @@ export async function changedTasksSince(dirs: string[], ref: string, opts: { sib
     return d;
   };
 
-  interface Info { dir: string; real: string; upstreamKey: string | undefined; reason: string | undefined }
+  interface Info {
+    dir: string;
+    real: string;
+    upstreamKey: string | undefined;
+    reason: string | undefined;
+  }
   const infos: Info[] = [];
   let commit = "";
   for (const dir of dirs) {
@@ -85,7 +94,8 @@ export async function changedTasksSince(dirs: string[], ref: string, opts: { sib
     if (reason === undefined && upstream?.folder !== undefined) {
       const folder = await realpath(upstream.folder).catch(() => upstream.folder!);
       const rel = relative(d.top, folder);
-      if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) reason = `its local upstream ${upstream.folder} is outside the git repository, so it cannot be compared`;
+      if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel))
+        reason = `its local upstream ${upstream.folder} is outside the git repository, so it cannot be compared`;
       else reason = firstUnder(d, folder, "upstream ");
     }
     infos.push({ dir, real, upstreamKey: upstream?.key, reason });
@@ -118,7 +128,12 @@ function firstUnder(d: RepoDiff, folder: string, what: string): string | undefin
 async function workTreeTop(dir: string): Promise<string> {
   const r = await runGit(["rev-parse", "--show-toplevel"], { cwd: dir });
   if (r.exitCode !== 0 || r.stdout.trim() === "") {
-    throw new LmrError({ code: "changed-since/not-git", file: dir, message: `--changed-since: the task folder is not in a git work tree (${gitReason(r)})`, hint: "run it in a clone of the dataset repository, or leave out --changed-since" });
+    throw new LmrError({
+      code: "changed-since/not-git",
+      file: dir,
+      message: `--changed-since: the task folder is not in a git work tree (${gitReason(r)})`,
+      hint: "run it in a clone of the dataset repository, or leave out --changed-since",
+    });
   }
   return realpath(r.stdout.trim());
 }
@@ -135,9 +150,11 @@ async function diffSince(top: string, ref: string): Promise<RepoDiff> {
   }
   // the work tree against the commit: committed, staged and unstaged changes alike; a rename is a removal and an addition
   const diff = await runGit(["-c", "core.quotePath=false", "diff", "--name-only", "--no-renames", "--no-ext-diff", "-z", commit, "--"], { cwd: top });
-  if (diff.exitCode !== 0) throw new LmrError({ code: "changed-since/git", message: `git diff ${commit} failed: ${gitReason(diff)}`, hint: "check the repository with git status" });
+  if (diff.exitCode !== 0)
+    throw new LmrError({ code: "changed-since/git", message: `git diff ${commit} failed: ${gitReason(diff)}`, hint: "check the repository with git status" });
   const untracked = await runGit(["ls-files", "--others", "--exclude-standard", "-z"], { cwd: top });
-  if (untracked.exitCode !== 0) throw new LmrError({ code: "changed-since/git", message: `git ls-files failed: ${gitReason(untracked)}`, hint: "check the repository with git status" });
+  if (untracked.exitCode !== 0)
+    throw new LmrError({ code: "changed-since/git", message: `git ls-files failed: ${gitReason(untracked)}`, hint: "check the repository with git status" });
   const split = (s: string): string[] => s.split("\0").filter((p) => p !== "");
   return { top, commit, paths: [...split(diff.stdout), ...split(untracked.stdout)].sort() };
 }
@@ -151,7 +168,13 @@ async function localUpstream(dir: string): Promise<{ folder?: string; key: strin
   const raw = await readManifest(dir).catch(() => undefined);
   const u = asObject(asObject(raw?.data)?.upstream);
   if (!u) return undefined;
-  if (typeof u.repo === "string") return { key: `repo:${u.repo.toLowerCase().replace(/\.git$/, "").replace(/\/+$/, "")}` };
+  if (typeof u.repo === "string")
+    return {
+      key: `repo:${u.repo
+        .toLowerCase()
+        .replace(/\.git$/, "")
+        .replace(/\/+$/, "")}`,
+    };
   if (typeof u.path !== "string") return undefined;
   const root = resolve(dir, u.path);
   const sub = typeof u.subdir === "string" ? u.subdir : "";

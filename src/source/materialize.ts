@@ -26,37 +26,76 @@ export async function materializeUpstream(task: ResolvedTask, destDir: string, o
   const upstream = task.manifest.upstream;
   if (upstream.subdir !== undefined) {
     const why = checkRelativePath(upstream.subdir);
-    if (why) throw new LmrError({ code: "upstream/subdir-invalid", message: `upstream.subdir '${upstream.subdir}': ${why}`, file, pointer: "/upstream/subdir", hint: "give a relative folder inside the repository, e.g. \"src\"" });
+    if (why)
+      throw new LmrError({
+        code: "upstream/subdir-invalid",
+        message: `upstream.subdir '${upstream.subdir}': ${why}`,
+        file,
+        pointer: "/upstream/subdir",
+        hint: 'give a relative folder inside the repository, e.g. "src"',
+      });
   }
   return isUrlUpstream(upstream) ? materializeUrl(upstream, destDir, file, opts) : materializePath(upstream, task.dir, destDir, file);
 }
 
 async function materializeUrl(up: UrlUpstream, destDir: string, file: string, opts: SourceOptions): Promise<MaterializedSource> {
   const ref = parseRepoUrl(up.repo);
-  if (!ref) throw new LmrError({ code: "upstream/url-invalid", message: `upstream.repo '${up.repo}' is not a git URL`, file, pointer: "/upstream/repo", hint: "use https://github.com/OWNER/NAME (or a file:// URL for local tests)" });
+  if (!ref)
+    throw new LmrError({
+      code: "upstream/url-invalid",
+      message: `upstream.repo '${up.repo}' is not a git URL`,
+      file,
+      pointer: "/upstream/repo",
+      hint: "use https://github.com/OWNER/NAME (or a file:// URL for local tests)",
+    });
   const mirror = opts.mirror ?? nonEmpty(process.env.LMR_MIRROR);
   if (mirror !== undefined && ref.github) {
     const gitDir = await locateMirror(mirror, ref, file, "/upstream/repo");
     const commit = await resolveCommit(gitDir, up.commit);
     if (!commit) {
-      throw new LmrError({ code: "upstream/commit-not-found", message: `commit ${up.commit} not found in ${gitDir} (mirror of ${up.repo})`, file, pointer: "/upstream/commit", hint: "the mirror snapshot may be older than the commit (refresh it) or the SHA is wrong; no network is used when a mirror is given" });
+      throw new LmrError({
+        code: "upstream/commit-not-found",
+        message: `commit ${up.commit} not found in ${gitDir} (mirror of ${up.repo})`,
+        file,
+        pointer: "/upstream/commit",
+        hint: "the mirror snapshot may be older than the commit (refresh it) or the SHA is wrong; no network is used when a mirror is given",
+      });
     }
     const missing = await extractInto(gitDir, commit, up.subdir, destDir, file);
     return { commit, origin: "mirror", location: up.repo, gitDir, ...(missing.length > 0 ? { missing } : {}) };
   }
   const cached = await ensureCachedCommit(ref, up.commit, opts.cacheDir ?? defaultCacheDir(), { file, pointer: "/upstream/repo" });
   const missing = await extractInto(cached.gitDir, cached.commit, up.subdir, destDir, file);
-  return { commit: cached.commit, origin: cached.origin, location: up.repo, gitDir: cached.gitDir, fetched: cached.fetched, ...(missing.length > 0 ? { missing } : {}) };
+  return {
+    commit: cached.commit,
+    origin: cached.origin,
+    location: up.repo,
+    gitDir: cached.gitDir,
+    fetched: cached.fetched,
+    ...(missing.length > 0 ? { missing } : {}),
+  };
 }
 
 async function materializePath(up: PathUpstream, taskDir: string, destDir: string, file: string): Promise<MaterializedSource> {
   const root = resolve(taskDir, up.path);
   if (!(await isDirectory(root))) {
-    throw new LmrError({ code: "upstream/path-missing", message: `upstream.path '${up.path}' (${root}) is not a folder`, file, pointer: "/upstream/path", hint: "the path is relative to the task folder; check it exists" });
+    throw new LmrError({
+      code: "upstream/path-missing",
+      message: `upstream.path '${up.path}' (${root}) is not a folder`,
+      file,
+      pointer: "/upstream/path",
+      hint: "the path is relative to the task folder; check it exists",
+    });
   }
   if (up.commit === undefined) {
     const src = up.subdir ? join(root, up.subdir) : root;
-    if (!(await isDirectory(src))) throw new LmrError({ code: "upstream/subdir-missing", message: `upstream.subdir '${up.subdir}' does not exist in ${root}`, file, pointer: "/upstream/subdir" });
+    if (!(await isDirectory(src)))
+      throw new LmrError({
+        code: "upstream/subdir-missing",
+        message: `upstream.subdir '${up.subdir}' does not exist in ${root}`,
+        file,
+        pointer: "/upstream/subdir",
+      });
     await writeDirAtomic(destDir, async (tmp) => {
       await copyFolder(src, tmp);
     });
@@ -64,10 +103,23 @@ async function materializePath(up: PathUpstream, taskDir: string, destDir: strin
   }
   const repo = await locateLocalRepo(root);
   if (!repo) {
-    throw new LmrError({ code: "upstream/not-git", message: `upstream.commit is set but ${root} is not in a git repository`, file, pointer: "/upstream/commit", hint: "remove upstream.commit to copy the folder as it is, or point upstream.path at a git work tree" });
+    throw new LmrError({
+      code: "upstream/not-git",
+      message: `upstream.commit is set but ${root} is not in a git repository`,
+      file,
+      pointer: "/upstream/commit",
+      hint: "remove upstream.commit to copy the folder as it is, or point upstream.path at a git work tree",
+    });
   }
   const commit = await resolveCommit(repo.gitDir, up.commit);
-  if (!commit) throw new LmrError({ code: "upstream/commit-not-found", message: `commit ${up.commit} not found in ${root}`, file, pointer: "/upstream/commit", hint: "check the SHA with `git log` in that repository" });
+  if (!commit)
+    throw new LmrError({
+      code: "upstream/commit-not-found",
+      message: `commit ${up.commit} not found in ${root}`,
+      file,
+      pointer: "/upstream/commit",
+      hint: "check the SHA with `git log` in that repository",
+    });
   const subdir = [repo.prefix, up.subdir ?? ""].filter((s) => s !== "").join("/") || undefined;
   const missing = await extractInto(repo.gitDir, commit, subdir, destDir, file);
   return { commit, origin: "path", location: root, gitDir: repo.gitDir, ...(missing.length > 0 ? { missing } : {}) };
@@ -90,20 +142,34 @@ export async function resolveHeadCommit(repoUrlOrPath: string, opts: SourceOptio
     const r = await runGit(["ls-remote", ref.url, "HEAD"]);
     const sha = /^([0-9a-f]{40,64})\s+HEAD$/m.exec(r.stdout)?.[1];
     if (r.exitCode === 0 && sha) return sha;
-    throw new LmrError({ code: "upstream/unreachable", message: `cannot read the head commit of ${ref.url}: ${r.exitCode === 0 ? "no HEAD advertised" : gitReason(r)}`, hint: "check the URL and the network, or set --mirror / LMR_MIRROR" });
+    throw new LmrError({
+      code: "upstream/unreachable",
+      message: `cannot read the head commit of ${ref.url}: ${r.exitCode === 0 ? "no HEAD advertised" : gitReason(r)}`,
+      hint: "check the URL and the network, or set --mirror / LMR_MIRROR",
+    });
   }
   const root = resolve(opts.cwd ?? process.cwd(), repoUrlOrPath);
   const repo = await locateLocalRepo(root);
   const head = repo ? await resolveCommit(repo.gitDir, "HEAD") : undefined;
   if (head) return head;
-  throw new LmrError({ code: "upstream/not-git", message: `${root} is not a git repository with a commit`, hint: "give a repository URL or the path of a git work tree" });
+  throw new LmrError({
+    code: "upstream/not-git",
+    message: `${root} is not a git repository with a commit`,
+    hint: "give a repository URL or the path of a git work tree",
+  });
 }
 
 async function locateMirror(mirror: string, ref: RepoRef, file: string | undefined, pointer: string | undefined): Promise<string> {
   const found = await findMirrorGitDir(mirror, ref.owner, ref.name);
   if (found.gitDir) return found.gitDir;
   if (found.ambiguous) {
-    throw new LmrError({ code: "upstream/mirror-ambiguous", message: `the mirror holds several git directories for ${ref.owner}/${ref.name}: ${found.ambiguous.join(", ")}`, file, pointer, hint: "keep only one of them" });
+    throw new LmrError({
+      code: "upstream/mirror-ambiguous",
+      message: `the mirror holds several git directories for ${ref.owner}/${ref.name}: ${found.ambiguous.join(", ")}`,
+      file,
+      pointer,
+      hint: "keep only one of them",
+    });
   }
   throw new LmrError({
     code: "upstream/mirror-missing",
@@ -120,8 +186,20 @@ async function extractInto(gitDir: string, commit: string, subdir: string | unde
     const r = await extractCommit(gitDir, commit, subdir, tmp);
     if (!r.ok) {
       throw r.reason === "subdir-missing"
-        ? new LmrError({ code: "upstream/subdir-missing", message: `upstream.subdir: ${r.detail}`, file, pointer: "/upstream/subdir", hint: "check the folder name at that commit (git ls-tree <commit>)" })
-        : new LmrError({ code: "upstream/extract-failed", message: `cannot write the tree of ${commit} from ${gitDir}: ${r.detail}`, file, pointer: "/upstream", hint: `the repository may be corrupt; if it is the clone cache, delete ${gitDir} and run again` });
+        ? new LmrError({
+            code: "upstream/subdir-missing",
+            message: `upstream.subdir: ${r.detail}`,
+            file,
+            pointer: "/upstream/subdir",
+            hint: "check the folder name at that commit (git ls-tree <commit>)",
+          })
+        : new LmrError({
+            code: "upstream/extract-failed",
+            message: `cannot write the tree of ${commit} from ${gitDir}: ${r.detail}`,
+            file,
+            pointer: "/upstream",
+            hint: `the repository may be corrupt; if it is the clone cache, delete ${gitDir} and run again`,
+          });
     }
     missing = r.missing;
   });
@@ -147,7 +225,13 @@ async function assertEmptyDest(destDir: string, file: string): Promise<void> {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
     throw new LmrError({ code: "upstream/dest-unusable", message: `cannot use ${destDir} as the upstream tree folder: ${(err as Error).message}`, file });
   }
-  if (entries.length > 0) throw new LmrError({ code: "upstream/dest-not-empty", message: `the folder ${destDir} is not empty`, file, hint: "give a new or empty folder for the upstream tree" });
+  if (entries.length > 0)
+    throw new LmrError({
+      code: "upstream/dest-not-empty",
+      message: `the folder ${destDir} is not empty`,
+      file,
+      hint: "give a new or empty folder for the upstream tree",
+    });
 }
 
 async function isDirectory(p: string): Promise<boolean> {

@@ -36,8 +36,19 @@ export async function alternativesStep(
   const bad = results.filter((r) => r.status !== "passed");
   if (bad.length > 0) {
     const first = bad[0]!;
-    const tests = first.failing?.length ? `: ${first.failing.map((f) => f.id).slice(0, 3).join(", ")}${first.failing.length > 3 ? ", …" : ""} — ${first.failing[0]!.message.split("\n").find((l) => l.trim() !== "") ?? ""}` : first.reason ? `: ${first.reason}` : "";
-    return { ...step, ok: false, reason: `${bad.length} of ${results.length} alternative(s) fail; '${first.name}' ${first.status}${tests}. Decide whether the alternative or the tests are wrong: a correct solution must pass` };
+    const tests = first.failing?.length
+      ? `: ${first.failing
+          .map((f) => f.id)
+          .slice(0, 3)
+          .join(", ")}${first.failing.length > 3 ? ", …" : ""} — ${first.failing[0]!.message.split("\n").find((l) => l.trim() !== "") ?? ""}`
+      : first.reason
+        ? `: ${first.reason}`
+        : "";
+    return {
+      ...step,
+      ok: false,
+      reason: `${bad.length} of ${results.length} alternative(s) fail; '${first.name}' ${first.status}${tests}. Decide whether the alternative or the tests are wrong: a correct solution must pass`,
+    };
   }
   if (results.length < minAlternatives) {
     return {
@@ -64,7 +75,8 @@ async function gradeAlternative(
     if (text === undefined) lacking.push(file);
     else overlay[file] = text;
   }
-  if (lacking.length > 0) return { name, status: "invalid", passed: 0, failed: 0, errors: 0, duration_s: 0, reason: `lacks the target file(s) ${lacking.join(", ")}` };
+  if (lacking.length > 0)
+    return { name, status: "invalid", passed: 0, failed: 0, errors: 0, duration_s: 0, reason: `lacks the target file(s) ${lacking.join(", ")}` };
   const o = await limit(() => runOverlay(overlay));
   const failing = failingTests(o);
   return {

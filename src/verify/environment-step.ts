@@ -30,16 +30,23 @@ export function environmentStep(env: Environment, outcome: RunOutcome | undefine
   if (!outcome?.imports) return { ok: true, skipped: true, reason: "not checked: the reference run reported no imports", modules: [], duration_s: 0 };
   const standIns = new Set((env.stand_ins ?? []).map((s) => s.module.split(".")[0]!));
   const problems: string[] = [];
-  const modules = outcome.imports.filter((m) => !HARNESS_MODULES.has(m.module) && (m.origin === "installed" || m.origin === "stand-in" || m.origin === "missing"));
+  const modules = outcome.imports.filter(
+    (m) => !HARNESS_MODULES.has(m.module) && (m.origin === "installed" || m.origin === "stand-in" || m.origin === "missing"),
+  );
   for (const m of modules) {
     if (m.origin === "installed" && !declares(env, m) && !standIns.has(m.module)) {
-      problems.push(`'${m.module}'${m.dist ? ` (distribution ${m.dist})` : ""}, imported by ${m.importer}, is installed but not declared: add it to environment.requirements (pinned) or environment.system_packages`);
+      problems.push(
+        `'${m.module}'${m.dist ? ` (distribution ${m.dist})` : ""}, imported by ${m.importer}, is installed but not declared: add it to environment.requirements (pinned) or environment.system_packages`,
+      );
     } else if (m.origin === "stand-in" && !standIns.has(m.module)) {
-      problems.push(`'${m.module}', imported by ${m.importer}, is a stand-in module (no file) that environment.stand_ins does not declare: add {"module": "${m.module}", "reason": "…"}`);
+      problems.push(
+        `'${m.module}', imported by ${m.importer}, is a stand-in module (no file) that environment.stand_ins does not declare: add {"module": "${m.module}", "reason": "…"}`,
+      );
     }
   }
   const summary = modules.map((m) => ({ module: m.module, origin: m.origin, importer: m.importer, ...(m.dist ? { dist: m.dist } : {}) }));
-  if (problems.length > 0) return { ok: false, reason: `${problems.length} undeclared module(s): ${problems[0]}`, problems, modules: summary, duration_s: duration() };
+  if (problems.length > 0)
+    return { ok: false, reason: `${problems.length} undeclared module(s): ${problems[0]}`, problems, modules: summary, duration_s: duration() };
   return { ok: true, modules: summary, duration_s: duration() };
 }
 

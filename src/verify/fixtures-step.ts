@@ -22,16 +22,21 @@ export async function checkFixturesStep(task: ResolvedTask, opts: VerifyOptions,
   const duration_s = Math.round(performance.now() - t0) / 1000;
   const files = r.compared;
   if (r.status === "identical") {
-    return files.length === 0
-      ? { ok: true, files, reason: "the task has no fixtures", duration_s }
-      : { ok: true, files, duration_s };
+    return files.length === 0 ? { ok: true, files, reason: "the task has no fixtures", duration_s } : { ok: true, files, duration_s };
   }
   if (r.status === "failed") {
     const e = r.error;
-    return { ok: false, files, reason: `the fixtures could not be regenerated: ${e ? `${e.file ? `${e.file}: ` : ""}${e.message}${e.hint ? ` (hint: ${e.hint})` : ""}` : "unknown error"}`, duration_s };
+    return {
+      ok: false,
+      files,
+      reason: `the fixtures could not be regenerated: ${e ? `${e.file ? `${e.file}: ` : ""}${e.message}${e.hint ? ` (hint: ${e.hint})` : ""}` : "unknown error"}`,
+      duration_s,
+    };
   }
   const first = r.differences[0]!;
-  const where = [first.line ? `line ${first.line}` : "", first.json_pointer ? `at ${first.json_pointer}` : "", first.member ? `member ${first.member}` : ""].filter(Boolean).join(", ");
+  const where = [first.line ? `line ${first.line}` : "", first.json_pointer ? `at ${first.json_pointer}` : "", first.member ? `member ${first.member}` : ""]
+    .filter(Boolean)
+    .join(", ");
   const difference = `${first.file} (${first.kind}${where ? `, ${where}` : ""}): ${first.message}`;
   return {
     ok: false,

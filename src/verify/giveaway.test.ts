@@ -29,7 +29,9 @@ by \`smoothing\`; rewards are β · (chosen − ref_chosen), clamped below at -5
 describe("the giveaway score", () => {
   it("reads the body's calls, chains, constants and operators, leaving out the contract (name, parameters, locals, docstring)", () => {
     const known = contractNames(BODY);
-    expect([...known].sort()).toEqual(["beta", "chosen", "logits", "losses", "margin", "pair_loss", "ref_chosen", "ref_rejected", "rejected", "rewards", "smoothing"].sort());
+    expect([...known].sort()).toEqual(
+      ["beta", "chosen", "logits", "losses", "margin", "pair_loss", "ref_chosen", "ref_rejected", "rejected", "rewards", "smoothing"].sort(),
+    );
     const f = codeFeatures(BODY.slice(BODY.indexOf("\n") + 1), known);
     expect(f).toContain("call:logsigmoid");
     expect(f).toContain("chain:F.logsigmoid");

@@ -36,21 +36,275 @@ type Token = { kind: "name" | "num" | "str" | "op" | "punct"; text: string };
 
 /** Names every language and every paper uses: not evidence of anything when an instruction says them. */
 const COMMON = new Set([
-  "self", "this", "cls", "super", "None", "True", "False", "null", "undefined", "true", "false", "return", "if", "else", "elif", "for", "while", "in", "not", "and", "or", "is",
-  "def", "class", "lambda", "const", "let", "var", "function", "new", "import", "from", "as", "with", "try", "except", "finally", "raise", "throw", "yield", "await", "async", "pass", "break", "continue", "of", "typeof", "instanceof",
-  "len", "range", "enumerate", "zip", "list", "dict", "set", "tuple", "int", "float", "str", "bool", "print", "isinstance", "sorted", "reversed", "min", "max", "sum", "abs", "round", "any", "all", "map", "filter", "getattr", "setattr", "hasattr", "type", "iter", "next", "format", "append", "extend", "pop", "items", "keys", "values", "get", "update", "copy", "join", "split", "strip", "replace", "startswith", "endswith", "lower", "upper",
-  "push", "length", "slice", "forEach", "reduce", "Math", "Array", "Object", "String", "Number", "Map", "Set", "JSON", "console", "log", "from", "fill", "indexOf", "includes", "concat", "sort", "floor", "ceil", "size", "shape", "dim", "view", "reshape", "to", "device", "dtype", "item", "tolist", "numpy", "float32", "float64", "long", "cpu", "cuda", "detach", "clone", "contiguous", "unsqueeze", "squeeze", "cat", "stack", "zeros", "ones", "tensor", "array", "arange", "zeros_like", "ones_like", "empty", "torch", "np", "nn", "F", "math", "os", "re", "sys",
-  "mean", "std", "var", "exp", "log", "sqrt", "pow", "permute", "transpose", "flatten", "expand", "repeat", "double", "half", "numel", "no_grad", "zero_", "add_", "mul_", "addcmul_", "copy_", "forward", "backward", "__init__", "step", "train", "eval", "parameters", "named_parameters", "state", "clamp_", "requires_grad_", "to_list", "astype", "iloc", "loc", "apply", "head", "DataFrame", "Series", "Tensor",
+  "self",
+  "this",
+  "cls",
+  "super",
+  "None",
+  "True",
+  "False",
+  "null",
+  "undefined",
+  "true",
+  "false",
+  "return",
+  "if",
+  "else",
+  "elif",
+  "for",
+  "while",
+  "in",
+  "not",
+  "and",
+  "or",
+  "is",
+  "def",
+  "class",
+  "lambda",
+  "const",
+  "let",
+  "var",
+  "function",
+  "new",
+  "import",
+  "from",
+  "as",
+  "with",
+  "try",
+  "except",
+  "finally",
+  "raise",
+  "throw",
+  "yield",
+  "await",
+  "async",
+  "pass",
+  "break",
+  "continue",
+  "of",
+  "typeof",
+  "instanceof",
+  "len",
+  "range",
+  "enumerate",
+  "zip",
+  "list",
+  "dict",
+  "set",
+  "tuple",
+  "int",
+  "float",
+  "str",
+  "bool",
+  "print",
+  "isinstance",
+  "sorted",
+  "reversed",
+  "min",
+  "max",
+  "sum",
+  "abs",
+  "round",
+  "any",
+  "all",
+  "map",
+  "filter",
+  "getattr",
+  "setattr",
+  "hasattr",
+  "type",
+  "iter",
+  "next",
+  "format",
+  "append",
+  "extend",
+  "pop",
+  "items",
+  "keys",
+  "values",
+  "get",
+  "update",
+  "copy",
+  "join",
+  "split",
+  "strip",
+  "replace",
+  "startswith",
+  "endswith",
+  "lower",
+  "upper",
+  "push",
+  "length",
+  "slice",
+  "forEach",
+  "reduce",
+  "Math",
+  "Array",
+  "Object",
+  "String",
+  "Number",
+  "Map",
+  "Set",
+  "JSON",
+  "console",
+  "log",
+  "from",
+  "fill",
+  "indexOf",
+  "includes",
+  "concat",
+  "sort",
+  "floor",
+  "ceil",
+  "size",
+  "shape",
+  "dim",
+  "view",
+  "reshape",
+  "to",
+  "device",
+  "dtype",
+  "item",
+  "tolist",
+  "numpy",
+  "float32",
+  "float64",
+  "long",
+  "cpu",
+  "cuda",
+  "detach",
+  "clone",
+  "contiguous",
+  "unsqueeze",
+  "squeeze",
+  "cat",
+  "stack",
+  "zeros",
+  "ones",
+  "tensor",
+  "array",
+  "arange",
+  "zeros_like",
+  "ones_like",
+  "empty",
+  "torch",
+  "np",
+  "nn",
+  "F",
+  "math",
+  "os",
+  "re",
+  "sys",
+  "mean",
+  "std",
+  "var",
+  "exp",
+  "log",
+  "sqrt",
+  "pow",
+  "permute",
+  "transpose",
+  "flatten",
+  "expand",
+  "repeat",
+  "double",
+  "half",
+  "numel",
+  "no_grad",
+  "zero_",
+  "add_",
+  "mul_",
+  "addcmul_",
+  "copy_",
+  "forward",
+  "backward",
+  "__init__",
+  "step",
+  "train",
+  "eval",
+  "parameters",
+  "named_parameters",
+  "state",
+  "clamp_",
+  "requires_grad_",
+  "to_list",
+  "astype",
+  "iloc",
+  "loc",
+  "apply",
+  "head",
+  "DataFrame",
+  "Series",
+  "Tensor",
 ]);
 const TRIVIAL_NUMBERS = new Set(["0", "1", "2", "-1", "0.0", "1.0", "2.0", "0.", "1.", "-1.0"]);
 
-const OPERATORS = ["**=", "//=", ">>=", "<<=", "===", "!==", "**", "//", "==", "!=", "<=", ">=", "+=", "-=", "*=", "/=", "%=", "@=", "->", "=>", "&&", "||", "<<", ">>", "+", "-", "*", "/", "%", "@", "<", ">", "=", "&", "|", "^", "~", "!"];
+const OPERATORS = [
+  "**=",
+  "//=",
+  ">>=",
+  "<<=",
+  "===",
+  "!==",
+  "**",
+  "//",
+  "==",
+  "!=",
+  "<=",
+  ">=",
+  "+=",
+  "-=",
+  "*=",
+  "/=",
+  "%=",
+  "@=",
+  "->",
+  "=>",
+  "&&",
+  "||",
+  "<<",
+  ">>",
+  "+",
+  "-",
+  "*",
+  "/",
+  "%",
+  "@",
+  "<",
+  ">",
+  "=",
+  "&",
+  "|",
+  "^",
+  "~",
+  "!",
+];
 const ARITHMETIC = new Set(["**", "//", "+", "-", "*", "/", "%", "@", "<", ">", "<=", ">=", "==", "!=", "===", "!=="]);
 
 /** Prose writes operators and quantities as mathematics: read them as code would write them. */
 const MATH: Record<string, string> = {
-  "−": "-", "–": "-", "·": "*", "⋅": "*", "×": "*", "÷": "/", "∕": "/", "≤": "<=", "≥": ">=", "≠": "!=",
-  "α": " alpha ", "β": " beta ", "γ": " gamma ", "δ": " delta ", "ε": " eps ", "θ": " theta ", "λ": " lambda_ ", "μ": " mu ", "π": " pi ", "σ": " sigmoid ", "τ": " tau ", "ϵ": " eps ",
+  "−": "-",
+  "–": "-",
+  "·": "*",
+  "⋅": "*",
+  "×": "*",
+  "÷": "/",
+  "∕": "/",
+  "≤": "<=",
+  "≥": ">=",
+  "≠": "!=",
+  α: " alpha ",
+  β: " beta ",
+  γ: " gamma ",
+  δ: " delta ",
+  ε: " eps ",
+  θ: " theta ",
+  λ: " lambda_ ",
+  μ: " mu ",
+  π: " pi ",
+  σ: " sigmoid ",
+  τ: " tau ",
+  ϵ: " eps ",
 };
 
 /** Tokens of code or prose: names (dotted chains kept apart), numbers, string literals, operators. */
@@ -60,7 +314,10 @@ function tokenize(source: string): Token[] {
   let i = 0;
   while (i < text.length) {
     const c = text[i]!;
-    if (/\s/.test(c)) { i++; continue; }
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
     if (c === "#" && (i === 0 || text[i - 1] === "\n" || /\s/.test(text[i - 1]!))) {
       // a Python comment in code; in prose a '#' heading: either way not content
       while (i < text.length && text[i] !== "\n") i++;
@@ -204,11 +461,34 @@ function operandAfter(toks: Token[], i: number): Operand | undefined {
   return { key: t.text };
 }
 
-const KEYWORDS = new Set(["return", "if", "else", "in", "not", "and", "or", "is", "for", "while", "lambda", "yield", "await", "new", "typeof", "const", "let", "var"]);
+const KEYWORDS = new Set([
+  "return",
+  "if",
+  "else",
+  "in",
+  "not",
+  "and",
+  "or",
+  "is",
+  "for",
+  "while",
+  "lambda",
+  "yield",
+  "await",
+  "new",
+  "typeof",
+  "const",
+  "let",
+  "var",
+]);
 
 /** What the instruction holds, in the same terms: names, chains, literals and operator pairs of its prose and code spans. */
 function instructionTerms(text: string): { names: Set<string>; features: Set<string> } {
-  const names = new Set(tokenize(text).filter((t) => t.kind === "name").map((t) => t.text));
+  const names = new Set(
+    tokenize(text)
+      .filter((t) => t.kind === "name")
+      .map((t) => t.text),
+  );
   const features = codeFeatures(text);
   // prose writes a number as "0.5" or "1e-8" where code had 0.5 or 1e-08: compare values
   for (const t of tokenize(text)) if (t.kind === "num") features.add(`const:${normalizeNumber(t.text)}`);
@@ -228,7 +508,11 @@ const MIN_LINE_CHARS = 12;
 const PRIOR = 2;
 
 function normalizeLine(line: string): string {
-  return line.trim().replace(/\s+/g, " ").replace(/\s*#.*$/, "").replace(/\s*\/\/.*$/, "");
+  return line
+    .trim()
+    .replace(/\s+/g, " ")
+    .replace(/\s*#.*$/, "")
+    .replace(/\s*\/\/.*$/, "");
 }
 
 /** The code fences of a Markdown text. */
@@ -261,8 +545,10 @@ export function contractNames(body: string): Set<string> {
       if (m) out.add(m[1]!);
     }
   }
-  for (const m of body.matchAll(/^\s*(?:const|let|var)?\s*([A-Za-z_$][\w$]*(?:\s*,\s*[A-Za-z_$][\w$]*)*)\s*(?::[^=\n]+)?=(?!=)/gm)) for (const n of m[1]!.split(",")) out.add(n.trim());
-  for (const m of body.matchAll(/\bfor\s*\(?\s*(?:const|let|var)?\s*([A-Za-z_$][\w$]*(?:\s*,\s*[A-Za-z_$][\w$]*)*)\s+(?:in|of)\b/g)) for (const n of m[1]!.split(",")) out.add(n.trim());
+  for (const m of body.matchAll(/^\s*(?:const|let|var)?\s*([A-Za-z_$][\w$]*(?:\s*,\s*[A-Za-z_$][\w$]*)*)\s*(?::[^=\n]+)?=(?!=)/gm))
+    for (const n of m[1]!.split(",")) out.add(n.trim());
+  for (const m of body.matchAll(/\bfor\s*\(?\s*(?:const|let|var)?\s*([A-Za-z_$][\w$]*(?:\s*,\s*[A-Za-z_$][\w$]*)*)\s+(?:in|of)\b/g))
+    for (const n of m[1]!.split(",")) out.add(n.trim());
   return out;
 }
 
@@ -311,7 +597,12 @@ export function scoreGiveaway(bodies: string[], instruction: string): GiveawayRe
   for (const b of bodies) for (const f of codeFeatures(withoutHeader(b), known)) features.add(f);
   const terms = instructionTerms(instruction);
   const revealed = [...features].filter((f) => isRevealed(f, terms)).sort();
-  const lines = bodies.flatMap((b) => withoutDocstrings(withoutHeader(b)).split("\n").map(normalizeLine).filter((l) => l.length >= MIN_LINE_CHARS));
+  const lines = bodies.flatMap((b) =>
+    withoutDocstrings(withoutHeader(b))
+      .split("\n")
+      .map(normalizeLine)
+      .filter((l) => l.length >= MIN_LINE_CHARS),
+  );
   const fenceLines = new Set(codeFences(instruction).flatMap((f) => f.split("\n").map(normalizeLine)));
   const fencedCount = lines.filter((l) => fenceLines.has(l)).length;
   // a body with few features would swing between 0 and 1 on one word: PRIOR unrevealed features steady it

@@ -25,8 +25,18 @@ function firstFailure(o: RunOutcome): string {
   const t = o.tests.find((x) => BAD.has(x.status));
   if (!t) return "";
   const lines = (t.message ?? "").split("\n");
-  const said = lines.filter((l) => /^E\s/.test(l)).map((l) => l.replace(/^E\s+/, "").trim()).filter(Boolean);
-  const text = (said.length > 0 ? said.slice(0, 3) : lines.map((l) => l.trim()).filter(Boolean).slice(-2)).join(" | ");
+  const said = lines
+    .filter((l) => /^E\s/.test(l))
+    .map((l) => l.replace(/^E\s+/, "").trim())
+    .filter(Boolean);
+  const text = (
+    said.length > 0
+      ? said.slice(0, 3)
+      : lines
+          .map((l) => l.trim())
+          .filter(Boolean)
+          .slice(-2)
+  ).join(" | ");
   const short = text.length > 400 ? `${text.slice(0, 399)}…` : text;
   return `; first failing test ${t.id}${short ? `: ${short}` : ""}`;
 }
@@ -42,7 +52,10 @@ export function findFlakyTests(outcomes: RunOutcome[]): string[] {
       seen.set(t.id, s);
     }
   }
-  return [...seen].filter(([, s]) => s.size === 2).map(([id]) => id).sort();
+  return [...seen]
+    .filter(([, s]) => s.size === 2)
+    .map(([id]) => id)
+    .sort();
 }
 
 function firstInfra(outcomes: RunOutcome[]): RunsJudgement | undefined {
@@ -91,17 +104,18 @@ export function judgeStub(outcomes: RunOutcome[]): RunsJudgement {
     return { ok: false, reason: `the masked stub passes every test (passed ${n}/${n} runs): the tests do not check the target`, ...flakyField };
   }
   if (count("error") === n) {
-    return { ok: false, reason: `the stub fails only at import/collection, never inside a test (${outcomes[0]!.reason ?? "collection error"}): grade the target from inside test functions`, ...flakyField };
+    return {
+      ok: false,
+      reason: `the stub fails only at import/collection, never inside a test (${outcomes[0]!.reason ?? "collection error"}): grade the target from inside test functions`,
+      ...flakyField,
+    };
   }
   const failed = count("failed");
   if (failed < n) {
     const i = outcomes.findIndex((o) => o.status !== "failed");
     const o = outcomes[i]!;
-    const why = o.status === "passed"
-      ? "the stub passed every test"
-      : o.status === "error"
-        ? "the stub failed only at import/collection"
-        : `the run ended ${detail(o)}`;
+    const why =
+      o.status === "passed" ? "the stub passed every test" : o.status === "error" ? "the stub failed only at import/collection" : `the run ended ${detail(o)}`;
     return { ok: false, reason: `the stub failed inside a test in ${failed}/${n} runs; run ${i + 1}: ${why}`, ...flakyField, ...failingField };
   }
   if (failingEveryRun.length === 0) {

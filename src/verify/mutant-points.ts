@@ -2,16 +2,7 @@ import type { Node } from "../lang/python-parser.js";
 
 /** The mutation operators, one name per family of edits. */
 export type MutantOperator =
-  | "arith-swap"
-  | "cmp-flip"
-  | "bool-swap"
-  | "const-change"
-  | "unary-minus"
-  | "drop-statement"
-  | "swap-args"
-  | "return-none"
-  | "index-shift"
-  | "aug-assign";
+  "arith-swap" | "cmp-flip" | "bool-swap" | "const-change" | "unary-minus" | "drop-statement" | "swap-args" | "return-none" | "index-shift" | "aug-assign";
 
 /** Replace [start, end) (JS string indices) with `text`. */
 export interface Edit {
@@ -60,14 +51,24 @@ export function numberCandidates<B>(bodies: TargetBody<B>[], collect: (body: B) 
     }
   }
   return [...byKey.values()]
-    .sort((a, b) => a.edits[0]!.start - b.edits[0]!.start || a.edits[0]!.end - b.edits[0]!.end || (a.operator < b.operator ? -1 : a.operator > b.operator ? 1 : 0))
+    .sort(
+      (a, b) => a.edits[0]!.start - b.edits[0]!.start || a.edits[0]!.end - b.edits[0]!.end || (a.operator < b.operator ? -1 : a.operator > b.operator ? 1 : 0),
+    )
     .map((c, index) => ({ ...c, index }));
 }
 
 const ARITH: Record<string, string> = { "+": "-", "-": "+", "*": "/", "/": "*", "**": "*", "//": "/" };
 const COMPARE: Record<string, string> = {
-  "<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "==",
-  is: "is not", "is not": "is", in: "not in", "not in": "in",
+  "<": ">=",
+  ">=": "<",
+  ">": "<=",
+  "<=": ">",
+  "==": "!=",
+  "!=": "==",
+  is: "is not",
+  "is not": "is",
+  in: "not in",
+  "not in": "in",
 };
 const AUGMENTED: Record<string, string> = { "+=": "-=", "-=": "+=", "*=": "/=", "/=": "*=", "//=": "/=", "**=": "*=" };
 /** Operators where a negated right operand changes the result's sign (with + and - it would repeat arith-swap). */
@@ -75,7 +76,8 @@ const SIGN_SENSITIVE = new Set(["*", "/", "//", "%", "**"]);
 const PRIMARY = new Set(["identifier", "integer", "float", "attribute", "call", "subscript", "parenthesized_expression"]);
 const NOT_POSITIONAL = new Set(["keyword_argument", "list_splat", "dictionary_splat", "comment"]);
 /** Calls whose removal or reordering changes only what is printed or logged: equivalent mutants. */
-const DIAGNOSTIC_CALL = /^(print|warn|(logging|logger|log|warnings|_?LOG(GER)?)\..+|self\.(log|logger)(\..+)?|.*\.(debug|info|warning|warn|exception|critical))$/;
+const DIAGNOSTIC_CALL =
+  /^(print|warn|(logging|logger|log|warnings|_?LOG(GER)?)\..+|self\.(log|logger)(\..+)?|.*\.(debug|info|warning|warn|exception|critical))$/;
 
 /** Every mutation point inside `body` (a function or class body block), in source order. */
 export function collectMutationPoints(body: Node): MutationPoint[] {
@@ -145,8 +147,13 @@ function pointsAt(node: Node, out: MutationPoint[], indexLiterals: Set<number>, 
     case "string": {
       const end = node.children.find((c) => c.type === "string_end");
       if (end && !insideMessage(node)) {
-        add("const-change", node, [{ start: end.startIndex, end: end.startIndex, text: "_" }], node.text,
-          node.text.slice(0, end.startIndex - node.startIndex) + "_" + end.text);
+        add(
+          "const-change",
+          node,
+          [{ start: end.startIndex, end: end.startIndex, text: "_" }],
+          node.text,
+          node.text.slice(0, end.startIndex - node.startIndex) + "_" + end.text,
+        );
       }
       break;
     }
@@ -164,8 +171,16 @@ function pointsAt(node: Node, out: MutationPoint[], indexLiterals: Set<number>, 
       const positional = args?.type === "argument_list" ? args.namedChildren.filter((a) => !NOT_POSITIONAL.has(a.type)) : [];
       const [a, b] = positional;
       if (a && b && a.text !== b.text) {
-        add("swap-args", a, [{ start: a.startIndex, end: a.endIndex, text: b.text }, { start: b.startIndex, end: b.endIndex, text: a.text }],
-          `${a.text}, ${b.text}`, `${b.text}, ${a.text}`);
+        add(
+          "swap-args",
+          a,
+          [
+            { start: a.startIndex, end: a.endIndex, text: b.text },
+            { start: b.startIndex, end: b.endIndex, text: a.text },
+          ],
+          `${a.text}, ${b.text}`,
+          `${b.text}, ${a.text}`,
+        );
       }
       break;
     }

@@ -40,9 +40,14 @@ describe("generateMutants: operators", () => {
 
   it("cmp-flip: < >= > <= == != is / is not, in / not in", async () => {
     const got = await only("    return (a < b, a >= b, a > b, a <= b, a == b, a != b, a is b, a is not b, a in b, a not in b)", "cmp-flip");
-    expect(got.map((l) => l.slice(8, -1).split(", ").find((t, i) => t !== ["a < b", "a >= b", "a > b", "a <= b", "a == b", "a != b", "a is b", "a is not b", "a in b", "a not in b"][i]))).toEqual([
-      "a >= b", "a < b", "a <= b", "a > b", "a != b", "a == b", "a is not b", "a is b", "a not in b", "a in b",
-    ]);
+    expect(
+      got.map((l) =>
+        l
+          .slice(8, -1)
+          .split(", ")
+          .find((t, i) => t !== ["a < b", "a >= b", "a > b", "a <= b", "a == b", "a != b", "a is b", "a is not b", "a in b", "a not in b"][i]),
+      ),
+    ).toEqual(["a >= b", "a < b", "a <= b", "a > b", "a != b", "a == b", "a is not b", "a is b", "a not in b", "a in b"]);
   });
 
   it("bool-swap: and/or, not x → x, True/False", async () => {
@@ -163,7 +168,8 @@ describe("generateMutants: scope", () => {
   });
 
   it("does not drop the binding a nested nonlocal needs (Python would not compile it)", async () => {
-    const src = "def f(items):\n    count = 0\n    seen = []\n    def bump():\n        nonlocal count\n        count += 1\n    bump()\n    return count, seen\n";
+    const src =
+      "def f(items):\n    count = 0\n    seen = []\n    def bump():\n        nonlocal count\n        count += 1\n    bump()\n    return count, seen\n";
     const dropped = (await generateMutants(src, [{ symbol: "f" }], ALL)).filter((m) => m.operator === "drop-statement");
     expect(dropped.map((m) => m.description)).toEqual(["line 3: 'seen = []' → 'pass'", "line 6: 'count += 1' → 'pass'", "line 7: 'bump()' → 'pass'"]);
   });
@@ -220,11 +226,13 @@ describe("generateMutants: realistic function", () => {
     }
     const dir = await mkdtemp(join(tmpdir(), "lmr-mutants-"));
     try {
-      const files = await Promise.all(ms.map(async (m) => {
-        const file = join(dir, `${m.id}.py`);
-        await writeFile(file, m.source);
-        return file;
-      }));
+      const files = await Promise.all(
+        ms.map(async (m) => {
+          const file = join(dir, `${m.id}.py`);
+          await writeFile(file, m.source);
+          return file;
+        }),
+      );
       const python = process.env.LMR_PYTHON ?? "python3";
       const script = "import sys\nfor f in sys.argv[1:]:\n    compile(open(f, encoding='utf-8').read(), f, 'exec')\nprint(len(sys.argv) - 1)";
       const { stdout } = await execa(python, ["-c", script, ...files]);

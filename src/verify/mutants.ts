@@ -51,7 +51,10 @@ export async function generateMutants(source: string, targets: MutantTarget[], o
     seen.add(mutated);
     if (!(ts ? await tsParsesCleanly(mutated, file) : await parsesCleanly(mutated))) continue;
     const id = `m${c.index + 1}-${c.operator}-L${c.line}`;
-    accepted.push({ index: c.index, mutant: { id, operator: c.operator, symbol: c.symbol, line: c.line, lines: editedLines(source, c.edits), description: c.description, source: mutated } });
+    accepted.push({
+      index: c.index,
+      mutant: { id, operator: c.operator, symbol: c.symbol, line: c.line, lines: editedLines(source, c.edits), description: c.description, source: mutated },
+    });
   }
   return accepted.sort((a, b) => a.index - b.index).map((a) => a.mutant);
 }
@@ -61,7 +64,9 @@ async function enumerateCandidates(source: string, targets: MutantTarget[]): Pro
   const tree = await parsePython(source);
   try {
     const index = indexDefinitions(tree.rootNode);
-    const bodies = targets.flatMap((t) => locateBodies(index, t).map((body) => ({ symbol: t.symbol, spans: t.spans, size: body.endIndex - body.startIndex, body })));
+    const bodies = targets.flatMap((t) =>
+      locateBodies(index, t).map((body) => ({ symbol: t.symbol, spans: t.spans, size: body.endIndex - body.startIndex, body })),
+    );
     return numberCandidates(bodies, collectMutationPoints);
   } finally {
     tree.delete();

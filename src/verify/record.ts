@@ -190,7 +190,13 @@ export interface GiveawayRecord {
 }
 
 /** A record whose every step is still to run (or, after an early failure, skipped). */
-export function emptyRecord(taskId: string, settings: VerificationRecord["settings"], inputs: VerificationRecord["inputs"], toolkitVersion: string, toolkitHash: string): VerificationRecord {
+export function emptyRecord(
+  taskId: string,
+  settings: VerificationRecord["settings"],
+  inputs: VerificationRecord["inputs"],
+  toolkitVersion: string,
+  toolkitHash: string,
+): VerificationRecord {
   const skipped = (): StepRecord => ({ ok: false, skipped: true, reason: "not run: an earlier step failed", duration_s: 0 });
   return {
     schema_version: VERIFICATION_SCHEMA_VERSION,

@@ -61,11 +61,29 @@ export async function referenceStep(input: ReferenceStepInput): Promise<Referenc
   let planSource: RunsStep["plan_source"];
   let serverStarted: (() => void) | undefined;
   const serverReady = new Promise<void>((r) => (serverStarted = r));
-  const planKey = serverPlanKey({ workspace: input.hashes.workspace, reference: input.hashes.reference, grader: input.hashes.grader, python: python.path, pythonVersion: python.version, sandbox: JSON.stringify(targetIdentity(base.target)), environment });
+  const planKey = serverPlanKey({
+    workspace: input.hashes.workspace,
+    reference: input.hashes.reference,
+    grader: input.hashes.grader,
+    python: python.path,
+    pythonVersion: python.version,
+    sandbox: JSON.stringify(targetIdentity(base.target)),
+    environment,
+  });
   const traced = input.fast ? { traceLines: Object.keys(references) } : {};
   const runFresh = (extra: Partial<RunRequest>): Promise<RunOutcome> => runTests({ ...base, overlay: references, ...extra });
   const startServer = (plan: ServerPlan): Promise<ForkServer | undefined> =>
-    ForkServer.start({ scratchParent: base.scratchParent, python, sandbox: base.sandbox ?? "auto", target: base.target, ...plan, network: environment.network, environment, ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}), ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}) });
+    ForkServer.start({
+      scratchParent: base.scratchParent,
+      python,
+      sandbox: base.sandbox ?? "auto",
+      target: base.target,
+      ...plan,
+      network: environment.network,
+      environment,
+      ...(base.memoryMb ? { memoryMb: base.memoryMb } : {}),
+      ...(base.maxProcs ? { maxProcs: base.maxProcs } : {}),
+    });
   const firstInRememberedServer = async (): Promise<RunOutcome | undefined> => {
     const cached = input.useServer ? await readServerPlan(cacheDir, planKey) : undefined;
     const remembered = cached ?? (input.useServer ? await input.committedPlan() : undefined);
@@ -112,6 +130,14 @@ export async function referenceStep(input: ReferenceStepInput): Promise<Referenc
     throw err;
   }
   const missing = !ref.step.ok && !ref.step.infra ? findMissingModule(ref.outcomes) : undefined;
-  const step = missing ? { ...ref.step, infra: true, reason: missingModuleReason(missing, python.path) } : { ...ref.step, ...(planSource ? { plan_source: planSource } : {}) };
-  return { step, outcomes: ref.outcomes, ...(ref.backend !== undefined ? { backend: ref.backend } : {}), ...(server ? { server } : {}), ...(serverPlan ? { serverPlan } : {}) };
+  const step = missing
+    ? { ...ref.step, infra: true, reason: missingModuleReason(missing, python.path) }
+    : { ...ref.step, ...(planSource ? { plan_source: planSource } : {}) };
+  return {
+    step,
+    outcomes: ref.outcomes,
+    ...(ref.backend !== undefined ? { backend: ref.backend } : {}),
+    ...(server ? { server } : {}),
+    ...(serverPlan ? { serverPlan } : {}),
+  };
 }

@@ -10,7 +10,11 @@ import type { VerificationRecord } from "./record.js";
  */
 function recordClaims(r: VerificationRecord): Record<string, unknown> {
   const s = r.steps;
-  const statuses = (runs: { status: string }[]): string => runs.map((x) => x.status).sort().join(",");
+  const statuses = (runs: { status: string }[]): string =>
+    runs
+      .map((x) => x.status)
+      .sort()
+      .join(",");
   return {
     ok: r.ok,
     toolkit_hash: r.toolkit_hash ?? null,

@@ -7,27 +7,61 @@ import { planInServer, planOf, readServerPlan, samePlan, serverPlanKey, writeSer
 
 /** A first run: the tree's imports (made in the candidate) and what the tests' side left changed. */
 const outcome = (modules: [string, string][], env?: { set: Record<string, string>; unset: string[] }): RunOutcome =>
-  ({ imports: modules.map(([module, origin]) => ({ module, origin, importer: "t.py", dist: null, file: null })), ...(env ? { env_changes: env } : {}) }) as unknown as RunOutcome;
+  ({
+    imports: modules.map(([module, origin]) => ({ module, origin, importer: "t.py", dist: null, file: null })),
+    ...(env ? { env_changes: env } : {}),
+  }) as unknown as RunOutcome;
 
 describe("the fork server's plan", () => {
   it("preloads in the candidates' server the installed modules the tree imported, once each; keeps each side's variables", () => {
-    const plan = planOf(outcome([["torch", "installed"], ["numpy", "installed"], ["torch", "installed"], ["helpers", "tree"], ["spacy_parses", "grader"]], { set: { A: "1" }, unset: [] }));
+    const plan = planOf(
+      outcome(
+        [
+          ["torch", "installed"],
+          ["numpy", "installed"],
+          ["torch", "installed"],
+          ["helpers", "tree"],
+          ["spacy_parses", "grader"],
+        ],
+        { set: { A: "1" }, unset: [] },
+      ),
+    );
     expect(plan).toEqual({ preload: [], envChanges: { set: { A: "1" }, unset: [] }, candidate: { preload: ["numpy", "torch"] } });
     // where the candidate reports what it loaded, that alone is its plan: the run's imports also
     // hold the tests' (pytest), which a candidates' server must not preload (it would report them
     // back, and the plan would never hold there)
-    const both = { ...outcome([["pytest", "installed"], ["torch", "installed"]]), loaded_modules: { modules: ["pytest", "torch"], blocked: [], stand_ins: [] }, candidate_loaded_modules: { modules: ["torch", "trainers_dep"], blocked: ["wandb"], stand_ins: [] }, candidate_env_changes: { set: { B: "2" }, unset: [] } } as RunOutcome;
-    expect(planOf(both)).toEqual({ preload: ["pytest", "torch"], candidate: { preload: ["torch", "trainers_dep"], blocked: ["wandb"], envChanges: { set: { B: "2" }, unset: [] } } });
+    const both = {
+      ...outcome([
+        ["pytest", "installed"],
+        ["torch", "installed"],
+      ]),
+      loaded_modules: { modules: ["pytest", "torch"], blocked: [], stand_ins: [] },
+      candidate_loaded_modules: { modules: ["torch", "trainers_dep"], blocked: ["wandb"], stand_ins: [] },
+      candidate_env_changes: { set: { B: "2" }, unset: [] },
+    } as RunOutcome;
+    expect(planOf(both)).toEqual({
+      preload: ["pytest", "torch"],
+      candidate: { preload: ["torch", "trainers_dep"], blocked: ["wandb"], envChanges: { set: { B: "2" }, unset: [] } },
+    });
     expect(samePlan(planInServer(both, planOf(both)), planOf(both))).toBe(true);
   });
 
   it("preloads every module the first run loaded, submodules included, in its order; keeps what it blocked and what was its own or a fake", () => {
     const first = {
       ...outcome([["transformers", "installed"]]),
-      loaded_modules: { modules: ["torch", "transformers", "transformers.models.gpt2.modeling_gpt2"], blocked: ["torch_xla"], stand_ins: ["wandb", "trainers"] },
+      loaded_modules: {
+        modules: ["torch", "transformers", "transformers.models.gpt2.modeling_gpt2"],
+        blocked: ["torch_xla"],
+        stand_ins: ["wandb", "trainers"],
+      },
     } as RunOutcome;
     const plan = planOf(first);
-    expect(plan).toEqual({ preload: ["torch", "transformers", "transformers.models.gpt2.modeling_gpt2"], blocked: ["torch_xla"], standIns: ["wandb", "trainers"], candidate: { preload: ["transformers"] } });
+    expect(plan).toEqual({
+      preload: ["torch", "transformers", "transformers.models.gpt2.modeling_gpt2"],
+      blocked: ["torch_xla"],
+      standIns: ["wandb", "trainers"],
+      candidate: { preload: ["transformers"] },
+    });
     // a run in the server that loads the same is the same plan; one that blocks or fakes another name is not
     expect(samePlan(planInServer(first, plan), plan)).toBe(true);
     const other = { ...first, loaded_modules: { ...first.loaded_modules!, blocked: [] } } as RunOutcome;
@@ -42,15 +76,35 @@ describe("the fork server's plan", () => {
     expect(samePlan(planInServer(outcome([["joblib", "installed"]]), remembered), remembered)).toBe(true);
     expect(samePlan(planOf(outcome([["joblib", "installed"]])), remembered)).toBe(false);
     // a new import, or a variable set anew, is another plan
-    expect(samePlan(planInServer(outcome([["joblib", "installed"], ["torch", "installed"]]), remembered), remembered)).toBe(false);
+    expect(
+      samePlan(
+        planInServer(
+          outcome([
+            ["joblib", "installed"],
+            ["torch", "installed"],
+          ]),
+          remembered,
+        ),
+        remembered,
+      ),
+    ).toBe(false);
     expect(samePlan(planInServer(outcome([["joblib", "installed"]], { set: { B: "2" }, unset: [] }), remembered), remembered)).toBe(false);
     // order does not matter
-    expect(samePlan({ preload: ["a", "b"], envChanges: { set: { y: "1", x: "2" }, unset: [] } }, { preload: ["b", "a"], envChanges: { set: { x: "2", y: "1" }, unset: [] } })).toBe(true);
+    expect(
+      samePlan(
+        { preload: ["a", "b"], envChanges: { set: { y: "1", x: "2" }, unset: [] } },
+        { preload: ["b", "a"], envChanges: { set: { x: "2", y: "1" }, unset: [] } },
+      ),
+    ).toBe(true);
   });
 
   it("leaves out a variable that names a run's scratch folder, from a run and from a plan remembered before", async () => {
     const own = { TORCHINDUCTOR_CACHE_DIR: "/dev/shm/lmr-verify-1-a/lmr-run-Sw4yrK/tmp/torchinductor_lmr", CACHE: "/tmp/lmr-fork-x/c" };
-    expect(planOf(outcome([["torch", "installed"]], { set: { ...own, A: "1" }, unset: [] }))).toEqual({ preload: [], envChanges: { set: { A: "1" }, unset: [] }, candidate: { preload: ["torch"] } });
+    expect(planOf(outcome([["torch", "installed"]], { set: { ...own, A: "1" }, unset: [] }))).toEqual({
+      preload: [],
+      envChanges: { set: { A: "1" }, unset: [] },
+      candidate: { preload: ["torch"] },
+    });
     expect(planOf(outcome([["torch", "installed"]], { set: own, unset: [] }))).toEqual({ preload: [], candidate: { preload: ["torch"] } });
     const dir = await mkdtemp(join(tmpdir(), "lmr-plan-"));
     try {
@@ -64,8 +118,18 @@ describe("the fork server's plan", () => {
   it("is remembered by key, and a file that is not a plan reads as none", async () => {
     const dir = await mkdtemp(join(tmpdir(), "lmr-plan-"));
     try {
-      const key = serverPlanKey({ workspace: "w", reference: "r", grader: "g", python: "/usr/bin/python3", pythonVersion: "3.11.2", sandbox: "bwrap", environment: {} });
-      expect(key).not.toBe(serverPlanKey({ workspace: "w", reference: "r", grader: "g2", python: "/usr/bin/python3", pythonVersion: "3.11.2", sandbox: "bwrap", environment: {} }));
+      const key = serverPlanKey({
+        workspace: "w",
+        reference: "r",
+        grader: "g",
+        python: "/usr/bin/python3",
+        pythonVersion: "3.11.2",
+        sandbox: "bwrap",
+        environment: {},
+      });
+      expect(key).not.toBe(
+        serverPlanKey({ workspace: "w", reference: "r", grader: "g2", python: "/usr/bin/python3", pythonVersion: "3.11.2", sandbox: "bwrap", environment: {} }),
+      );
       expect(await readServerPlan(dir, key)).toBeUndefined();
       await writeServerPlan(dir, key, { preload: ["torch"] });
       expect(await readServerPlan(dir, key)).toEqual({ preload: ["torch"] });
@@ -74,7 +138,12 @@ describe("the fork server's plan", () => {
       await writeFile(join(dir, "verify", `server-plan-${key}.json`), JSON.stringify({ preload: ["json"], blocked: "torch" }));
       expect(await readServerPlan(dir, key)).toBeUndefined();
       await writeServerPlan(dir, key, { preload: ["json"], blocked: ["torch"], standIns: ["wandb"], candidate: { preload: ["numpy"], blocked: ["torch"] } });
-      expect(await readServerPlan(dir, key)).toEqual({ preload: ["json"], blocked: ["torch"], standIns: ["wandb"], candidate: { preload: ["numpy"], blocked: ["torch"] } });
+      expect(await readServerPlan(dir, key)).toEqual({
+        preload: ["json"],
+        blocked: ["torch"],
+        standIns: ["wandb"],
+        candidate: { preload: ["numpy"], blocked: ["torch"] },
+      });
       await writeFile(join(dir, "verify", `server-plan-${key}.json`), JSON.stringify({ preload: ["json"], candidate: { preload: "numpy" } }));
       expect(await readServerPlan(dir, key)).toBeUndefined();
     } finally {

@@ -36,9 +36,17 @@ export function planOf(first: RunOutcome): ServerPlan {
   // what it loaded. The list mixes the tests' imports with the tree's (pytest among them), and
   // a candidates' server that preloaded the tests' would report them back, so a plan made
   // with them would never hold in its own server.
-  const tops = first.candidate_loaded_modules ? [] : (first.imports ?? []).filter((x) => x.origin === "installed").map((x) => x.module).sort();
+  const tops = first.candidate_loaded_modules
+    ? []
+    : (first.imports ?? [])
+        .filter((x) => x.origin === "installed")
+        .map((x) => x.module)
+        .sort();
   const oracle = part(first.loaded_modules, [], first.env_changes);
-  const candidate = first.candidate_loaded_modules || tops.length > 0 || first.candidate_env_changes ? part(first.candidate_loaded_modules, tops, first.candidate_env_changes) : undefined;
+  const candidate =
+    first.candidate_loaded_modules || tops.length > 0 || first.candidate_env_changes
+      ? part(first.candidate_loaded_modules, tops, first.candidate_env_changes)
+      : undefined;
   return { ...oracle, ...(candidate ? { candidate } : {}) };
 }
 
@@ -77,7 +85,9 @@ export function planInServer(first: RunOutcome, under: ServerPlan): ServerPlan {
 
 function underPart(own: PlanPart, under: PlanPart): PlanPart {
   const set = { ...(under.envChanges?.set ?? {}), ...(own.envChanges?.set ?? {}) };
-  const unset = [...new Set([...(under.envChanges?.unset ?? []), ...(own.envChanges?.unset ?? [])])].filter((k) => !(own.envChanges?.set && k in own.envChanges.set));
+  const unset = [...new Set([...(under.envChanges?.unset ?? []), ...(own.envChanges?.unset ?? [])])].filter(
+    (k) => !(own.envChanges?.set && k in own.envChanges.set),
+  );
   for (const k of own.envChanges?.unset ?? []) delete set[k];
   const changed = Object.keys(set).length > 0 || unset.length > 0;
   const { envChanges: _ownChanges, ...rest } = own;
@@ -91,7 +101,13 @@ export function samePlan(a: ServerPlan, b: ServerPlan): boolean {
 
 function canonicalPart(p: PlanPart): unknown {
   const set = Object.fromEntries(Object.entries(p.envChanges?.set ?? {}).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
-  return { preload: [...p.preload].sort(), blocked: [...(p.blocked ?? [])].sort(), standIns: [...(p.standIns ?? [])].sort(), set, unset: [...(p.envChanges?.unset ?? [])].sort() };
+  return {
+    preload: [...p.preload].sort(),
+    blocked: [...(p.blocked ?? [])].sort(),
+    standIns: [...(p.standIns ?? [])].sort(),
+    set,
+    unset: [...(p.envChanges?.unset ?? [])].sort(),
+  };
 }
 
 function canonical(p: ServerPlan): string {
@@ -99,7 +115,15 @@ function canonical(p: ServerPlan): string {
 }
 
 /** Everything a plan depends on: the trees the tests run over, the grader, the interpreter and where it runs. */
-export function serverPlanKey(parts: { workspace: string; reference: string; grader: string; python: string; pythonVersion: string; sandbox: string; environment: unknown }): string {
+export function serverPlanKey(parts: {
+  workspace: string;
+  reference: string;
+  grader: string;
+  python: string;
+  pythonVersion: string;
+  sandbox: string;
+  environment: unknown;
+}): string {
   return createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 32);
 }
 
@@ -129,8 +153,14 @@ function readPart(v: Partial<PlanPart> | undefined): PlanPart | undefined {
   if (!names(v.preload)) return undefined;
   if ((v.blocked !== undefined && !names(v.blocked)) || (v.standIns !== undefined && !names(v.standIns))) return undefined;
   const c = v.envChanges;
-  const kept = c && typeof c === "object" && c.set && typeof c.set === "object" && Array.isArray(c.unset) ? withoutRunFolders({ set: c.set, unset: c.unset }) : undefined;
-  return { preload: v.preload, ...(v.blocked?.length ? { blocked: v.blocked } : {}), ...(v.standIns?.length ? { standIns: v.standIns } : {}), ...(kept ? { envChanges: kept } : {}) };
+  const kept =
+    c && typeof c === "object" && c.set && typeof c.set === "object" && Array.isArray(c.unset) ? withoutRunFolders({ set: c.set, unset: c.unset }) : undefined;
+  return {
+    preload: v.preload,
+    ...(v.blocked?.length ? { blocked: v.blocked } : {}),
+    ...(v.standIns?.length ? { standIns: v.standIns } : {}),
+    ...(kept ? { envChanges: kept } : {}),
+  };
 }
 
 export async function writeServerPlan(cacheDir: string, key: string, plan: ServerPlan): Promise<void> {

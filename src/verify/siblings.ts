@@ -55,7 +55,11 @@ async function loadAll(folder: string): Promise<ResolvedTask[]> {
 
 function upstreamKey(task: ResolvedTask): string {
   const u = task.manifest.upstream;
-  if (isUrlUpstream(u)) return `repo:${u.repo.toLowerCase().replace(/\.git$/, "").replace(/\/+$/, "")}`;
+  if (isUrlUpstream(u))
+    return `repo:${u.repo
+      .toLowerCase()
+      .replace(/\.git$/, "")
+      .replace(/\/+$/, "")}`;
   return `path:${resolve(task.dir, u.path)}`;
 }
 

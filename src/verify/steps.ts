@@ -91,7 +91,13 @@ export async function repeatRuns(
   );
   const judged: RunsJudgement = kind === "reference" ? judgeReference(outcomes) : judgeStub(outcomes);
   const { infra, ...rest } = judged;
-  const step: RunsStep = { ...rest, ...(infra ? { infra: true } : {}), duration_s: since(t), runs: outcomes.map((o) => summarize(o, kind === "reference")), ...(kind === "reference" ? gradedSet(outcomes) : {}) };
+  const step: RunsStep = {
+    ...rest,
+    ...(infra ? { infra: true } : {}),
+    duration_s: since(t),
+    runs: outcomes.map((o) => summarize(o, kind === "reference")),
+    ...(kind === "reference" ? gradedSet(outcomes) : {}),
+  };
   return { step, outcomes, ...(outcomes[0] ? { backend: outcomes[0].backend } : {}) };
 }
 
@@ -99,7 +105,10 @@ export async function repeatRuns(
 function gradedSet(outcomes: RunOutcome[]): Pick<RunsStep, "tests" | "skipped_tests"> {
   const passed = outcomes.find((o) => o.status === "passed");
   if (!passed) return {};
-  const skipped = passed.tests.filter((t) => t.status === "skipped").map((t) => t.id).sort();
+  const skipped = passed.tests
+    .filter((t) => t.status === "skipped")
+    .map((t) => t.id)
+    .sort();
   return { tests: passed.tests.map((t) => t.id).sort(), ...(skipped.length > 0 ? { skipped_tests: skipped } : {}) };
 }
 
@@ -123,7 +132,8 @@ export async function mutantsStep(
   for (const [i, file] of files.entries()) {
     const targets = await mutantTargets(task, file, references[file]!);
     // share the budget between files, the first ones taking the remainder
-    const share = settings.mutants === "all" ? Number.MAX_SAFE_INTEGER : Math.floor(settings.mutants / files.length) + (i < settings.mutants % files.length ? 1 : 0);
+    const share =
+      settings.mutants === "all" ? Number.MAX_SAFE_INTEGER : Math.floor(settings.mutants / files.length) + (i < settings.mutants % files.length ? 1 : 0);
     for (const mutant of await generateMutants(references[file]!, targets, { max: share, seed: settings.seed }, file)) mutants.push({ file, mutant });
   }
   let done = 0;
@@ -140,7 +150,8 @@ export async function mutantsStep(
     ),
   );
   const infra = results.find((r) => r.outcome.status === "infra")?.outcome;
-  const listed = (fate: string) => mutants.filter((_, i) => results[i]!.fate === fate).map(({ mutant }) => ({ id: mutant.id, description: mutant.description }));
+  const listed = (fate: string) =>
+    mutants.filter((_, i) => results[i]!.fate === fate).map(({ mutant }) => ({ id: mutant.id, description: mutant.description }));
   const declared = new Map((task.manifest.verification?.equivalent_mutants ?? []).map((e) => [e.id, e.reason]));
   const equivalent = [...listed("survived"), ...listed("uncovered")].filter((s) => declared.has(s.id)).map((s) => ({ ...s, reason: declared.get(s.id)! }));
   const survivors = listed("survived").filter((s) => !declared.has(s.id));
@@ -157,12 +168,29 @@ export async function mutantsStep(
     if (r.fate !== "killed" && declared.has(mutant.id)) return { ...row, fate: "equivalent", reason: declared.get(mutant.id)! };
     return { ...row, fate: r.fate, ...(r.killer ? { killer: r.killer } : {}) };
   });
-  const result = { ...base, total, killed, kill_ratio: ratio, survivors, ...(equivalent.length > 0 ? { equivalent } : {}), ...(plan.coverage ? { uncovered, runs } : {}), ...(listFates ? { fates } : {}), duration_s: since(t) };
+  const result = {
+    ...base,
+    total,
+    killed,
+    kill_ratio: ratio,
+    survivors,
+    ...(equivalent.length > 0 ? { equivalent } : {}),
+    ...(plan.coverage ? { uncovered, runs } : {}),
+    ...(listFates ? { fates } : {}),
+    duration_s: since(t),
+  };
   if (infra) return { ...result, ok: false, infra: true, reason: `infra: a mutant run could not run (${infra.reason ?? "unknown"})` };
   if (total === 0) return { ...result, ok: false, reason: "no mutant could be made of the reference body (is it empty?)" };
   if (ratio < settings.min_kill_ratio) {
-    const shown = [...survivors, ...uncovered.map((u) => ({ ...u, description: `${u.description} (no test reaches it)` }))].slice(0, 3).map((s) => s.description).join("; ");
-    return { ...result, ok: false, reason: `the tests kill ${killed}/${counted} mutants${equivalent.length ? ` (${equivalent.length} declared equivalent left out)` : ""} (ratio ${ratio}), below the threshold ${settings.min_kill_ratio}; survivors: ${shown}${survivors.length + uncovered.length > 3 ? "; …" : ""}` };
+    const shown = [...survivors, ...uncovered.map((u) => ({ ...u, description: `${u.description} (no test reaches it)` }))]
+      .slice(0, 3)
+      .map((s) => s.description)
+      .join("; ");
+    return {
+      ...result,
+      ok: false,
+      reason: `the tests kill ${killed}/${counted} mutants${equivalent.length ? ` (${equivalent.length} declared equivalent left out)` : ""} (ratio ${ratio}), below the threshold ${settings.min_kill_ratio}; survivors: ${shown}${survivors.length + uncovered.length > 3 ? "; …" : ""}`,
+    };
   }
   return { ...result, ok: true };
 }
@@ -178,13 +206,24 @@ export interface SiblingScan {
  * references of sibling tasks over the same upstream; files in allowed_leaks
  * are shown, not counted. Same-named definitions elsewhere are listed for review.
  */
-export async function leaksStep(task: ResolvedTask, bundle: BundleInfo, references: Record<string, string>, siblings: SiblingScan = { ids: [], refs: [] }): Promise<LeaksStep> {
+export async function leaksStep(
+  task: ResolvedTask,
+  bundle: BundleInfo,
+  references: Record<string, string>,
+  siblings: SiblingScan = { ids: [], refs: [] },
+): Promise<LeaksStep> {
   const t = performance.now();
   const refs: LeakReference[] = [];
   for (const [file, source] of Object.entries(references)) {
-    const specs = task.manifest.targets.filter((x) => x.file === file).map((x) => ({ symbol: x.symbol, mode: x.mode, ...(x.line ? { line: x.line } : {}), ...(x.region ? { region: x.region } : {}) }));
+    const specs = task.manifest.targets
+      .filter((x) => x.file === file)
+      .map((x) => ({ symbol: x.symbol, mode: x.mode, ...(x.line ? { line: x.line } : {}), ...(x.region ? { region: x.region } : {}) }));
     const masked = await maskerFor(file).mask(source, specs, file);
-    refs.push({ file, bodies: masked.targets.flatMap((x) => x.reference), targets: masked.targets.flatMap((x) => x.reference.map(() => `${file}::${x.symbol}`)) });
+    refs.push({
+      file,
+      bodies: masked.targets.flatMap((x) => x.reference),
+      targets: masked.targets.flatMap((x) => x.reference.map(() => `${file}::${x.symbol}`)),
+    });
   }
   const allowed = (task.manifest.verification?.allowed_leaks ?? []).map((a) => ({ file: a.file, ...(a.task ? { task: a.task } : {}) }));
   const workspace = join(bundle.dir, BUNDLE_FILES.workspace);
@@ -193,14 +232,17 @@ export async function leaksStep(task: ResolvedTask, bundle: BundleInfo, referenc
   const first = counted[0];
   const allowedCount = result.leaks.length - counted.length;
   const review = await findSameNamedDefinitions(workspace, task.manifest.targets);
-  const fromSibling = first?.target?.includes(":") && !first.target.startsWith(`${first.file}::`) && siblings.ids.some((id) => first.target!.startsWith(`${id}:`));
+  const fromSibling =
+    first?.target?.includes(":") && !first.target.startsWith(`${first.file}::`) && siblings.ids.some((id) => first.target!.startsWith(`${id}:`));
   const fix = fromSibling
     ? "mask that symbol in this task too (workspace.mask, with the reason) or remove the file (workspace.remove)"
     : "remove it (workspace.remove, or a prepare step) or list the file in verification.allowed_leaks with a reason";
   return {
     ok: counted.length === 0,
     ...(first
-      ? { reason: `${counted.length} leak(s) of ${fromSibling ? "another task's reference" : "the reference"} in the workspace; first: ${first.kind} in ${first.file}${first.line ? `:${first.line}` : ""}${first.target ? ` of ${first.target}` : ""} (${first.detail}); ${fix}` }
+      ? {
+          reason: `${counted.length} leak(s) of ${fromSibling ? "another task's reference" : "the reference"} in the workspace; first: ${first.kind} in ${first.file}${first.line ? `:${first.line}` : ""}${first.target ? ` of ${first.target}` : ""} (${first.detail}); ${fix}`,
+        }
       : allowedCount > 0
         ? { reason: `${allowedCount} allowed leak(s) (verification.allowed_leaks)` }
         : {}),

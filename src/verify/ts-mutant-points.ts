@@ -25,7 +25,8 @@ export function collectTsMutationPoints(body: Node, morph: TsMorph): MutationPoi
   const add = (operator: MutantOperator, at: Node, edits: Edit[], from: string, to: string): void => {
     points.push({ operator, line: lineAt(at.getStart()), edits, description: `line ${lineAt(at.getStart())}: '${clip(from)}' → '${clip(to)}'` });
   };
-  const replace = (operator: MutantOperator, at: Node, text: string): void => add(operator, at, [{ start: at.getStart(), end: at.getEnd(), text }], at.getText(), text);
+  const replace = (operator: MutantOperator, at: Node, text: string): void =>
+    add(operator, at, [{ start: at.getStart(), end: at.getEnd(), text }], at.getText(), text);
   const isDiagnostic = (n: Node): boolean => {
     const call = N.isExpressionStatement(n) ? n.getExpression() : n;
     return N.isCallExpression(call) && DIAGNOSTIC_CALL.test(call.getExpression().getText());
@@ -49,7 +50,14 @@ export function collectTsMutationPoints(body: Node, morph: TsMorph): MutationPoi
       else if (BOOL[text]) replace("bool-swap", op, BOOL[text]);
       else if (AUGMENTED[text]) replace("aug-assign", op, AUGMENTED[text]);
       const right = n.getRight();
-      if (SIGN_SENSITIVE.has(text) && (N.isIdentifier(right) || N.isPropertyAccessExpression(right) || N.isElementAccessExpression(right) || N.isCallExpression(right) || N.isParenthesizedExpression(right))) {
+      if (
+        SIGN_SENSITIVE.has(text) &&
+        (N.isIdentifier(right) ||
+          N.isPropertyAccessExpression(right) ||
+          N.isElementAccessExpression(right) ||
+          N.isCallExpression(right) ||
+          N.isParenthesizedExpression(right))
+      ) {
         add("unary-minus", right, [{ start: right.getStart(), end: right.getStart(), text: "-" }], right.getText(), `-${right.getText()}`);
       }
       return;
@@ -62,7 +70,10 @@ export function collectTsMutationPoints(body: Node, morph: TsMorph): MutationPoi
       add("bool-swap", n, [{ start: n.getStart(), end: n.getOperand().getStart(), text: "" }], n.getText(), n.getOperand().getText());
       return;
     }
-    if ((N.isPrefixUnaryExpression(n) || N.isPostfixUnaryExpression(n)) && (n.getOperatorToken() === K.PlusPlusToken || n.getOperatorToken() === K.MinusMinusToken)) {
+    if (
+      (N.isPrefixUnaryExpression(n) || N.isPostfixUnaryExpression(n)) &&
+      (n.getOperatorToken() === K.PlusPlusToken || n.getOperatorToken() === K.MinusMinusToken)
+    ) {
       const inc = n.getOperatorToken() === K.PlusPlusToken;
       const opStart = N.isPrefixUnaryExpression(n) ? n.getStart() : n.getOperand().getEnd();
       add("aug-assign", n, [{ start: opStart, end: opStart + 2, text: inc ? "--" : "++" }], n.getText(), inc ? "--" : "++");
@@ -70,7 +81,8 @@ export function collectTsMutationPoints(body: Node, morph: TsMorph): MutationPoi
     }
     if (N.isNumericLiteral(n)) {
       const v = Number(n.getLiteralValue());
-      const inIndex = N.isElementAccessExpression(n.getParent()) && (n.getParent() as Node & { getArgumentExpression(): Node | undefined }).getArgumentExpression() === n;
+      const inIndex =
+        N.isElementAccessExpression(n.getParent()) && (n.getParent() as Node & { getArgumentExpression(): Node | undefined }).getArgumentExpression() === n;
       const next = v === 0 ? "1" : v === 1 ? "0" : Number.isInteger(v) ? String(v + 1) : String(v * 2);
       replace(inIndex ? "index-shift" : "const-change", n, next);
       return;
@@ -81,29 +93,44 @@ export function collectTsMutationPoints(body: Node, morph: TsMorph): MutationPoi
     }
     if (N.isElementAccessExpression(n)) {
       const arg = n.getArgumentExpression();
-      if (arg && N.isIdentifier(arg)) add("index-shift", arg, [{ start: arg.getEnd(), end: arg.getEnd(), text: " + 1" }], arg.getText(), `${arg.getText()} + 1`);
+      if (arg && N.isIdentifier(arg))
+        add("index-shift", arg, [{ start: arg.getEnd(), end: arg.getEnd(), text: " + 1" }], arg.getText(), `${arg.getText()} + 1`);
       return;
     }
     if (N.isExpressionStatement(n) || N.isContinueStatement(n) || N.isBreakStatement(n) || N.isThrowStatement(n)) {
       // dropped, as `pass` does in Python: `;` is an empty statement wherever a statement may stand
       const parent = n.getParent();
-      if (parent && (N.isBlock(parent) || N.isCaseClause(parent) || N.isDefaultClause(parent) || N.isIfStatement(parent) || N.isIterationStatement(parent))) replace("drop-statement", n, ";");
+      if (parent && (N.isBlock(parent) || N.isCaseClause(parent) || N.isDefaultClause(parent) || N.isIfStatement(parent) || N.isIterationStatement(parent)))
+        replace("drop-statement", n, ";");
     }
     if (N.isCallExpression(n)) {
       const args = n.getArguments();
       if (args.length >= 2 && !args.slice(0, 2).some((a) => N.isSpreadElement(a)) && args[0]!.getText() !== args[1]!.getText()) {
         const [a, b] = [args[0]!, args[1]!];
-        add("swap-args", a, [{ start: a.getStart(), end: a.getEnd(), text: b.getText() }, { start: b.getStart(), end: b.getEnd(), text: a.getText() }], `${a.getText()}, ${b.getText()}`, `${b.getText()}, ${a.getText()}`);
+        add(
+          "swap-args",
+          a,
+          [
+            { start: a.getStart(), end: a.getEnd(), text: b.getText() },
+            { start: b.getStart(), end: b.getEnd(), text: a.getText() },
+          ],
+          `${a.getText()}, ${b.getText()}`,
+          `${b.getText()}, ${a.getText()}`,
+        );
       }
       return;
     }
     if (N.isReturnStatement(n)) {
       const value = n.getExpression();
-      if (value && value.getKind() !== K.UndefinedKeyword && !(N.isIdentifier(value) && value.getText() === "undefined")) replace("return-none", value, "undefined");
+      if (value && value.getKind() !== K.UndefinedKeyword && !(N.isIdentifier(value) && value.getText() === "undefined"))
+        replace("return-none", value, "undefined");
     }
   };
 
   if (N.isBlock(body)) body.getStatements().forEach(visit);
   else visit(body);
-  return points.map((p, i) => ({ p, i })).sort((a, b) => a.p.edits[0]!.start - b.p.edits[0]!.start || a.i - b.i).map(({ p }) => p);
+  return points
+    .map((p, i) => ({ p, i }))
+    .sort((a, b) => a.p.edits[0]!.start - b.p.edits[0]!.start || a.i - b.i)
+    .map(({ p }) => p);
 }

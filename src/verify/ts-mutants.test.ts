@@ -21,7 +21,18 @@ describe("generateMutants on TypeScript/JavaScript targets (ts-morph)", () => {
     ].join("\n");
     const got = await ops(src, "clip");
     const kinds = new Set(got.map(([op]) => op));
-    for (const op of ["const-change", "cmp-flip", "bool-swap", "aug-assign", "drop-statement", "swap-args", "arith-swap", "return-none", "index-shift"] as MutantOperator[]) expect(kinds, op).toContain(op);
+    for (const op of [
+      "const-change",
+      "cmp-flip",
+      "bool-swap",
+      "aug-assign",
+      "drop-statement",
+      "swap-args",
+      "arith-swap",
+      "return-none",
+      "index-shift",
+    ] as MutantOperator[])
+      expect(kinds, op).toContain(op);
     expect(got).toContainEqual(["cmp-flip", "'<' → '>='"]);
     expect(got).toContainEqual(["bool-swap", "'&&' → '||'"]);
     expect(got).toContainEqual(["drop-statement", "'continue;' → ';'"]);
@@ -44,7 +55,8 @@ describe("generateMutants on TypeScript/JavaScript targets (ts-morph)", () => {
   });
 
   it("a class target is every method of it; a console call is never dropped", async () => {
-    const src = "export class Acc {\n  total = 0;\n  add(x: number): void {\n    console.log(x);\n    this.total += x;\n  }\n  get mean(): number { return this.total / 2; }\n}\n";
+    const src =
+      "export class Acc {\n  total = 0;\n  add(x: number): void {\n    console.log(x);\n    this.total += x;\n  }\n  get mean(): number { return this.total / 2; }\n}\n";
     const got = await ops(src, "Acc");
     expect(got).toContainEqual(["aug-assign", "'+=' → '-='"]);
     expect(got).toContainEqual(["arith-swap", "'/' → '*'"]);

@@ -13,7 +13,14 @@ export async function enumerateTsCandidates(source: string, targets: MutantTarge
   const parsed = await parseTsSource(source, flavorOf(file, "ts"));
   try {
     const index = indexTsDefinitions(parsed.file, parsed.morph);
-    const bodies = targets.flatMap((t) => locateBodies(index.defs, locateSymbol(index, t.symbol, t.line, file)).map((def) => ({ symbol: t.symbol, spans: t.spans, size: def.end - def.start, body: def.body! })));
+    const bodies = targets.flatMap((t) =>
+      locateBodies(index.defs, locateSymbol(index, t.symbol, t.line, file)).map((def) => ({
+        symbol: t.symbol,
+        spans: t.spans,
+        size: def.end - def.start,
+        body: def.body!,
+      })),
+    );
     return numberCandidates(bodies, (body) => collectTsMutationPoints(body, parsed.morph) as MutationPoint[]);
   } finally {
     parsed.dispose();

@@ -26,7 +26,21 @@ import { alternativesStep } from "./alternatives-step.js";
 import { createRunSlots, type RunSlots } from "./run-slots.js";
 import { readKillers, writeKillers, type MutantPlan } from "./mutant-runs.js";
 import { environmentStep, findMissingModule, missingModuleReason } from "./environment-step.js";
-import { emptyRecord, settleRecord, VERIFICATION_FILE, VERIFICATION_SCHEMA_VERSION, type AlternativesStep, type FixturesStep, type GiveawayRecord, type LeaksStep, type MutantsStep, type RunsStep, type StepName, type StepRecord, type VerificationRecord } from "./record.js";
+import {
+  emptyRecord,
+  settleRecord,
+  VERIFICATION_FILE,
+  VERIFICATION_SCHEMA_VERSION,
+  type AlternativesStep,
+  type FixturesStep,
+  type GiveawayRecord,
+  type LeaksStep,
+  type MutantsStep,
+  type RunsStep,
+  type StepName,
+  type StepRecord,
+  type VerificationRecord,
+} from "./record.js";
 import { referenceStep, type ReferenceStepResult } from "./reference-step.js";
 import { parseServerPlan } from "./server-plan.js";
 import type { SiblingReferences } from "./siblings.js";
@@ -106,7 +120,10 @@ interface KeptBundle {
 const DEFAULTS = { runs: 3, mutants: 20, minKillRatio: 0.8, minAlternatives: 2, seed: 1 } as const;
 
 /** The settings a verification runs with: flags over the manifest's verification policy over defaults. */
-function resolveSettings(policy: { runs?: number; mutants?: number | "all"; min_kill_ratio?: number; min_alternatives?: number }, opts: VerifyOptions): VerificationRecord["settings"] {
+function resolveSettings(
+  policy: { runs?: number; mutants?: number | "all"; min_kill_ratio?: number; min_alternatives?: number },
+  opts: VerifyOptions,
+): VerificationRecord["settings"] {
   const s = {
     runs: opts.runs ?? policy.runs ?? DEFAULTS.runs,
     mutants: opts.mutants ?? policy.mutants ?? DEFAULTS.mutants,
@@ -152,7 +169,14 @@ export async function verifyTask(task: ResolvedTask, opts: VerifyOptions = {}): 
   if (earlier.reused) return earlier.reused;
 
   const record = emptyRecord(task.manifest.id, settings, initialInputs(task, hashes), TOOLKIT_VERSION, toolkitHash());
-  const ctx: StepContext = { task, opts, settings, cacheDir, slots: opts.slots ?? createRunSlots(Math.max(1, opts.jobs ?? 2)), ...progressOf(task.manifest.id, opts.onEvent) };
+  const ctx: StepContext = {
+    task,
+    opts,
+    settings,
+    cacheDir,
+    slots: opts.slots ?? createRunSlots(Math.max(1, opts.jobs ?? 2)),
+    ...progressOf(task.manifest.id, opts.onEvent),
+  };
   const ending: Ending = { t0, rerunReason: earlier.rerunReason, committed: earlier.committed, cacheDir, warnings: [] };
   // a kept bundle is for a person to use later: it stays on disk, not in memory
   const workDir = opts.keep ? await diskScratch("lmr-verify-") : await makeTrustedScratch("lmr-verify-");
@@ -235,7 +259,19 @@ async function runSteps(ctx: StepContext, record: VerificationRecord, work: stri
   // the Node harness traces no lines and has no fork server: its mutants run the whole suite
   const fast = opts.fastMutants !== false && m.tests.runner !== "node-test";
   ctx.emit("reference", `reference × ${settings.runs}`);
-  const ref = await referenceStep({ references, runs: settings.runs, slots: ctx.slots, base, environment: m.environment, fast, useServer: fast && opts.forkServer !== false, cacheDir: ctx.cacheDir, hashes: bundle.hashes, committedPlan: async () => parseServerPlan((await readVerification(task))?.environment?.server_plan), tick: ctx.tick("reference") });
+  const ref = await referenceStep({
+    references,
+    runs: settings.runs,
+    slots: ctx.slots,
+    base,
+    environment: m.environment,
+    fast,
+    useServer: fast && opts.forkServer !== false,
+    cacheDir: ctx.cacheDir,
+    hashes: bundle.hashes,
+    committedPlan: async () => parseServerPlan((await readVerification(task))?.environment?.server_plan),
+    tick: ctx.tick("reference"),
+  });
   const server = (held.server = ref.server);
   record.steps.reference = ref.step;
   if (ref.serverPlan) record.environment.server_plan = ref.serverPlan;
@@ -249,7 +285,10 @@ async function runSteps(ctx: StepContext, record: VerificationRecord, work: stri
   const stubKillers = fast ? (await readKillers(ctx.cacheDir, bundle.hashes.grader)).slice(0, 3) : [];
   await settleAll([
     stubStep(ctx, { trusted, fast, killers: stubKillers, referenceInfra: record.steps.reference.infra === true, python }).then((s) => (record.steps.stub = s)),
-    (record.steps.reference.ok ? alternativesAndMutantsStep(ctx, { bundle, references, reference: ref, fast, fresh, trusted }) : notRunWithoutReference(record.steps)).then((s) => {
+    (record.steps.reference.ok
+      ? alternativesAndMutantsStep(ctx, { bundle, references, reference: ref, fast, fresh, trusted })
+      : notRunWithoutReference(record.steps)
+    ).then((s) => {
       record.steps.mutants = s.mutants;
       record.steps.alternatives = s.alternatives;
     }),
@@ -266,7 +305,12 @@ async function runSteps(ctx: StepContext, record: VerificationRecord, work: stri
  * not (`rerunReason`) and, for a valid record this machine has not reproduced yet (a fresh
  * clone's), that record as committed: a run that reproduces it leaves its file as it is.
  */
-async function checkEarlierRecord(task: ResolvedTask, settings: VerificationRecord["settings"], hashes: InputHashes, cacheDir: string): Promise<{ reused?: VerifyResult; rerunReason?: string; committed?: Committed }> {
+async function checkEarlierRecord(
+  task: ResolvedTask,
+  settings: VerificationRecord["settings"],
+  hashes: InputHashes,
+  cacheDir: string,
+): Promise<{ reused?: VerifyResult; rerunReason?: string; committed?: Committed }> {
   const text = await readRecordText(join(task.dir, VERIFICATION_FILE));
   const prev = await readVerification(task);
   const rerunReason = prev ? staleReason(prev, hashes.task, settings, hashes.upstreamTree) : undefined;
@@ -333,7 +377,15 @@ async function resolveTarget(ctx: StepContext): Promise<{ target: RunTarget } | 
   const { task, opts } = ctx;
   try {
     // under docker the image's interpreter: nothing is resolved or installed on the host
-    return { target: await resolveRunTarget({ sandbox: opts.sandbox ?? "auto", environment: task.manifest.environment, runner: task.manifest.tests.runner === "node-test" ? "node-test" : "pytest", ...(opts.python ? { python: opts.python } : {}), ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}) }) };
+    return {
+      target: await resolveRunTarget({
+        sandbox: opts.sandbox ?? "auto",
+        environment: task.manifest.environment,
+        runner: task.manifest.tests.runner === "node-test" ? "node-test" : "pytest",
+        ...(opts.python ? { python: opts.python } : {}),
+        ...(opts.cacheDir ? { cacheDir: opts.cacheDir } : {}),
+      }),
+    };
   } catch (err) {
     return { failure: { ok: false, infra: true, reason: `infra: ${errorText(err)}`, duration_s: 0, runs: [] } };
   }
@@ -371,7 +423,10 @@ async function noteRunEnvironment(env: VerificationRecord["environment"], task: 
  * The stub step: the stub fails inside a test in every run. On the fast path a run stops at
  * the first such failure (known killers first); a stub that passes still runs every test.
  */
-async function stubStep(ctx: StepContext, input: { trusted: RunOverlay; fast: boolean; killers: string[]; referenceInfra: boolean; python: PythonEnv }): Promise<RunsStep> {
+async function stubStep(
+  ctx: StepContext,
+  input: { trusted: RunOverlay; fast: boolean; killers: string[]; referenceInfra: boolean; python: PythonEnv },
+): Promise<RunsStep> {
   ctx.emit("stub", `stub × ${ctx.settings.runs}`);
   const once = (): Promise<RunOutcome> => (input.fast ? input.trusted({}, { stopAtFirstFailure: true, firstTests: input.killers }) : input.trusted({}));
   const stub = await repeatRuns("stub", ctx.settings.runs, ctx.slots, once, ctx.tick("stub"));
@@ -391,20 +446,42 @@ async function notRunWithoutReference(steps: VerificationRecord["steps"]): Promi
  * like the reference, run in the fork server too; each mutant runs the tests whose traced lines
  * it touches, known killers first, and the killers are remembered for the next verification.
  */
-async function alternativesAndMutantsStep(ctx: StepContext, input: { bundle: BundleInfo; references: Record<string, string>; reference: ReferenceStepResult; fast: boolean; fresh: RunOverlay; trusted: RunOverlay }): Promise<{ alternatives: AlternativesStep; mutants: MutantsStep }> {
+async function alternativesAndMutantsStep(
+  ctx: StepContext,
+  input: { bundle: BundleInfo; references: Record<string, string>; reference: ReferenceStepResult; fast: boolean; fresh: RunOverlay; trusted: RunOverlay },
+): Promise<{ alternatives: AlternativesStep; mutants: MutantsStep }> {
   const { task, settings, slots, cacheDir } = ctx;
   const { bundle, fast, fresh, trusted } = input;
   const m = task.manifest;
   ctx.emit("alternatives", `${bundle.alternatives.length} alternative(s)`);
-  const alternatives = alternativesStep(bundle, settings.min_alternatives, slots, (overlay) => (fast ? trusted(overlay) : fresh(overlay)), ctx.tick("alternatives"));
+  const alternatives = alternativesStep(
+    bundle,
+    settings.min_alternatives,
+    slots,
+    (overlay) => (fast ? trusted(overlay) : fresh(overlay)),
+    ctx.tick("alternatives"),
+  );
 
   ctx.emit("mutants", settings.mutants === "all" ? "every mutant" : `up to ${settings.mutants} mutants`);
   // a mutant that loops forever is killed by its timeout: a few reference durations, not the task's whole budget
   const refTime = Math.max(...input.reference.step.runs.map((r) => r.duration_s), 1);
   const timeout = Math.min(m.tests.timeout_total_s, Math.max(10, Math.ceil(refTime * 5)));
   const tracedRun = fast ? input.reference.outcomes.find((o) => o.status === "passed" && o.lines) : undefined;
-  const plan: MutantPlan = { killers: fast ? await readKillers(cacheDir, bundle.hashes.grader) : [], mount: m.tests.mount ?? "lmr_tests", ...(tracedRun?.lines ? { coverage: tracedRun.lines, tests: tracedRun.tests.map((x) => x.id) } : {}) };
-  const mutants = await mutantsStep(task, input.references, settings, slots, (overlay, extra) => trusted(overlay, { timeoutTotalS: timeout, ...extra }), ctx.tick("mutants"), plan, ctx.opts.listMutants === true);
+  const plan: MutantPlan = {
+    killers: fast ? await readKillers(cacheDir, bundle.hashes.grader) : [],
+    mount: m.tests.mount ?? "lmr_tests",
+    ...(tracedRun?.lines ? { coverage: tracedRun.lines, tests: tracedRun.tests.map((x) => x.id) } : {}),
+  };
+  const mutants = await mutantsStep(
+    task,
+    input.references,
+    settings,
+    slots,
+    (overlay, extra) => trusted(overlay, { timeoutTotalS: timeout, ...extra }),
+    ctx.tick("mutants"),
+    plan,
+    ctx.opts.listMutants === true,
+  );
   if (fast) await writeKillers(cacheDir, bundle.hashes.grader, plan.killers).catch(() => undefined);
   return { alternatives: await alternatives, mutants };
 }
@@ -449,13 +526,18 @@ async function keepForHand(bundle: BundleInfo, references: Record<string, string
   if (task.manifest.tests.runner === "node-test") {
     // by hand, Node's own runner over the grader files (the TypeScript hooks without lmr's channel or bridge)
     const files = task.manifest.tests.files.map((f) => JSON.stringify(`${mount}/${f}`)).join(" ");
-    return { bundle: bundle.dir, tree, command: `cd ${JSON.stringify(tree)} && ${python.path} --import ${JSON.stringify(toolkitPath("node", "lmr-harness", "ts-register.mjs"))} --test ${files}` };
+    return {
+      bundle: bundle.dir,
+      tree,
+      command: `cd ${JSON.stringify(tree)} && ${python.path} --import ${JSON.stringify(toolkitPath("node", "lmr-harness", "ts-register.mjs"))} --test ${files}`,
+    };
   }
   // the tests reach the code through a candidate process, as in lmr's runs (python/lmr_bridge/by_hand.py starts it)
   const c = task.manifest.tests.candidate;
   const setup = c?.setup ? ` --setup ${JSON.stringify(`${mount}/${c.setup}`)}` : "";
   const support = c?.setup || c?.files?.length ? ` --support ${JSON.stringify(`${mount}/${posix.dirname(c.setup ?? c.files![0]!)}`)}` : "";
-  const byHand = (py: string, toolkit: string): string => `${py} ${toolkit}/lmr_bridge/by_hand.py --tree .${support}${setup} -- ${args ? `${args} ` : ""}${mount}`;
+  const byHand = (py: string, toolkit: string): string =>
+    `${py} ${toolkit}/lmr_bridge/by_hand.py --tree .${support}${setup} -- ${args ? `${args} ` : ""}${mount}`;
   const image = (python as { image?: { tag: string } }).image;
   const command = image
     ? `docker run --rm --network none --user "$(id -u):$(id -g)" -v ${JSON.stringify(`${tree}:/work`)} -w /work ${image.tag} ${byHand(python.path, "/opt/lmr/python")}`
@@ -478,10 +560,16 @@ export async function recordInvalidManifest(dir: string, rawId: unknown, problem
 }
 
 /** Why an earlier record cannot stand for a verification today, or undefined where it can. */
-function staleReason(prev: VerificationRecord, taskHash: string, settings: VerificationRecord["settings"], upstreamTree: string | undefined): string | undefined {
+function staleReason(
+  prev: VerificationRecord,
+  taskHash: string,
+  settings: VerificationRecord["settings"],
+  upstreamTree: string | undefined,
+): string | undefined {
   const s = prev.settings;
   if (prev.ok !== true) return "the last record did not pass";
-  if (prev.schema_version !== VERIFICATION_SCHEMA_VERSION) return `the record's schema version is ${prev.schema_version}, this toolkit writes ${VERIFICATION_SCHEMA_VERSION}`;
+  if (prev.schema_version !== VERIFICATION_SCHEMA_VERSION)
+    return `the record's schema version is ${prev.schema_version}, this toolkit writes ${VERIFICATION_SCHEMA_VERSION}`;
   if (prev.toolkit_version !== TOOLKIT_VERSION) return `the record was made by lmr ${prev.toolkit_version}, this is ${TOOLKIT_VERSION}`;
   if (prev.toolkit_hash !== toolkitHash()) {
     return prev.toolkit_hash === undefined
@@ -490,7 +578,14 @@ function staleReason(prev: VerificationRecord, taskHash: string, settings: Verif
   }
   if (prev.inputs?.task !== taskHash) return "the task's files changed since the record";
   if (prev.inputs.upstream?.tree !== upstreamTree) return "the local upstream's files changed since the record";
-  if (!s || s.runs !== settings.runs || s.mutants !== settings.mutants || s.min_kill_ratio !== settings.min_kill_ratio || s.min_alternatives !== settings.min_alternatives || s.seed !== settings.seed) {
+  if (
+    !s ||
+    s.runs !== settings.runs ||
+    s.mutants !== settings.mutants ||
+    s.min_kill_ratio !== settings.min_kill_ratio ||
+    s.min_alternatives !== settings.min_alternatives ||
+    s.seed !== settings.seed
+  ) {
     return "the verification settings changed since the record";
   }
   return undefined;
@@ -512,7 +607,13 @@ async function hashUnpinnedUpstream(task: ResolvedTask): Promise<string | undefi
   }
 }
 
-function baseRequest(task: ResolvedTask, bundle: BundleInfo, python: PythonEnv, opts: VerifyOptions, scratchParent: string): RunRequest & { scratchParent: string } {
+function baseRequest(
+  task: ResolvedTask,
+  bundle: BundleInfo,
+  python: PythonEnv,
+  opts: VerifyOptions,
+  scratchParent: string,
+): RunRequest & { scratchParent: string } {
   const t = task.manifest.tests;
   return {
     tree: join(bundle.dir, BUNDLE_FILES.workspace),
@@ -537,7 +638,11 @@ function baseRequest(task: ResolvedTask, bundle: BundleInfo, python: PythonEnv, 
 /** The giveaway score of each instruction level against the reference bodies of the targets. */
 async function scoreTaskGiveaway(task: ResolvedTask, bundle: BundleInfo): Promise<GiveawayRecord> {
   const files = await readReferences(bundle);
-  const bodies = bundle.targets.map((t) => files[t.file]!.split("\n").slice(t.start_line - 1, t.end_line).join("\n"));
+  const bodies = bundle.targets.map((t) =>
+    files[t.file]!.split("\n")
+      .slice(t.start_line - 1, t.end_line)
+      .join("\n"),
+  );
   const paper = scoreGiveaway(bodies, await readFile(instructionPath(task, "paper"), "utf8"));
   const hinted = task.manifest.hints === undefined ? undefined : scoreGiveaway(bodies, await readFile(instructionPath(task, "hinted"), "utf8"));
   return { paper, ...(hinted ? { hinted } : {}), threshold: GIVEAWAY_THRESHOLD };
@@ -567,7 +672,8 @@ function packageVersions(python: string, requirements: string[]): Promise<Record
 }
 
 async function askVersions(python: string, names: string[]): Promise<Record<string, string>> {
-  const code = "import json,sys\nfrom importlib import metadata as m\nout={}\nfor n in sys.argv[1:]:\n  try: out[n]=m.version(n)\n  except Exception: out[n]='missing'\nprint(json.dumps(out))";
+  const code =
+    "import json,sys\nfrom importlib import metadata as m\nout={}\nfor n in sys.argv[1:]:\n  try: out[n]=m.version(n)\n  except Exception: out[n]='missing'\nprint(json.dumps(out))";
   try {
     const { stdout } = await run(python, ["-c", code, ...names], { timeout: 30_000 });
     return JSON.parse(stdout) as Record<string, string>;

@@ -62,7 +62,11 @@ export async function verifyTasks(dirs: string[], opts: VerifyTasksOptions = {})
   }
 }
 
-async function verifyAll(dirs: string[], opts: VerifyOptions, hooks: Pick<VerifyTasksOptions, "onEvent" | "onTaskDone" | "onResult"> & { tasksAtOnce: number }): Promise<VerifyTasksResult> {
+async function verifyAll(
+  dirs: string[],
+  opts: VerifyOptions,
+  hooks: Pick<VerifyTasksOptions, "onEvent" | "onTaskDone" | "onResult"> & { tasksAtOnce: number },
+): Promise<VerifyTasksResult> {
   // A draft leaves out the finished-instruction check; what that check would say is kept beside the results.
   const report = await validateTasks(dirs, { finished: !opts.draft });
   const draftNotes = new Map<string, string[]>();

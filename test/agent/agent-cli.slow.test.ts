@@ -24,7 +24,31 @@ if (!bwrap.ok) console.warn(`skipping lmr agent run tests: ${bwrap.reason}`);
 const py = (script: string, ...args: string[]): string => `python3 ${join(AGENTS, script)} ${args.join(" ")}`;
 
 async function agentRun(out: string, cmd: string, extra: string[] = []) {
-  return runCli(["agent", "run", "--tasks-dir", "examples/tasks", "--tasks", "pref-loss", "--out", out, "--agent-bind", AGENTS, "--cmd", cmd, "--sandbox", "bwrap", "--python", "/usr/bin/python3", "-j", "1", "--json", ...extra], { env: { LMR_PYTHON: "/usr/bin/python3" } });
+  return runCli(
+    [
+      "agent",
+      "run",
+      "--tasks-dir",
+      "examples/tasks",
+      "--tasks",
+      "pref-loss",
+      "--out",
+      out,
+      "--agent-bind",
+      AGENTS,
+      "--cmd",
+      cmd,
+      "--sandbox",
+      "bwrap",
+      "--python",
+      "/usr/bin/python3",
+      "-j",
+      "1",
+      "--json",
+      ...extra,
+    ],
+    { env: { LMR_PYTHON: "/usr/bin/python3" } },
+  );
 }
 
 async function sampleFiles(out: string, model = "agent"): Promise<{ record: AgentRecord; stdout: string; patch: string; result: SampleResult; dir: string }> {
@@ -69,7 +93,10 @@ describe.skipIf(!bwrap.ok)("lmr agent run with scripted agents", () => {
     const bundle = (run: string, part: string): string => join(run, "bundles", "pref-loss", part);
     const cmds: Record<string, [string, string[]]> = {
       honest: [py("honest.py", "{workspace}", "{instruction}", "{out}"), []],
-      snoop: [py("snoop.py", "{workspace}", TASK_DIR, bundle(runs.snoop!, "reference"), bundle(runs.snoop!, "grader"), runs.snoop!, EXAMPLE_TASKS, UPSTREAM, canary), []],
+      snoop: [
+        py("snoop.py", "{workspace}", TASK_DIR, bundle(runs.snoop!, "reference"), bundle(runs.snoop!, "grader"), runs.snoop!, EXAMPLE_TASKS, UPSTREAM, canary),
+        [],
+      ],
       loop: [py("loop.py", marker), ["--timeout", "3"]],
       delete: [py("delete.py", "{workspace}", TASK_DIR, join(runs.delete!, "bundles"), canary), []],
       grader: [py("grader_edit.py", "{workspace}"), []],
@@ -102,7 +129,10 @@ describe.skipIf(!bwrap.ok)("lmr agent run with scripted agents", () => {
     expect(s.result.counts.passed).toBeGreaterThan(0);
     const traj = JSON.parse(await readFile(join(s.dir, "out", "trajectory.json"), "utf8")) as { steps: { detail: string }[] };
     expect(traj.steps[0]!.detail).toContain("mentions preference_loss: True");
-    const rows = (await readFile(join(runs.honest!, "agent", "submissions.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const rows = (await readFile(join(runs.honest!, "agent", "submissions.jsonl"), "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(rows).toEqual([{ task_id: "pref-loss", model: "agent", sample: "0", patch: s.patch }]);
   });
 
@@ -179,7 +209,24 @@ describe.skipIf(!bwrap.ok)("lmr agent run interrupted", () => {
   it("Ctrl-C of lmr takes the agent's whole process tree with it; the next run starts clean", async () => {
     const out = join(await makeTempDir("agent-int"), "run");
     const marker = `lmr-int-marker-${process.pid}-${Date.now()}`;
-    const args = ["agent", "run", "--tasks-dir", "examples/tasks", "--tasks", "pref-loss", "--out", out, "--agent-bind", AGENTS, "--sandbox", "bwrap", "--python", "/usr/bin/python3", "--timeout", "300"];
+    const args = [
+      "agent",
+      "run",
+      "--tasks-dir",
+      "examples/tasks",
+      "--tasks",
+      "pref-loss",
+      "--out",
+      out,
+      "--agent-bind",
+      AGENTS,
+      "--sandbox",
+      "bwrap",
+      "--python",
+      "/usr/bin/python3",
+      "--timeout",
+      "300",
+    ];
     const child = execa("node", [CLI, ...args, "--cmd", py("loop.py", marker)], { cwd: REPO_ROOT, reject: false, env: { LMR_PYTHON: "/usr/bin/python3" } });
     const t0 = Date.now();
     while ((await processesWith(marker)).length < 3 && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 200));
@@ -197,7 +244,24 @@ describe.skipIf(!bwrap.ok)("lmr agent run interrupted", () => {
   it("kill -9 of lmr leaves no agent process either (bwrap's --die-with-parent)", async () => {
     const out = join(await makeTempDir("agent-kill9"), "run");
     const marker = `lmr-kill9-marker-${process.pid}-${Date.now()}`;
-    const args = ["agent", "run", "--tasks-dir", "examples/tasks", "--tasks", "pref-loss", "--out", out, "--agent-bind", AGENTS, "--sandbox", "bwrap", "--python", "/usr/bin/python3", "--timeout", "300"];
+    const args = [
+      "agent",
+      "run",
+      "--tasks-dir",
+      "examples/tasks",
+      "--tasks",
+      "pref-loss",
+      "--out",
+      out,
+      "--agent-bind",
+      AGENTS,
+      "--sandbox",
+      "bwrap",
+      "--python",
+      "/usr/bin/python3",
+      "--timeout",
+      "300",
+    ];
     const child = execa("node", [CLI, ...args, "--cmd", py("loop.py", marker)], { cwd: REPO_ROOT, reject: false, env: { LMR_PYTHON: "/usr/bin/python3" } });
     const t0 = Date.now();
     while ((await processesWith(marker)).length < 3 && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 200));

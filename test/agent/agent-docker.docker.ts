@@ -21,7 +21,32 @@ describe.skipIf(!ok)("lmr agent run in docker", () => {
     const root = await makeTempDir("agent-docker");
     const run = async (name: string, cmd: string, extra: string[] = []) => {
       const out = join(root, name);
-      const r = await runCli(["agent", "run", "--tasks-dir", "examples/tasks", "--tasks", "pref-loss", "--out", out, "--agent-image", image, "--agent-bind", AGENTS, "--cmd", cmd, "--sandbox", "bwrap", "--python", "/usr/bin/python3", "-j", "1", ...extra], { env: { LMR_PYTHON: "/usr/bin/python3" } });
+      const r = await runCli(
+        [
+          "agent",
+          "run",
+          "--tasks-dir",
+          "examples/tasks",
+          "--tasks",
+          "pref-loss",
+          "--out",
+          out,
+          "--agent-image",
+          image,
+          "--agent-bind",
+          AGENTS,
+          "--cmd",
+          cmd,
+          "--sandbox",
+          "bwrap",
+          "--python",
+          "/usr/bin/python3",
+          "-j",
+          "1",
+          ...extra,
+        ],
+        { env: { LMR_PYTHON: "/usr/bin/python3" } },
+      );
       expect(r.exitCode, r.stderr).toBe(0);
       const dir = join(out, "agent", "agent", "pref-loss", "0");
       return {
@@ -36,7 +61,10 @@ describe.skipIf(!ok)("lmr agent run in docker", () => {
     expect(honest.result.verdict).toBe("passed");
     expect(honest.kept).toEqual(["trajectory.json"]);
 
-    const snoop = await run("snoop", `python3 ${join(AGENTS, "snoop.py")} {workspace} ${join(REPO_ROOT, "examples", "tasks", "pref-loss")} ${join(root, "snoop")}`);
+    const snoop = await run(
+      "snoop",
+      `python3 ${join(AGENTS, "snoop.py")} {workspace} ${join(REPO_ROOT, "examples", "tasks", "pref-loss")} ${join(root, "snoop")}`,
+    );
     expect(snoop.stdout).toContain("snoop: found no reference");
     expect(snoop.result.verdict).toBe("invalid");
 

@@ -11,11 +11,20 @@ import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 
 afterAll(removeTempDirs);
 
-const values = { instruction: AGENT_PATHS.instruction, workspace: AGENT_PATHS.workspace, out: AGENT_PATHS.out, model: "gpt-4o-mini", task: "pref-loss", sample: "0" };
+const values = {
+  instruction: AGENT_PATHS.instruction,
+  workspace: AGENT_PATHS.workspace,
+  out: AGENT_PATHS.out,
+  model: "gpt-4o-mini",
+  task: "pref-loss",
+  sample: "0",
+};
 
 describe("command templates", () => {
   it("replaces every variable with a shell-quoted value and keeps {{ }} as braces", () => {
-    expect(expandTemplate("agent --repo {workspace} --task {instruction} --json '{{\"a\": 1}}'", values)).toBe(`agent --repo /workspace --task /lmr/instruction.md --json '{"a": 1}'`);
+    expect(expandTemplate("agent --repo {workspace} --task {instruction} --json '{{\"a\": 1}}'", values)).toBe(
+      `agent --repo /workspace --task /lmr/instruction.md --json '{"a": 1}'`,
+    );
     expect(expandTemplate("x {model}", { ...values, model: "it's; rm -rf /" })).toBe(`x 'it'\\''s; rm -rf /'`);
     expect(shellQuote("a b")).toBe("'a b'");
   });
@@ -39,7 +48,10 @@ describe("command templates", () => {
     const expected: Record<string, RegExp[]> = {
       "claude-code": [/^cd \/workspace && claude --print --model gpt-4o-mini /, /"\$\(cat \/lmr\/instruction\.md\)"/, /tee \/lmr\/out\/trajectory\.jsonl$/],
       codex: [/^cd \/workspace && codex exec --model gpt-4o-mini --full-auto/, /"\$\(cat \/lmr\/instruction\.md\)"/, /\/lmr\/out\/trajectory\.jsonl$/],
-      aider: [/^cd \/workspace && aider --model gpt-4o-mini --message-file \/lmr\/instruction\.md/, /--chat-history-file \/lmr\/out\/aider\.chat\.history\.md$/],
+      aider: [
+        /^cd \/workspace && aider --model gpt-4o-mini --message-file \/lmr\/instruction\.md/,
+        /--chat-history-file \/lmr\/out\/aider\.chat\.history\.md$/,
+      ],
       openhands: [/WORKSPACE_BASE=\/workspace LLM_MODEL=gpt-4o-mini SAVE_TRAJECTORY_PATH=\/lmr\/out\/trajectory\.json python -m openhands\.core\.main -t/],
     };
     expect(Object.keys(AGENT_PRESETS).sort()).toEqual(Object.keys(expected).sort());
@@ -60,7 +72,11 @@ describe("the agent's sandbox", () => {
     // never the host's root: only named system folders
     expect([...pairs("--ro-bind"), ...pairs("--bind")].map(([from]) => from)).not.toContain("/");
     expect(args.slice(args.indexOf("--remount-ro"), args.indexOf("--remount-ro") + 2)).toEqual(["--remount-ro", "/"]);
-    expect(pairs("--bind")).toEqual([["/s/ws", "/workspace"], ["/s/out", "/lmr/out"], ["/s/home", "/lmr/home"]]);
+    expect(pairs("--bind")).toEqual([
+      ["/s/ws", "/workspace"],
+      ["/s/out", "/lmr/out"],
+      ["/s/home", "/lmr/home"],
+    ]);
     expect(pairs("--ro-bind")).toContainEqual(["/s/i.md", "/lmr/instruction.md"]);
     expect(args).toContain("--unshare-net");
     expect(args).toContain("--die-with-parent");
@@ -72,7 +88,15 @@ describe("the agent's sandbox", () => {
     const toolkit = join(root, "toolkit");
     await mkdir(join(toolkit, "agents"), { recursive: true });
     await mkdir(join(toolkit, "tasks"), { recursive: true });
-    const args = bwrapAgentArgs("/usr/bin/bwrap", { workspace: "/s/ws", instruction: "/s/i.md", out: "/s/out", home: "/s/home", readOnly: [root, join(toolkit, "agents")], hide: [toolkit, "/nonexistent"], network: false });
+    const args = bwrapAgentArgs("/usr/bin/bwrap", {
+      workspace: "/s/ws",
+      instruction: "/s/i.md",
+      out: "/s/out",
+      home: "/s/home",
+      readOnly: [root, join(toolkit, "agents")],
+      hide: [toolkit, "/nonexistent"],
+      network: false,
+    });
     const at = (flag: string, path: string): number[] => args.flatMap((a, i) => (a === flag && args[i + 1] === path ? [i] : []));
     const tmpfs = at("--tmpfs", toolkit);
     expect(tmpfs).toHaveLength(1);
@@ -112,7 +136,12 @@ describe("the workspace diff", () => {
   it("each agent outcome becomes one submission row", () => {
     const r = { task_id: "t", model: "m", sample: "0", exit_code: 0, signal: null } as const;
     expect(submissionRow({ ...r, status: "timeout", reason: "late" } as never, "")).toEqual({ task_id: "t", model: "m", sample: "0", timeout: "late" });
-    expect(submissionRow({ ...r, status: "workspace-deleted", reason: "gone" } as never, "")).toEqual({ task_id: "t", model: "m", sample: "0", invalid: "gone" });
+    expect(submissionRow({ ...r, status: "workspace-deleted", reason: "gone" } as never, "")).toEqual({
+      task_id: "t",
+      model: "m",
+      sample: "0",
+      invalid: "gone",
+    });
     expect(submissionRow({ ...r, status: "finished" } as never, "")).toMatchObject({ invalid: "the agent changed nothing in its workspace (exit 0)" });
     expect(submissionRow({ ...r, status: "finished" } as never, "diff")).toMatchObject({ patch: "diff" });
   });
@@ -133,9 +162,26 @@ describe.skipIf(!bwrap.ok)("runAgentSample (the library step a queue can carry)"
     await mkdir(join(root, "tools", "bin"));
     await writeFile(join(root, "tools", "bin", "my-tool"), "#!/bin/sh\necho my-tool on PATH\n", { mode: 0o755 });
     const input: AgentSampleInput = {
-      task_id: "t", model: "m", sample: "0", workspace: ws, instruction: join(root, "instruction.md"),
-      command: "cat {instruction}; sed -i 's/raise NotImplementedError/return 42/' {workspace}/solve.py; echo step > {out}/traj.txt; ls " + root + " 2>&1; cat " + join(root, "tools", "tool.txt") + "; my-tool; echo to-stderr >&2; exit 3",
-      timeout_s: 20, network: false, sandbox: "bwrap", env_names: [], read_only: [join(root, "tools")], hide: [root], out_dir: join(root, "out"), scratch_parent: join(root, "scratch"), key: "k1",
+      task_id: "t",
+      model: "m",
+      sample: "0",
+      workspace: ws,
+      instruction: join(root, "instruction.md"),
+      command:
+        "cat {instruction}; sed -i 's/raise NotImplementedError/return 42/' {workspace}/solve.py; echo step > {out}/traj.txt; ls " +
+        root +
+        " 2>&1; cat " +
+        join(root, "tools", "tool.txt") +
+        "; my-tool; echo to-stderr >&2; exit 3",
+      timeout_s: 20,
+      network: false,
+      sandbox: "bwrap",
+      env_names: [],
+      read_only: [join(root, "tools")],
+      hide: [root],
+      out_dir: join(root, "out"),
+      scratch_parent: join(root, "scratch"),
+      key: "k1",
     };
     const rec = await runAgentSample(input);
     expect(rec).toMatchObject({ status: "finished", exit_code: 3, backend: "bwrap", changed: ["solve.py"], kept: ["traj.txt"] });
@@ -156,14 +202,30 @@ describe.skipIf(!bwrap.ok)("runAgentSample (the library step a queue can carry)"
     await writeFile(join(root, "ws", "a.txt"), "a\n");
     await writeFile(join(root, "i.md"), "x\n");
     const base: AgentSampleInput = {
-      task_id: "t", model: "m", sample: "0", workspace: join(root, "ws"), instruction: join(root, "i.md"),
-      command: "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '", timeout_s: 20, network: false, sandbox: "bwrap",
-      env_names: [], read_only: [], hide: [], out_dir: join(root, "off"), scratch_parent: join(root, "scratch"), key: "k",
+      task_id: "t",
+      model: "m",
+      sample: "0",
+      workspace: join(root, "ws"),
+      instruction: join(root, "i.md"),
+      command: "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '",
+      timeout_s: 20,
+      network: false,
+      sandbox: "bwrap",
+      env_names: [],
+      read_only: [],
+      hide: [],
+      out_dir: join(root, "off"),
+      scratch_parent: join(root, "scratch"),
+      key: "k",
     };
     await runAgentSample(base);
     expect((await readFile(join(root, "off", "stdout.txt"), "utf8")).trim()).toBe("lo");
     await runAgentSample({ ...base, network: true, out_dir: join(root, "on") });
-    const host = (await readFile("/proc/net/dev", "utf8")).split("\n").slice(2).map((l) => l.split(":")[0]!.trim()).filter(Boolean);
+    const host = (await readFile("/proc/net/dev", "utf8"))
+      .split("\n")
+      .slice(2)
+      .map((l) => l.split(":")[0]!.trim())
+      .filter(Boolean);
     expect((await readFile(join(root, "on", "stdout.txt"), "utf8")).trim().split("\n").sort()).toEqual(host.sort());
   }, 30_000);
 });

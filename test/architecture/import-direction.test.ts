@@ -16,7 +16,9 @@ const graph = readImportGraph(SRC);
 
 describe("import direction of src/", () => {
   it("reads the whole graph (a broken reader would pass every check below)", () => {
-    const topFolders = readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory() && readdirSync(join(SRC, e.name)).length > 0).map((e) => e.name);
+    const topFolders = readdirSync(SRC, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && readdirSync(join(SRC, e.name)).length > 0)
+      .map((e) => e.name);
     const withEdges = new Set(graph.edges.flatMap((e) => [areaOf(e.from), areaOf(e.to)]));
     expect(graph.files.length).toBeGreaterThan(250);
     expect(graph.edges.length).toBeGreaterThan(1000);
@@ -98,7 +100,9 @@ describe("the checks themselves", () => {
       "verify/ts-mutants.ts": `import type { Target } from "./mutants.js";\nexport const t = (x: Target) => x;\n`,
       "verify/steps.ts": `import { m } from "./mutants.js";\nexport const s = m;\n`,
     });
-    expect(importCircles(readImportGraph(root))).toEqual(["src/verify/mutants.ts -> src/verify/ts-mutants.ts -> src/verify/mutants.ts (2 files in the circle)"]);
+    expect(importCircles(readImportGraph(root))).toEqual([
+      "src/verify/mutants.ts -> src/verify/ts-mutants.ts -> src/verify/mutants.ts (2 files in the circle)",
+    ]);
   });
 
   it("fails on 3 files named after another area", async () => {
@@ -130,6 +134,8 @@ describe("the checks themselves", () => {
       "report/render-json.ts": "export {};\n",
       "report/render-svg.ts": "export {};\n",
     });
-    expect(prefixMixes(root, readImportGraph(root).files)).toEqual(["src/mask/ tells 2 areas apart by file-name prefix (python-*.ts: 3, ts-*.ts: 3): give each its own folder"]);
+    expect(prefixMixes(root, readImportGraph(root).files)).toEqual([
+      "src/mask/ tells 2 areas apart by file-name prefix (python-*.ts: 3, ts-*.ts: 3): give each its own folder",
+    ]);
   });
 });

@@ -83,7 +83,8 @@ export function backImports(graph: ImportGraph, layers: readonly (readonly strin
   layers.forEach((names, i) => names.forEach((n) => layerOf.set(n, i)));
   const problems: string[] = [];
   const unplaced = new Set(graph.files.map(areaOf).filter((a) => !layerOf.has(a)));
-  for (const a of [...unplaced].sort()) problems.push(`src/${a === ROOT_AREA ? "*.ts" : `${a}/`} is in no layer: place it in LAYERS (test/architecture/layers.ts)`);
+  for (const a of [...unplaced].sort())
+    problems.push(`src/${a === ROOT_AREA ? "*.ts" : `${a}/`} is in no layer: place it in LAYERS (test/architecture/layers.ts)`);
   for (const { from, to } of graph.edges) {
     const a = areaOf(from);
     const b = areaOf(to);
@@ -214,11 +215,15 @@ export function prefixMixes(srcDir: string, files: readonly string[]): string[] 
     const big = [...groups].filter(([, group]) => group.length >= 3).sort(([a], [b]) => (a < b ? -1 : 1));
     for (const [prefix, group] of big) {
       if (folderNames.has(prefix) && prefix !== own) {
-        problems.push(`src/${dir ? `${dir}/` : ""} has ${group.length} files named ${prefix}-*.ts (${group.sort().join(", ")}), and ${prefix} is an area of its own: move them into a ${prefix}/ folder`);
+        problems.push(
+          `src/${dir ? `${dir}/` : ""} has ${group.length} files named ${prefix}-*.ts (${group.sort().join(", ")}), and ${prefix} is an area of its own: move them into a ${prefix}/ folder`,
+        );
       }
     }
     if (big.length >= 2) {
-      problems.push(`src/${dir ? `${dir}/` : ""} tells ${big.length} areas apart by file-name prefix (${big.map(([p, g]) => `${p}-*.ts: ${g.length}`).join(", ")}): give each its own folder`);
+      problems.push(
+        `src/${dir ? `${dir}/` : ""} tells ${big.length} areas apart by file-name prefix (${big.map(([p, g]) => `${p}-*.ts: ${g.length}`).join(", ")}): give each its own folder`,
+      );
     }
   }
   return problems;

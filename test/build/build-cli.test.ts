@@ -15,7 +15,10 @@ const TS_TASK_IDS = ["beam-search", "bpe-merge"];
 const TASK_IDS = ["beam-search", "bpe-merge", "dpo-grad-region", "mcts-best-action", "pref-loss", "rouge-notebook", "trainer-class"];
 
 async function exists(p: string): Promise<boolean> {
-  return stat(p).then(() => true, () => false);
+  return stat(p).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function readBundle(dir: string): Promise<BundleManifest> {
@@ -61,7 +64,9 @@ describe("lmr build on the example tasks (local upstreams)", () => {
     const masked = await readFile(join(ws, "trainers.py"), "utf8");
     expect(masked).toContain("def preference_loss(\n    policy_chosen_logps: Sequence[float],");
     expect(masked).toContain('"""Per-pair DPO loss and implicit rewards for a batch of preference pairs.');
-    expect(masked).toMatch(/\(losses, chosen_rewards, rejected_rewards\): three lists with one float per pair\.\n {4}"""\n\s+# TODO[^\n]*\n {4}raise NotImplementedError\n/);
+    expect(masked).toMatch(
+      /\(losses, chosen_rewards, rejected_rewards\): three lists with one float per pair\.\n {4}"""\n\s+# TODO[^\n]*\n {4}raise NotImplementedError\n/,
+    );
     expect(masked).not.toContain("reference_margin");
     // untouched code around the target stays
     expect(masked).toContain("class Trainer:");

@@ -10,7 +10,10 @@ import { copyTask } from "../helpers/task-copy.js";
 const OWNER = "lmr-fixtures";
 
 async function exists(p: string): Promise<boolean> {
-  return stat(p).then(() => true, () => false);
+  return stat(p).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** An older, re-indented copy of preference_loss inside a class: what a careless upstream keeps around. */
@@ -19,7 +22,10 @@ async function legacyCopy(): Promise<string> {
   const start = source.indexOf("def preference_loss(");
   const end = source.indexOf("\n\n\n@dataclass");
   const body = source.slice(start, end).replace("def preference_loss(", "def dpo_loss_v0(self, ");
-  const indented = body.split("\n").map((l) => (l === "" ? l : `    ${l}`)).join("\n");
+  const indented = body
+    .split("\n")
+    .map((l) => (l === "" ? l : `    ${l}`))
+    .join("\n");
   return `from utils import check_same_length, log_sigmoid\n\n\nclass Legacy:\n${indented}\n`;
 }
 

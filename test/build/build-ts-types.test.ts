@@ -13,7 +13,10 @@ import { runCli } from "../helpers/run-cli.js";
  */
 afterAll(removeTempDirs);
 
-const TSCONFIG = JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "esnext", moduleResolution: "bundler", lib: ["es2022"], allowJs: true }, include: ["src/**/*"] });
+const TSCONFIG = JSON.stringify({
+  compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "esnext", moduleResolution: "bundler", lib: ["es2022"], allowJs: true },
+  include: ["src/**/*"],
+});
 const SOURCES = {
   "src/other.ts": "export interface Box { v: number }\nexport function box(v: number): Box {\n  return { v };\n}\n",
   "src/make.ts": [
@@ -71,7 +74,9 @@ describe("lmr build: TypeScript stubs with the type checker", () => {
     expect(built.exitCode, built.stderr).toBe(0);
     const workspace = join(out, "ts-types", "workspace");
     const stub = await readFile(join(workspace, "src/make.ts"), "utf8");
-    expect(stub).toContain('  // TODO: implement make\n  throw new Error("not implemented: make");\n  return undefined as unknown as { n: number; label: string; };\n');
+    expect(stub).toContain(
+      '  // TODO: implement make\n  throw new Error("not implemented: make");\n  return undefined as unknown as { n: number; label: string; };\n',
+    );
     expect(stub).toMatch(/throw new Error\("not implemented: wrap"\);\n {2}return undefined as unknown as (import\("\.\/other"\)\.)?Box;\n/);
     const masked = await runCli(["mask", join(root, "upstream", "src/make.ts"), "--symbol", "make", "--symbol", "wrap", "--out", join(root, "make.masked.ts")]);
     expect(masked.exitCode, masked.stderr).toBe(0);

@@ -12,7 +12,9 @@ const WORKFLOW = join(".github", "workflows", "lmr-dataset.yml");
 
 /** The real actionlint: $ACTIONLINT, on PATH, or where `go install` puts it. */
 async function findActionlint(): Promise<string | undefined> {
-  const candidates = [process.env.ACTIONLINT, "actionlint", join(process.env.GOPATH ?? join(homedir(), "go"), "bin", "actionlint")].filter((c): c is string => !!c);
+  const candidates = [process.env.ACTIONLINT, "actionlint", join(process.env.GOPATH ?? join(homedir(), "go"), "bin", "actionlint")].filter(
+    (c): c is string => !!c,
+  );
   for (const c of candidates) {
     const r = await execa(c, ["-version"], { reject: false });
     if (r.exitCode === 0) return c;
@@ -20,7 +22,10 @@ async function findActionlint(): Promise<string | undefined> {
   return undefined;
 }
 const actionlint = await findActionlint();
-if (!actionlint) console.warn("ci-init.test.ts: actionlint is not installed, so the workflow is not linted here (go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12)");
+if (!actionlint)
+  console.warn(
+    "ci-init.test.ts: actionlint is not installed, so the workflow is not linted here (go install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12)",
+  );
 
 async function lint(file: string): Promise<{ exitCode: number; output: string }> {
   const r = await execa(actionlint!, ["-no-color", file], { reject: false, all: true });
@@ -103,7 +108,15 @@ describe("lmr ci init", () => {
     expect(await lint(other)).toEqual({ exitCode: 0, output: "" });
     // the check is real: a job without runs-on, and an unknown expression context, are caught
     const text = await readFile(file, "utf8");
-    await writeFile(file, text.replace("  validate:\n    if: github.event_name == 'pull_request'\n    runs-on: ubuntu-24.04\n", "  validate:\n    if: github.event_name == 'pull_request'\n").replace("${{ github.event.pull_request.base.sha }}", "${{ pull.base.sha }}"));
+    await writeFile(
+      file,
+      text
+        .replace(
+          "  validate:\n    if: github.event_name == 'pull_request'\n    runs-on: ubuntu-24.04\n",
+          "  validate:\n    if: github.event_name == 'pull_request'\n",
+        )
+        .replace("${{ github.event.pull_request.base.sha }}", "${{ pull.base.sha }}"),
+    );
     const broken = await lint(file);
     expect(broken.exitCode).toBe(1);
     expect(broken.output).toContain('"runs-on" section is missing in job "validate"');
@@ -114,7 +127,12 @@ describe("lmr ci init", () => {
     const repo = await makeTempDir("ci-records");
     expect((await runCli(["ci", "init"], { cwd: repo })).exitCode).toBe(0);
     const script = stepScript(await readFile(join(repo, WORKFLOW), "utf8"), "Refuse a committed record this toolkit did not produce for these inputs");
-    const record = (ok: boolean, task: string, toolkit = "0.1.0") => JSON.stringify({ ok, toolkit_version: toolkit, inputs: { task, upstream: { location: "u", commit: null } }, timings: { total_s: Math.random() } }, null, 2);
+    const record = (ok: boolean, task: string, toolkit = "0.1.0") =>
+      JSON.stringify(
+        { ok, toolkit_version: toolkit, inputs: { task, upstream: { location: "u", commit: null } }, timings: { total_s: Math.random() } },
+        null,
+        2,
+      );
     for (const id of ["honest", "stale", "failed", "other-toolkit"]) await mkdir(join(repo, "tasks", id), { recursive: true });
     await writeFile(join(repo, "tasks", "honest", "verification.json"), record(true, "sha256:a"));
     await writeFile(join(repo, "tasks", "stale", "verification.json"), record(true, "sha256:old"));
@@ -134,7 +152,10 @@ describe("lmr ci init", () => {
     await writeFile(join(repo, "tasks", "new", "verification.json"), record(true, "sha256:e"));
     const r = await check();
     expect(r.exitCode).toBe(1);
-    const errors = String(r.all).split("\n").filter((l) => l.startsWith("::error")).sort();
+    const errors = String(r.all)
+      .split("\n")
+      .filter((l) => l.startsWith("::error"))
+      .sort();
     expect(errors).toEqual([
       "::error file=tasks/failed/verification.json::the committed record's .ok is false, this toolkit's run gives true: run lmr verify on the task and commit its record",
       "::error file=tasks/new/verification.json::no verification.json is committed: run lmr verify on the task and commit its record",

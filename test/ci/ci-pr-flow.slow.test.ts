@@ -52,7 +52,12 @@ describe("the pull-request check of `lmr ci init`'s workflow, run here on a data
       // a fresh checkout of the pull request's head, as actions/checkout makes it
       await git(repo, "reset", "-q", "--hard");
       await git(repo, "clean", "-q", "-fdx");
-      const r = await execa("bash", ["-e", "-o", "pipefail", "-c", `${validate}\n${verify}\n${records}`], { cwd: repo, env: { ...env, BASE_SHA: base }, reject: false, all: true });
+      const r = await execa("bash", ["-e", "-o", "pipefail", "-c", `${validate}\n${verify}\n${records}`], {
+        cwd: repo,
+        env: { ...env, BASE_SHA: base },
+        reject: false,
+        all: true,
+      });
       return { code: r.exitCode ?? -1, out: String(r.all) };
     };
 
@@ -64,7 +69,9 @@ describe("the pull-request check of `lmr ci init`'s workflow, run here on a data
     expect(r.out).toContain("changed since " + base + " (" + base.slice(0, 12) + "): 1 of 2 tasks");
     expect(r.out).toContain("✓ pref-loss — ");
     expect(r.out).not.toContain("beam-search —");
-    expect(r.out).toMatch(/::error file=tasks\/pref-loss\/verification\.json::the committed record's \.inputs\.task is "[^"]+", this toolkit's run gives "[^"]+"/);
+    expect(r.out).toMatch(
+      /::error file=tasks\/pref-loss\/verification\.json::the committed record's \.inputs\.task is "[^"]+", this toolkit's run gives "[^"]+"/,
+    );
 
     // the contributor re-verifies and commits the record: the check passes
     expect((await runCli(["verify", join(repo, "tasks", "pref-loss")])).exitCode).toBe(0);

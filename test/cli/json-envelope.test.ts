@@ -27,7 +27,12 @@ beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), "lmr-envelope-"));
   empty = await mkdtemp(join(tmpdir(), "lmr-envelope-empty-"));
   await writeFile(join(tmp, "mod.py"), "def add(a, b):\n    c = a + b\n    return c\n\n\ndef sub(a, b):\n    return a - b\n");
-  const notebook = { nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [{ cell_type: "code", metadata: {}, execution_count: null, outputs: [], source: ["x = 1\n", "print(x)\n"] }] };
+  const notebook = {
+    nbformat: 4,
+    nbformat_minor: 5,
+    metadata: {},
+    cells: [{ cell_type: "code", metadata: {}, execution_count: null, outputs: [], source: ["x = 1\n", "print(x)\n"] }],
+  };
   await writeFile(join(tmp, "nb.ipynb"), JSON.stringify(notebook));
   const ajv = new Ajv2020({ allErrors: true, strict: true });
   const check = ajv.compile(JSON.parse(await readFile(join(REPO_ROOT, "schema", "cli-envelope.schema.json"), "utf8")));
@@ -58,8 +63,17 @@ const CASES: Case[] = [
   { command: "mask", args: () => ["mask", join(tmp, "mod.py"), "--list", "--json"], exit: EXIT.ok },
   { command: "mask", args: () => ["mask", join(tmp, "mod.py"), "--symbol", "add", "--json"], exit: EXIT.ok },
   { command: "mask", args: () => ["mask", join(tmp, "mod.py"), "--symbol", "nope", "--json"], exit: EXIT.input, code: "mask/symbol-not-found" },
-  { command: "prepare extract", args: () => ["prepare", "extract", join(tmp, "mod.py"), "--within", "add", "--start", "2", "--end", "2", "--name", "f", "--suggest", "--json"], exit: EXIT.ok },
-  { command: "prepare extract", args: () => ["prepare", "extract", join(tmp, "mod.py"), "--within", "nope", "--start", "1", "--end", "1", "--name", "f", "--json"], exit: EXIT.input, code: "prepare/within-not-found" },
+  {
+    command: "prepare extract",
+    args: () => ["prepare", "extract", join(tmp, "mod.py"), "--within", "add", "--start", "2", "--end", "2", "--name", "f", "--suggest", "--json"],
+    exit: EXIT.ok,
+  },
+  {
+    command: "prepare extract",
+    args: () => ["prepare", "extract", join(tmp, "mod.py"), "--within", "nope", "--start", "1", "--end", "1", "--name", "f", "--json"],
+    exit: EXIT.input,
+    code: "prepare/within-not-found",
+  },
   { command: "prepare notebook", args: () => ["prepare", "notebook", join(tmp, "nb.ipynb"), "--json"], exit: EXIT.ok },
   { command: "build", args: () => ["build", "--tasks-dir", empty, "--out", join(tmp, "bundles"), "--json"], exit: EXIT.input, code: "usage/no-tasks" },
   { command: "record", args: () => ["record", join(empty, "nope"), "--json"], exit: EXIT.input, code: "task/dir-missing" },
@@ -67,7 +81,12 @@ const CASES: Case[] = [
   { command: "scaffold tests", args: () => ["scaffold", "tests", join(empty, "nope"), "--json"], exit: EXIT.input, code: "task/dir-missing" },
   { command: "scaffold instruction", args: () => ["scaffold", "instruction", join(empty, "nope"), "--json"], exit: EXIT.input, code: "task/dir-missing" },
   { command: "verify", args: () => ["verify", EXAMPLE, "--runs", "x", "--json"], exit: EXIT.input, code: "usage/bad-number" },
-  { command: "eval", args: () => ["eval", "--submissions", join(empty, "nope"), "--out", join(tmp, "run"), "--tasks-dir", empty, "--jobs", "0", "--json"], exit: EXIT.input, code: "usage/bad-number" },
+  {
+    command: "eval",
+    args: () => ["eval", "--submissions", join(empty, "nope"), "--out", join(tmp, "run"), "--tasks-dir", empty, "--jobs", "0", "--json"],
+    exit: EXIT.input,
+    code: "usage/bad-number",
+  },
   { command: "generate", args: () => ["generate", "--model", "m", "--json"], exit: EXIT.input, code: "usage/bad-flag" },
   { command: "agent run", args: () => ["agent", "run", "--json"], exit: EXIT.input, code: "usage/bad-args" },
   { command: "judge", args: () => ["judge", "--json"], exit: EXIT.input, code: "usage/bad-args" },
@@ -80,8 +99,18 @@ const CASES: Case[] = [
   { command: "paper fetch", args: () => ["paper", "fetch", EXAMPLE, "--json"], exit: EXIT.ok },
   { command: "paper find", args: () => ["paper", "find", join(EXAMPLE, "paper.json"), "beam", "--json"], exit: EXIT.ok },
   { command: "paper find", args: () => ["paper", "find", join(EXAMPLE, "paper.json"), "zzqxv", "--json"], exit: EXIT.check, code: "paper/term-not-found" },
-  { command: "import lmr-bench", args: () => ["import", "lmr-bench", join(empty, "nope"), "--out", join(tmp, "imported"), "--json"], exit: EXIT.input, code: "import/dir-missing" },
-  { command: "export", args: () => ["export", "--format", "jsonl", "--out", join(tmp, "x.jsonl"), "--tasks-dir", empty, "--json"], exit: EXIT.input, code: "usage/no-tasks" },
+  {
+    command: "import lmr-bench",
+    args: () => ["import", "lmr-bench", join(empty, "nope"), "--out", join(tmp, "imported"), "--json"],
+    exit: EXIT.input,
+    code: "import/dir-missing",
+  },
+  {
+    command: "export",
+    args: () => ["export", "--format", "jsonl", "--out", join(tmp, "x.jsonl"), "--tasks-dir", empty, "--json"],
+    exit: EXIT.input,
+    code: "usage/no-tasks",
+  },
   { command: "ci init", args: () => ["ci", "init", "--out", join(tmp, "ci.yml"), "--json"], exit: EXIT.ok },
   { command: "new", args: () => ["new", "--json"], exit: EXIT.input, code: "new/missing-flag" },
   { command: "lmr", args: () => ["no-such-command", "--json"], exit: EXIT.input, code: "usage/bad-args" },

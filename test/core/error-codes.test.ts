@@ -51,11 +51,14 @@ describe("error codes", () => {
     }
     expect(unknown).toEqual([]);
     // the scan is not vacuous: it sees codes of every style of call site
-    for (const c of ["mask/bad-region", "prepare/block-escapes", "new/task-exists", "record/unreplayable", "queue/auth", "upstream/not-found"]) expect(seen).toContain(c);
+    for (const c of ["mask/bad-region", "prepare/block-escapes", "new/task-exists", "record/unreplayable", "queue/auth", "upstream/not-found"])
+      expect(seen).toContain(c);
   });
 
   it("every code in the table is raised somewhere (no stale entries)", () => {
-    const text = [...filesUnder(join(ROOT, "src"), ".ts"), ...filesUnder(join(ROOT, "python", "lmr_record"), ".py")].map((f) => readFileSync(f, "utf8")).join("\n");
+    const text = [...filesUnder(join(ROOT, "src"), ".ts"), ...filesUnder(join(ROOT, "python", "lmr_record"), ".py")]
+      .map((f) => readFileSync(f, "utf8"))
+      .join("\n");
     // `env/${plan.layer}-build-failed` in env/build.ts names these two through the layer
     const viaTemplate = new Set(["env/base-build-failed", "env/env-build-failed"]);
     const stale = Object.keys(ERROR_CODES).filter((c) => !viaTemplate.has(c) && !text.includes(`"${c}"`));

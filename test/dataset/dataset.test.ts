@@ -66,7 +66,9 @@ describe("the dataset in tasks/", async () => {
   });
 
   it.runIf(dirs.length > 0)("has a tasks/README.md generated from the current tasks", async () => {
-    const r = await run("node", [CLI, "list", "--tasks-dir", TASKS, "--format", "md", "--check", join(TASKS, "README.md")], { cwd: ROOT }).catch((e: { stderr: string; code: number }) => e);
+    const r = await run("node", [CLI, "list", "--tasks-dir", TASKS, "--format", "md", "--check", join(TASKS, "README.md")], { cwd: ROOT }).catch(
+      (e: { stderr: string; code: number }) => e,
+    );
     expect("code" in r ? r.stderr : "").toBe("");
   });
 });

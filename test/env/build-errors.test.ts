@@ -9,7 +9,12 @@ describe("failedPackage", () => {
   });
 
   it("reads the requirement pip could not install", () => {
-    expect(failedPackage(["ERROR: Could not find a version that satisfies the requirement rapidfuzz==99 (from versions: none)", "ERROR: No matching distribution found for rapidfuzz==99"])).toEqual({ tool: "pip", name: "rapidfuzz==99" });
+    expect(
+      failedPackage([
+        "ERROR: Could not find a version that satisfies the requirement rapidfuzz==99 (from versions: none)",
+        "ERROR: No matching distribution found for rapidfuzz==99",
+      ]),
+    ).toEqual({ tool: "pip", name: "rapidfuzz==99" });
     expect(failedPackage(["Step 3/9 : RUN true", "some other failure"])).toBeUndefined();
   });
 });

@@ -70,7 +70,9 @@ describe.skipIf(!ok)("lmr env build / list / prune", () => {
     });
     const a = await runCli(["env", "build", apt]);
     expect(a.exitCode).toBe(2);
-    expect(a.stderr).toMatch(/task\.json: \/environment\/system_packages: building the env layer lmr-env:[0-9a-f]+ failed at step \d+\/\d+ \(RUN apt-get update.*\): apt could not install lmr-no-such-package/);
+    expect(a.stderr).toMatch(
+      /task\.json: \/environment\/system_packages: building the env layer lmr-env:[0-9a-f]+ failed at step \d+\/\d+ \(RUN apt-get update.*\): apt could not install lmr-no-such-package/,
+    );
     const root2 = await makeTempDir("env-fail-pip");
     const pip = await copyTask(root2, "pref-loss", (m) => {
       m.environment.requirements = ["lmr-no-such-dist==9.9.9"];
@@ -105,7 +107,19 @@ describe.skipIf(!ok)("lmr env build / list / prune", () => {
 describe.skipIf(!ok)("lmr verify --sandbox docker", () => {
   it("verifies the example tasks in their image and records the image", async () => {
     // the Python examples (the node:test ones verify in docker in test/runner/node-docker.docker.ts)
-    const r = await runCli(["verify", ...TASK_IDS.map((t) => `examples/tasks/${t}`), "--sandbox", "docker", "--runs", "1", "--mutants", "0", "--force", "--no-write", "--json"]);
+    const r = await runCli([
+      "verify",
+      ...TASK_IDS.map((t) => `examples/tasks/${t}`),
+      "--sandbox",
+      "docker",
+      "--runs",
+      "1",
+      "--mutants",
+      "0",
+      "--force",
+      "--no-write",
+      "--json",
+    ]);
     expect(r.exitCode, r.stdout.slice(-3000)).toBe(0);
     const tasks = json<{ tasks: { ok: boolean; environment: { backend: string; image?: { tag: string; id: string } } }[] }>(r.stdout).tasks;
     expect(tasks).toHaveLength(5);
@@ -117,7 +131,19 @@ describe.skipIf(!ok)("lmr verify --sandbox docker", () => {
   });
 
   it("runs the stub, alternatives and mutants in a fork server inside the image: the outcomes of fresh containers, no container left", async () => {
-    const args = ["verify", "examples/tasks/pref-loss", "--tasks-dir", "examples/tasks", "--sandbox", "docker", "--mutants", "8", "--force", "--no-write", "--json"];
+    const args = [
+      "verify",
+      "examples/tasks/pref-loss",
+      "--tasks-dir",
+      "examples/tasks",
+      "--sandbox",
+      "docker",
+      "--mutants",
+      "8",
+      "--force",
+      "--no-write",
+      "--json",
+    ];
     // the server's container is seen while the task is verified
     let sawServer = false;
     let polling = true;
@@ -135,10 +161,21 @@ describe.skipIf(!ok)("lmr verify --sandbox docker", () => {
     expect(forked.exitCode, forked.stdout.slice(-2000)).toBe(0);
     expect(fresh.exitCode, fresh.stdout.slice(-2000)).toBe(0);
     expect(sawServer).toBe(true);
-    type Rec = { steps: { stub: { runs: { status: string }[] }; alternatives: { alternatives: { name: string; status: string }[] }; mutants: { total: number; killed: number; survivors: { id: string }[] } } };
+    type Rec = {
+      steps: {
+        stub: { runs: { status: string }[] };
+        alternatives: { alternatives: { name: string; status: string }[] };
+        mutants: { total: number; killed: number; survivors: { id: string }[] };
+      };
+    };
     const claims = (out: string) => {
       const r = json<{ tasks: Rec[] }>(out).tasks[0]!.steps;
-      return { stub: r.stub.runs.map((x) => x.status), alternatives: r.alternatives.alternatives.map((a) => `${a.name}:${a.status}`), mutants: [r.mutants.total, r.mutants.killed], survivors: r.mutants.survivors.map((x) => x.id) };
+      return {
+        stub: r.stub.runs.map((x) => x.status),
+        alternatives: r.alternatives.alternatives.map((a) => `${a.name}:${a.status}`),
+        mutants: [r.mutants.total, r.mutants.killed],
+        survivors: r.mutants.survivors.map((x) => x.id),
+      };
     };
     expect(claims(forked.stdout)).toEqual(claims(fresh.stdout));
     const left = await execa("docker", ["ps", "-a", "--filter", "name=lmr-fork-", "--format", "{{.Names}}"]);
@@ -152,7 +189,9 @@ describe.skipIf(!ok)("lmr verify --sandbox docker", () => {
     await writeFile(test, `import rapidfuzz  # not in environment\n${await readFile(test, "utf8")}`);
     const r = await runCli(["verify", dir, "--sandbox", "docker", "--runs", "1", "--mutants", "0", "--force", "--no-write"]);
     expect(r.exitCode).not.toBe(0);
-    expect(r.stdout).toMatch(/module 'rapidfuzz' is not installed in lmr-env:[0-9a-f]+ .*environment\.requirements.*environment\.system_packages.*environment\.stand_ins/);
+    expect(r.stdout).toMatch(
+      /module 'rapidfuzz' is not installed in lmr-env:[0-9a-f]+ .*environment\.requirements.*environment\.system_packages.*environment\.stand_ins/,
+    );
   });
 });
 
@@ -176,7 +215,13 @@ describe.skipIf(!ok)("lmr record --sandbox docker", () => {
     await writeFile(join(dir, "tests", "pref_settings.py"), "BETAS = (0.1, 0.5, 2.0)\n");
     const gen = join(dir, "generators", "preference_cases.py");
     const text = await readFile(gen, "utf8");
-    await writeFile(gen, text.replace("sys.path.insert(0, os.getcwd())", "sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests'))\nimport pref_settings  # noqa: E402\nassert pref_settings.BETAS[0] == 0.1\nsys.path.insert(0, os.getcwd())"));
+    await writeFile(
+      gen,
+      text.replace(
+        "sys.path.insert(0, os.getcwd())",
+        "sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'tests'))\nimport pref_settings  # noqa: E402\nassert pref_settings.BETAS[0] == 0.1\nsys.path.insert(0, os.getcwd())",
+      ),
+    );
     const check = await runCli(["record", "--check", dir, "--sandbox", "docker", "--json"]);
     expect(check.exitCode, check.stdout + check.stderr).toBe(0);
   });

@@ -32,7 +32,9 @@ describe("environment checks the schema cannot express", () => {
 
   it("finds a package required twice and a module both stood in for and installed", () => {
     expect(pointers(env({ requirements: ["numpy<1.25", "NumPy==1.24.4"] }))).toEqual(["/environment/requirements/1"]);
-    expect(pointers(env({ requirements: ["transformers==4.36.2"], stand_ins: [{ module: "transformers.models", reason: "heavy" }] }))).toEqual(["/environment/stand_ins/0/module"]);
+    expect(pointers(env({ requirements: ["transformers==4.36.2"], stand_ins: [{ module: "transformers.models", reason: "heavy" }] }))).toEqual([
+      "/environment/stand_ins/0/module",
+    ]);
   });
 
   it("leaves mistyped fields to the schema", () => {
@@ -47,6 +49,8 @@ describe("environment checks the schema cannot express", () => {
     });
     const r = await runCli(["validate", dir]);
     expect(r.exitCode).toBe(1);
-    expect(r.stdout + r.stderr).toMatch(/task\.json: \/environment\/python: python "3\.11" does not match base debian:trixie, whose Python is 3\.13 \(hint: set "python": "3\.13"/);
+    expect(r.stdout + r.stderr).toMatch(
+      /task\.json: \/environment\/python: python "3\.11" does not match base debian:trixie, whose Python is 3\.13 \(hint: set "python": "3\.13"/,
+    );
   });
 });

@@ -6,7 +6,9 @@ const env = (over: Partial<Environment> = {}): Environment => ({ python: "3.11",
 
 describe("normaliseEnvironment", () => {
   it("defaults to debian:bookworm and its Python, sorts and de-duplicates the package lists", () => {
-    expect(normaliseEnvironment(env({ requirements: [" tqdm==4.66.1", "numpy<2", "tqdm==4.66.1"], system_packages: ["python3-torch", "python3-numpy"] }))).toEqual({
+    expect(
+      normaliseEnvironment(env({ requirements: [" tqdm==4.66.1", "numpy<2", "tqdm==4.66.1"], system_packages: ["python3-torch", "python3-numpy"] })),
+    ).toEqual({
       base: "debian:bookworm",
       python: "3.11",
       system_packages: ["python3-numpy", "python3-torch"],
@@ -23,7 +25,9 @@ describe("normaliseEnvironment", () => {
   it("marks a node-test task's spec, and only then; a python:X.Y-slim base has no Node and is refused naming the field", () => {
     expect(normaliseEnvironment(env(), "node-test")).toEqual({ base: "debian:bookworm", python: "3.11", system_packages: [], requirements: [], node: true });
     expect("node" in normaliseEnvironment(env(), "pytest")).toBe(false);
-    expect(describeSpec(normaliseEnvironment(env({ base: "debian:trixie", python: "3.13" }), "node-test"))).toBe("debian:trixie, node 20 (Debian nodejs), python 3.13, 0 system packages, 0 requirements");
+    expect(describeSpec(normaliseEnvironment(env({ base: "debian:trixie", python: "3.13" }), "node-test"))).toBe(
+      "debian:trixie, node 20 (Debian nodejs), python 3.13, 0 system packages, 0 requirements",
+    );
     expect(() => normaliseEnvironment(env({ base: "python:3.12-slim", python: "3.12" }), "node-test")).toThrow(
       expect.objectContaining({ code: "env/node-base", pointer: "/environment/base", hint: expect.stringMatching(/debian:bookworm.*debian:trixie/) }),
     );
@@ -40,7 +44,9 @@ describe("normaliseEnvironment", () => {
 describe("image plans", () => {
   it("give one tag per image-relevant spec: gpu, network and stand-ins do not change the image", async () => {
     const a = await planEnv(normaliseEnvironment(env({ requirements: ["b==2", "a==1"] })));
-    const b = await planEnv(normaliseEnvironment(env({ requirements: ["a==1", "b==2"], gpu: true, network: true, stand_ins: [{ module: "wandb", reason: "unused" }] })));
+    const b = await planEnv(
+      normaliseEnvironment(env({ requirements: ["a==1", "b==2"], gpu: true, network: true, stand_ins: [{ module: "wandb", reason: "unused" }] })),
+    );
     const c = await planEnv(normaliseEnvironment(env({ requirements: ["a==1"] })));
     expect(a.tag).toMatch(/^lmr-env:[0-9a-f]{16}$/);
     expect(b.tag).toBe(a.tag);
@@ -63,7 +69,11 @@ describe("image plans", () => {
     expect(Object.keys(p.files)).toContain("python/lmr_harness/run_pytest.py");
     // what decides verdicts is baked in: the harness, the bridge, and the record codec they exchange values in (not the recorder)
     expect(Object.keys(p.files)).toContain("python/lmr_bridge/strict.py");
-    expect(Object.keys(p.files).filter((f) => f.startsWith("python/lmr_record")).sort()).toEqual(["python/lmr_record/__init__.py", "python/lmr_record/codec.py", "python/lmr_record/encode.py", "python/lmr_record/group.py"]);
+    expect(
+      Object.keys(p.files)
+        .filter((f) => f.startsWith("python/lmr_record"))
+        .sort(),
+    ).toEqual(["python/lmr_record/__init__.py", "python/lmr_record/codec.py", "python/lmr_record/encode.py", "python/lmr_record/group.py"]);
     expect(Object.keys(p.files).some((f) => f.includes("__pycache__") || f.endsWith(".pyc"))).toBe(false);
     const noBlas = String((await planEnv(normaliseEnvironment(env({ system_packages: ["python3-einops"] })))).files.Dockerfile);
     expect(noBlas).not.toContain("libopenblas");
@@ -79,7 +89,14 @@ describe("image plans", () => {
     const d = String(node.files.Dockerfile);
     expect(d).toMatch(/apt-get install -y --no-install-recommends nodejs/);
     expect(d).toContain("COPY node/ /opt/lmr/node/");
-    expect(Object.keys(node.files)).toEqual(expect.arrayContaining(["node/lmr-harness/node-test-main.mjs", "node/lmr-harness/ts-hooks.mjs", "node/typescript.cjs", "python/lmr_harness/run_pytest.py"]));
+    expect(Object.keys(node.files)).toEqual(
+      expect.arrayContaining([
+        "node/lmr-harness/node-test-main.mjs",
+        "node/lmr-harness/ts-hooks.mjs",
+        "node/typescript.cjs",
+        "python/lmr_harness/run_pytest.py",
+      ]),
+    );
     expect(String(node.files["node/typescript.cjs"])).toMatch(/Copyright \(c\) Microsoft Corporation/);
     expect(String(py.files.Dockerfile)).not.toMatch(/nodejs|\/opt\/lmr\/node/);
     expect(Object.keys(py.files).some((f) => f.startsWith("node/"))).toBe(false);

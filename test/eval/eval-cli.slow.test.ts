@@ -148,7 +148,12 @@ describe("lmr eval: a folder of workspaces", () => {
     const linked = await evalExamples(dir, out, "--tasks", "pref-loss", "rouge-notebook", "mcts-best-action", "-j", "2", "--json");
     expect(linked.exitCode).toBe(2);
     expect(linked.stdout + linked.stderr).toContain(`${target} is reached through the symbolic link '${target}'`);
-    expect(await stat(join(out, "results")).then(() => true, () => false)).toBe(false);
+    expect(
+      await stat(join(out, "results")).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
     await rm(join(dir, "mcts-best-action", target));
     await cp(join(bundles, "mcts-best-action", "workspace", target), join(dir, "mcts-best-action", target));
     const r = await evalExamples(dir, out, "--tasks", "pref-loss", "rouge-notebook", "mcts-best-action", "-j", "2", "--json");
@@ -176,7 +181,8 @@ describe("lmr eval: resuming", () => {
     expect(first.exitCode, first.stderr).toBe(0);
     expect(first.stdout).toContain("5 samples over 5 tasks: 5 passed");
     expect(first.stdout).toContain("(graded 5, reused 0)");
-    const snapshot = async () => Object.fromEntries(await Promise.all(TASK_IDS.map(async (t) => [t, await readFile(join(out, "results", "m", t, "0", "result.json"), "utf8")] as const)));
+    const snapshot = async () =>
+      Object.fromEntries(await Promise.all(TASK_IDS.map(async (t) => [t, await readFile(join(out, "results", "m", t, "0", "result.json"), "utf8")] as const)));
     const before = await snapshot();
 
     const again = await evalExamples(jsonl, out, "-j", "2");

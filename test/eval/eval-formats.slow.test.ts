@@ -7,7 +7,23 @@ import { buildExampleBundles, readResults, referencePatch, targetFiles, writeJso
 
 /** lmr eval on the two foreign submission formats, graded for real on the example tasks. */
 const TASKS = ["pref-loss", "dpo-grad-region"];
-const evalArgs = (subs: string, out: string): string[] => ["eval", "--tasks-dir", "examples/tasks", "--tasks", ...TASKS, "--submissions", subs, "--out", out, "--sandbox", "bwrap", "--python", "/usr/bin/python3", "-j", "2"];
+const evalArgs = (subs: string, out: string): string[] => [
+  "eval",
+  "--tasks-dir",
+  "examples/tasks",
+  "--tasks",
+  ...TASKS,
+  "--submissions",
+  subs,
+  "--out",
+  out,
+  "--sandbox",
+  "bwrap",
+  "--python",
+  "/usr/bin/python3",
+  "-j",
+  "2",
+];
 
 describe("lmr eval: OpenHands output.jsonl and LMR-Bench's layout", () => {
   let bundles: string;
@@ -21,8 +37,19 @@ describe("lmr eval: OpenHands output.jsonl and LMR-Bench's layout", () => {
   it("grades OpenHands rows: git_patch passes, an error row is invalid with its error, the model comes from metadata", async () => {
     const f = join(root, "output.jsonl");
     await writeJsonl(f, [
-      { instance_id: "pref-loss", instruction: "…", history: [], metadata: { llm_config: { model: "oh-claude" } }, test_result: { git_patch: await referencePatch(bundles, "pref-loss") } },
-      { instance_id: "dpo-grad-region", metadata: { llm_config: { model: "oh-claude" } }, test_result: { git_patch: "" }, error: "Agent reached maximum iteration" },
+      {
+        instance_id: "pref-loss",
+        instruction: "…",
+        history: [],
+        metadata: { llm_config: { model: "oh-claude" } },
+        test_result: { git_patch: await referencePatch(bundles, "pref-loss") },
+      },
+      {
+        instance_id: "dpo-grad-region",
+        metadata: { llm_config: { model: "oh-claude" } },
+        test_result: { git_patch: "" },
+        error: "Agent reached maximum iteration",
+      },
     ]);
     const out = join(root, "oh-run");
     const r = await runCli(evalArgs(f, out));

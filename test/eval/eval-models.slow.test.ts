@@ -46,7 +46,10 @@ async function snapshotTree(dir: string): Promise<Record<string, string>> {
 }
 
 async function exists(p: string): Promise<boolean> {
-  return stat(p).then(() => true, () => false);
+  return stat(p).then(
+    () => true,
+    () => false,
+  );
 }
 
 describe("lmr eval: one patch JSONL with two models", () => {
@@ -78,7 +81,14 @@ describe("lmr eval: one patch JSONL with two models", () => {
     const one = JSON.parse(await readFile(join(out, "results", nameModelFolder(B), "pref-loss", "0", "result.json"), "utf8")) as { model: string; set: string };
     expect(one).toMatchObject({ model: B, set: "core" });
     const run = JSON.parse(await readFile(join(out, "run.json"), "utf8")) as { layout: number; set: string; models: unknown[] };
-    expect(run).toMatchObject({ layout: 2, set: "core", models: [{ model: "model-a", dir: "model-a", samples: 2 }, { model: B, dir: nameModelFolder(B), samples: 1 }] });
+    expect(run).toMatchObject({
+      layout: 2,
+      set: "core",
+      models: [
+        { model: "model-a", dir: "model-a", samples: 2 },
+        { model: B, dir: nameModelFolder(B), samples: 1 },
+      ],
+    });
   });
 
   it("computes pass@k per model, and warns about no missing sample", async () => {
@@ -88,7 +98,10 @@ describe("lmr eval: one patch JSONL with two models", () => {
     const a = summary.models.find((m) => m.model === "model-a")!;
     const b = summary.models.find((m) => m.model === B)!;
     // A: every task n=2, c=1 → pass@1 1/2, pass@2 1. B: n=1 per task, 2 of 5 pass → pass@1 2/5, no pass@2.
-    expect(a.pass_at_k).toEqual([{ k: 1, value: 0.5, tasks: 5 }, { k: 2, value: 1, tasks: 5 }]);
+    expect(a.pass_at_k).toEqual([
+      { k: 1, value: 0.5, tasks: 5 },
+      { k: 2, value: 1, tasks: 5 },
+    ]);
     expect(b.pass_at_k).toEqual([{ k: 1, value: 0.4, tasks: 5 }]);
     expect(a.tasks.every((t) => t.samples === 2)).toBe(true);
     expect(b.tasks.every((t) => t.samples === 1)).toBe(true);
@@ -118,7 +131,10 @@ describe("lmr eval: one patch JSONL with two models", () => {
     expect(junit.stdout).toMatch(/<testsuite name="pref-loss \(Org\/Model-B\)" tests="1" failures="0"/);
 
     const json = jsonData((await runCli(["report", out, "--format", "json"])).stdout) as Summary;
-    expect(json.models.map((m) => [m.model, m.pass_at_1, m.tasks.length])).toEqual([["model-a", 0.5, 5], [B, 0.4, 5]]);
+    expect(json.models.map((m) => [m.model, m.pass_at_1, m.tasks.length])).toEqual([
+      ["model-a", 0.5, 5],
+      [B, 0.4, 5],
+    ]);
   });
 
   it("resumes per model: a rerun reuses all; a model dropped from the file loses its results", async () => {
@@ -126,7 +142,10 @@ describe("lmr eval: one patch JSONL with two models", () => {
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.stdout).toContain("(graded 0, reused 15)");
     const onlyA = join(work, "only-a.jsonl");
-    await writeJsonl(onlyA, (await twoModelRows()).filter((r) => (r as { model?: string }).model === "model-a"));
+    await writeJsonl(
+      onlyA,
+      (await twoModelRows()).filter((r) => (r as { model?: string }).model === "model-a"),
+    );
     const dropped = await evalExamples(onlyA, out, "-j", "2");
     expect(dropped.exitCode, dropped.stderr).toBe(0);
     expect(dropped.stdout).toContain("10 samples over 5 tasks: 5 passed, 5 failed");
@@ -139,7 +158,10 @@ describe("lmr eval: one patch JSONL with two models", () => {
 describe("lmr eval: bad input stops before anything is written", () => {
   it("exits 2 on a mistyped task id, naming the file, the line and the near match", async () => {
     const jsonl = join(work, "typo.jsonl");
-    await writeJsonl(jsonl, [{ task_id: "pref-loss", model: "m", patch: await referencePatch(bundles, "pref-loss") }, { task_id: "pref-los", model: "m", patch: "x" }]);
+    await writeJsonl(jsonl, [
+      { task_id: "pref-loss", model: "m", patch: await referencePatch(bundles, "pref-loss") },
+      { task_id: "pref-los", model: "m", patch: "x" },
+    ]);
     const out = join(work, "run-typo");
     const r = await evalExamples(jsonl, out);
     expect(r.exitCode, r.stderr).toBe(2);
@@ -205,7 +227,8 @@ describe("lmr eval --set", () => {
       { task_id: "rouge-notebook", model: "m", patch: await referencePatch(bundles, "rouge-notebook") },
     ]);
     const tasksDir = join(root, "tasks");
-    const evalSet = (out: string, ...extra: string[]) => runCli(["eval", "--tasks-dir", tasksDir, "--submissions", jsonl, "--out", join(root, out), "-j", "2", ...extra]);
+    const evalSet = (out: string, ...extra: string[]) =>
+      runCli(["eval", "--tasks-dir", tasksDir, "--submissions", jsonl, "--out", join(root, out), "-j", "2", ...extra]);
 
     const core = await evalSet("core");
     expect(core.exitCode, core.stderr).toBe(0);

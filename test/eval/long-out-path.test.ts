@@ -22,7 +22,10 @@ describe("lmr eval with a long --out path", () => {
 
   it("grades the reference as passed and the stub as failed", async () => {
     const rows = [];
-    for (const [model, from] of [["ref", "reference"], ["stub", "workspace"]] as const) {
+    for (const [model, from] of [
+      ["ref", "reference"],
+      ["stub", "workspace"],
+    ] as const) {
       const files: Record<string, string> = {};
       for (const f of await targetFiles(bundles, "pref-loss")) files[f] = await readFile(join(bundles, "pref-loss", from, f), "utf8");
       rows.push({ task_id: "pref-loss", model, files });
@@ -31,7 +34,21 @@ describe("lmr eval with a long --out path", () => {
     await writeJsonl(subs, rows);
     const out = join(root, "a-run-folder-whose-path-is-long".repeat(4), "and-deeper-still".repeat(3));
     expect(join(out, "scratch", "lmr-run-XXXXXX", "bridge", "candidate.sock").length).toBeGreaterThan(107);
-    const r = await runCli(["eval", "--tasks-dir", "examples/tasks", "--tasks", "pref-loss", "--submissions", subs, "--out", out, "--sandbox", "bwrap", "--python", "/usr/bin/python3"]);
+    const r = await runCli([
+      "eval",
+      "--tasks-dir",
+      "examples/tasks",
+      "--tasks",
+      "pref-loss",
+      "--submissions",
+      subs,
+      "--out",
+      out,
+      "--sandbox",
+      "bwrap",
+      "--python",
+      "/usr/bin/python3",
+    ]);
     expect(r.exitCode, r.stderr).toBeLessThanOrEqual(1);
     const results = await readResults(out);
     expect(results.get("ref/pref-loss/0")?.verdict, results.get("ref/pref-loss/0")?.reason).toBe("passed");

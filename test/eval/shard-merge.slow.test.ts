@@ -18,7 +18,10 @@ function comparable(s: Summary): unknown {
   return {
     totals: s.totals,
     problems: s.problems,
-    models: s.models.map((m) => ({ ...m, tasks: m.tasks.map((t) => ({ ...t, mean_duration_s: 0, results: t.results.map((r) => ({ ...r, duration_s: 0 })) })) })),
+    models: s.models.map((m) => ({
+      ...m,
+      tasks: m.tasks.map((t) => ({ ...t, mean_duration_s: 0, results: t.results.map((r) => ({ ...r, duration_s: 0 })) })),
+    })),
   };
 }
 
@@ -30,7 +33,8 @@ describe("lmr eval --shard I/N and lmr report RUN_A RUN_B", () => {
     work = await makeTempDir("shard");
     bundles = await buildExampleBundles();
     const rows: unknown[] = [];
-    for (const [i, t] of TASK_IDS.entries()) rows.push({ task_id: t, model: "m", patch: i % 2 ? await stubPatch(bundles, t, work) : await referencePatch(bundles, t) });
+    for (const [i, t] of TASK_IDS.entries())
+      rows.push({ task_id: t, model: "m", patch: i % 2 ? await stubPatch(bundles, t, work) : await referencePatch(bundles, t) });
     jsonl = join(work, "subs.jsonl");
     await writeJsonl(jsonl, rows);
   });

@@ -41,7 +41,23 @@ beforeAll(async () => {
 afterAll(removeTempDirs);
 
 function generate(server: ScriptedServer, out: string, ...extra: string[]) {
-  return runCli(["generate", "--tasks-dir", "examples/tasks", "--base-url", server.baseUrl, "--model", "scripted/model-1", "--api-key-env", "LMR_TEST_API_KEY", "--out", out, ...extra], { env: KEY_ENV });
+  return runCli(
+    [
+      "generate",
+      "--tasks-dir",
+      "examples/tasks",
+      "--base-url",
+      server.baseUrl,
+      "--model",
+      "scripted/model-1",
+      "--api-key-env",
+      "LMR_TEST_API_KEY",
+      "--out",
+      out,
+      ...extra,
+    ],
+    { env: KEY_ENV },
+  );
 }
 
 async function listFiles(dir: string): Promise<string[]> {
@@ -50,7 +66,11 @@ async function listFiles(dir: string): Promise<string[]> {
   return out;
 }
 
-const exists = (p: string): Promise<boolean> => stat(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 
 /** Bundles the first run built: later runs start from a copy (lmr generate reuses a bundle whose task inputs did not change) and spend no time rebuilding. */
 let builtBundles: string | undefined;
@@ -77,11 +97,33 @@ describe("lmr generate -n 3 → lmr eval, against a scripted OpenAI-compatible s
       const task = taskOf(req, BY_TARGET);
       if (task === "pref-loss") return prefFailures[pref++] ?? { kind: "reply", text: goodReply };
       if (task === "dpo-grad-region") return { kind: "reply", text: methodReply };
-      if (task === "mcts-best-action") return { kind: "reply", text: "The best action is the child with the highest mean value; ties go to the most visited child. I would use a max over the children." };
+      if (task === "mcts-best-action")
+        return {
+          kind: "reply",
+          text: "The best action is the child with the highest mean value; ties go to the most visited child. I would use a max over the children.",
+        };
       return { kind: "status", status: 400, body: JSON.stringify({ error: { message: "unknown task in the prompt" } }) };
     });
     out = join(work, "gen");
-    first = await generate(server, out, "--tasks", "pref-loss", "mcts-best-action", "dpo-grad-region", "-n", "3", "--temperature", "0.7", "--seed", "11", "-j", "3", "--timeout", "1", "--json");
+    first = await generate(
+      server,
+      out,
+      "--tasks",
+      "pref-loss",
+      "mcts-best-action",
+      "dpo-grad-region",
+      "-n",
+      "3",
+      "--temperature",
+      "0.7",
+      "--seed",
+      "11",
+      "-j",
+      "3",
+      "--timeout",
+      "1",
+      "--json",
+    );
     summary = jsonData(first.stdout) as GenerateSummary;
     builtBundles = join(out, "bundles");
   });
@@ -119,7 +161,23 @@ describe("lmr generate -n 3 → lmr eval, against a scripted OpenAI-compatible s
 
   it("writes a submission that lmr eval grades as is: the good replies pass (a method given out of its class too), the ones without code are invalid", async () => {
     const run = join(work, "run");
-    const r = await runCli(["eval", "--tasks-dir", "examples/tasks", "--tasks", "pref-loss", "mcts-best-action", "dpo-grad-region", "--submissions", join(out, "submissions.jsonl"), "--out", run, "-j", "2", "--sandbox", "none"]);
+    const r = await runCli([
+      "eval",
+      "--tasks-dir",
+      "examples/tasks",
+      "--tasks",
+      "pref-loss",
+      "mcts-best-action",
+      "dpo-grad-region",
+      "--submissions",
+      join(out, "submissions.jsonl"),
+      "--out",
+      run,
+      "-j",
+      "2",
+      "--sandbox",
+      "none",
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
     const results = await readResults(run, "scripted/model-1");
     // the reason generate gave travels to the verdict
@@ -139,7 +197,25 @@ describe("lmr generate -n 3 → lmr eval, against a scripted OpenAI-compatible s
 
   it("reruns from the cache: no new request, the same submission", async () => {
     const before = await readFile(join(out, "submissions.jsonl"), "utf8");
-    const again = await generate(server, out, "--tasks", "pref-loss", "mcts-best-action", "dpo-grad-region", "-n", "3", "--temperature", "0.7", "--seed", "11", "-j", "3", "--timeout", "1", "--json");
+    const again = await generate(
+      server,
+      out,
+      "--tasks",
+      "pref-loss",
+      "mcts-best-action",
+      "dpo-grad-region",
+      "-n",
+      "3",
+      "--temperature",
+      "0.7",
+      "--seed",
+      "11",
+      "-j",
+      "3",
+      "--timeout",
+      "1",
+      "--json",
+    );
     expect(again.exitCode, again.stderr).toBe(0);
     expect(server.requests).toHaveLength(13);
     const s = jsonData(again.stdout) as GenerateSummary;
@@ -149,7 +225,27 @@ describe("lmr generate -n 3 → lmr eval, against a scripted OpenAI-compatible s
 
   it("--dry-run prints the prompts and token counts, counts what is cached, makes no request and writes nothing", async () => {
     const before = (await listFiles(out)).sort();
-    const r = await runCli(["generate", "--tasks-dir", "examples/tasks", "--base-url", server.baseUrl, "--model", "scripted/model-1", "--out", out, "--tasks", "pref-loss", "mcts-best-action", "-n", "4", "--temperature", "0.7", "--seed", "11", "--dry-run"]);
+    const r = await runCli([
+      "generate",
+      "--tasks-dir",
+      "examples/tasks",
+      "--base-url",
+      server.baseUrl,
+      "--model",
+      "scripted/model-1",
+      "--out",
+      out,
+      "--tasks",
+      "pref-loss",
+      "mcts-best-action",
+      "-n",
+      "4",
+      "--temperature",
+      "0.7",
+      "--seed",
+      "11",
+      "--dry-run",
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/===== pref-loss: \d+ prompt tokens, paper \d+ tokens \(\d+\/\d+ sections\); 3\/4 samples cached/);
     expect(r.stdout).toContain("def preference_loss(");
@@ -163,7 +259,9 @@ describe("lmr generate: bad input and a failing API", () => {
   let server: ScriptedServer;
   beforeAll(async () => {
     server = await startScriptedServer((req) =>
-      taskOf(req, BY_TARGET) === "pref-loss" ? { kind: "status", status: 401, body: JSON.stringify({ error: { message: "invalid api key" } }) } : { kind: "status", status: 503, headers: { "retry-after": "0" } },
+      taskOf(req, BY_TARGET) === "pref-loss"
+        ? { kind: "status", status: 401, body: JSON.stringify({ error: { message: "invalid api key" } }) }
+        : { kind: "status", status: 503, headers: { "retry-after": "0" } },
     );
   });
   afterAll(() => server.close());
@@ -171,7 +269,11 @@ describe("lmr generate: bad input and a failing API", () => {
   it("an unknown task id, a missing key variable, a bad flag, a key given where its variable's name belongs: exit 2, the fix named, nothing written", async () => {
     const cases: [string[], Record<string, string>, RegExp][] = [
       [["--tasks", "pref-los"], KEY_ENV, /--tasks: no task with id 'pref-los' \(did you mean 'pref-loss'\?\)/],
-      [["--tasks", "pref-loss", "--api-key-env", "LMR_TEST_NO_SUCH_KEY"], {}, /--api-key-env: the environment variable LMR_TEST_NO_SUCH_KEY is not set.*hint: export LMR_TEST_NO_SUCH_KEY=/],
+      [
+        ["--tasks", "pref-loss", "--api-key-env", "LMR_TEST_NO_SUCH_KEY"],
+        {},
+        /--api-key-env: the environment variable LMR_TEST_NO_SUCH_KEY is not set.*hint: export LMR_TEST_NO_SUCH_KEY=/,
+      ],
       [["--tasks", "pref-loss", "-j", "0"], KEY_ENV, /--jobs: --jobs must be a whole number >= 1, got '0'/],
       [["--tasks", "pref-loss", "--api-key-env", KEY], KEY_ENV, /--api-key-env: --api-key-env takes the NAME of an environment variable/],
     ];
@@ -179,7 +281,23 @@ describe("lmr generate: bad input and a failing API", () => {
     await Promise.all(
       cases.map(async ([flags, env, message], i) => {
         const out = join(work, `bad-${i}`);
-        const r = await runCli(["generate", "--tasks-dir", "examples/tasks", "--base-url", server.baseUrl, "--model", "m", "--api-key-env", "LMR_TEST_API_KEY", "--out", out, ...flags], { env });
+        const r = await runCli(
+          [
+            "generate",
+            "--tasks-dir",
+            "examples/tasks",
+            "--base-url",
+            server.baseUrl,
+            "--model",
+            "m",
+            "--api-key-env",
+            "LMR_TEST_API_KEY",
+            "--out",
+            out,
+            ...flags,
+          ],
+          { env },
+        );
         expect(r.exitCode, r.stderr).toBe(2);
         expect(r.stderr).toMatch(message);
         expect(await exists(out), out).toBe(false);
@@ -192,7 +310,27 @@ describe("lmr generate: bad input and a failing API", () => {
   it("a 401 is not retried, a 503 that lasts uses up the retries: exit 3, the failures in generate.json, no submissions.jsonl", async () => {
     const out = join(work, "failing");
     await seedBundles(out);
-    const r = await runCli(["generate", "--tasks-dir", "examples/tasks", "--base-url", server.baseUrl, "--model", "m", "--api-key-env", "LMR_TEST_API_KEY", "--out", out, "--tasks", "pref-loss", "mcts-best-action", "--retries", "2"], { env: KEY_ENV });
+    const r = await runCli(
+      [
+        "generate",
+        "--tasks-dir",
+        "examples/tasks",
+        "--base-url",
+        server.baseUrl,
+        "--model",
+        "m",
+        "--api-key-env",
+        "LMR_TEST_API_KEY",
+        "--out",
+        out,
+        "--tasks",
+        "pref-loss",
+        "mcts-best-action",
+        "--retries",
+        "2",
+      ],
+      { env: KEY_ENV },
+    );
     expect(r.exitCode, r.stderr).toBe(3);
     expect(r.stderr).toMatch(/pref-loss#0: request failed: HTTP 401.*\(1 try; not retried\)/);
     expect(r.stderr).toMatch(/mcts-best-action#0: request failed: HTTP 503.*\(3 tries\)/);
@@ -211,11 +349,38 @@ describe("lmr generate killed half-way", () => {
     try {
       const out = join(work, "killed");
       await seedBundles(out);
-      const args = [CLI, "generate", "--tasks-dir", "examples/tasks", "--tasks", "pref-loss", "--base-url", server.baseUrl, "--model", "m", "--api-key-env", "LMR_TEST_API_KEY", "--out", out, "-n", "3", "-j", "3", "--temperature", "0.5", "--timeout", "120"];
+      const args = [
+        CLI,
+        "generate",
+        "--tasks-dir",
+        "examples/tasks",
+        "--tasks",
+        "pref-loss",
+        "--base-url",
+        server.baseUrl,
+        "--model",
+        "m",
+        "--api-key-env",
+        "LMR_TEST_API_KEY",
+        "--out",
+        out,
+        "-n",
+        "3",
+        "-j",
+        "3",
+        "--temperature",
+        "0.5",
+        "--timeout",
+        "120",
+      ];
       const proc = execa("node", args, { env: { ...KEY_ENV, NO_COLOR: "1" }, reject: false });
       const responses = join(out, "responses");
       const deadline = Date.now() + 30_000;
-      while (Date.now() < deadline && !(server.requests.length >= 3 && (await listFiles(responses).catch(() => [])).filter((f) => f.endsWith(".json")).length >= 2)) await new Promise((r) => setTimeout(r, 50));
+      while (
+        Date.now() < deadline &&
+        !(server.requests.length >= 3 && (await listFiles(responses).catch(() => [])).filter((f) => f.endsWith(".json")).length >= 2)
+      )
+        await new Promise((r) => setTimeout(r, 50));
       proc.kill("SIGKILL");
       await proc;
       expect((await listFiles(responses)).filter((f) => f.endsWith(".json"))).toHaveLength(2);

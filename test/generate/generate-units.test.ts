@@ -41,7 +41,8 @@ describe("splicing a reply into the masked file", () => {
   const targets = [{ file: "tree.py", symbol: "Tree.best", mode: "body" as const }];
 
   it("takes a method given on its own, re-indents it into its class, and brings its imports and helpers", async () => {
-    const reply = "Sure:\n\n```python\nfrom __future__ import annotations\nimport heapq\n\n\ndef _score(c):\n    return -abs(c)\n\n\ndef best(self, k):\n    \"\"\"The k best children.\"\"\"\n    if k < 0:\n        raise ValueError(k)\n    return heapq.nlargest(k, self.children, key=_score)\n```\n";
+    const reply =
+      'Sure:\n\n```python\nfrom __future__ import annotations\nimport heapq\n\n\ndef _score(c):\n    return -abs(c)\n\n\ndef best(self, k):\n    """The k best children."""\n    if k < 0:\n        raise ValueError(k)\n    return heapq.nlargest(k, self.children, key=_score)\n```\n';
     const out = await spliceReply(reply, targets, { "tree.py": MASKED });
     expect(out.ok).toBe(true);
     if (!out.ok) return;
@@ -55,7 +56,8 @@ describe("splicing a reply into the masked file", () => {
   });
 
   it("prefers the qualified definition (the method inside its class) and ignores what else the reply rewrites", async () => {
-    const reply = "```py\nclass Tree:\n    def __init__(self, children):\n        self.children = list(reversed(children))\n\n    def best(self, k):\n        return sorted(self.children)[-k:]\n```";
+    const reply =
+      "```py\nclass Tree:\n    def __init__(self, children):\n        self.children = list(reversed(children))\n\n    def best(self, k):\n        return sorted(self.children)[-k:]\n```";
     const out = await spliceReply(reply, targets, { "tree.py": MASKED });
     expect(out.ok && out.files["tree.py"]).toContain("        return sorted(self.children)[-k:]");
     expect(out.ok && out.files["tree.py"]).toContain("self.children = children\n");
@@ -86,9 +88,15 @@ describe("reply parsing", () => {
   });
 
   it("reads a chat completion, and names what is missing from one that is not", () => {
-    expect(readReply({ choices: [{ message: { content: "hi" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1 } })).toEqual({ text: "hi", finish_reason: "stop", usage: { prompt_tokens: 3, completion_tokens: 1 } });
+    expect(readReply({ choices: [{ message: { content: "hi" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1 } })).toEqual({
+      text: "hi",
+      finish_reason: "stop",
+      usage: { prompt_tokens: 3, completion_tokens: 1 },
+    });
     expect(() => readReply({ choices: [] })).toThrow(/no choices/);
-    expect(readReply({ choices: [{ message: { content: null, refusal: "I can't help with that." }, finish_reason: "stop" }] }).text).toBe("I can't help with that.");
+    expect(readReply({ choices: [{ message: { content: null, refusal: "I can't help with that." }, finish_reason: "stop" }] }).text).toBe(
+      "I can't help with that.",
+    );
     expect(() => readReply({ choices: [{ finish_reason: "stop" }] })).toThrow(/message is missing/);
     expect(() => readReply({ choices: [{ message: { content: 42 } }] })).toThrow(/not a string/);
     expect(() => readReply("<html>")).toThrow(/not a JSON object/);
@@ -112,10 +120,18 @@ describe("retries", () => {
   it("stops at a failure that is not retryable, and at the last try", async () => {
     const waits: number[] = [];
     const policy = { attempts: 3, baseDelayMs: 10, maxDelayMs: 100, sleep: async (ms: number) => void waits.push(ms), random: () => 0.5 };
-    const fatal = await callWithRetry(() => Promise.reject(new Error("x")), () => ({ kind: "client", message: "HTTP 400", retryable: false }), policy);
+    const fatal = await callWithRetry(
+      () => Promise.reject(new Error("x")),
+      () => ({ kind: "client", message: "HTTP 400", retryable: false }),
+      policy,
+    );
     expect(fatal.ok === false && fatal.attempts.length).toBe(1);
     let n = 0;
-    const flaky = await callWithRetry(async () => (++n < 3 ? Promise.reject(new Error("x")) : "done"), () => ({ kind: "server", message: "HTTP 502", retryable: true }), policy);
+    const flaky = await callWithRetry(
+      async () => (++n < 3 ? Promise.reject(new Error("x")) : "done"),
+      () => ({ kind: "server", message: "HTTP 502", retryable: true }),
+      policy,
+    );
     expect(flaky).toMatchObject({ ok: true, value: "done" });
     expect(waits).toEqual([8, 15]);
   });
@@ -142,7 +158,9 @@ describe("prompts", () => {
 
   it("fits as much of the paper as the whole prompt's budget leaves (generate's and judge's prompts), or none", async () => {
     const filler = (topic: string): string => Array.from({ length: 60 }, (_, i) => `${topic} sentence ${i} about unrelated matters.`).join(" ");
-    const paper = ["# A Paper\n\nAbstract: we study margins.", `## 2 Method\n\n${filler("method")}`, `## 3 Experiments\n\n${filler("experiments")}`].join("\n\n");
+    const paper = ["# A Paper\n\nAbstract: we study margins.", `## 2 Method\n\n${filler("method")}`, `## 3 Experiments\n\n${filler("experiments")}`].join(
+      "\n\n",
+    );
     const render = (p: string) => renderMessages({ system: "You write code.", user: "Task.\n\n{{paper}}" }, { paper: p });
     const bare = await countMessageTokens(render(""));
     const fit = await fitPaper(render, paper, "margin", bare, bare + 700);
@@ -156,7 +174,15 @@ describe("prompts", () => {
 
   it("fills templates in one pass: a value holding a placeholder stays as it is; an empty section goes", async () => {
     const t = await loadTemplates();
-    const text = renderTemplate(t.user, { task_id: "t", instruction: "write {{paper}} here", targets: "- x", fence_lang: "python", masked_files: "F", context_files: "", paper: "" });
+    const text = renderTemplate(t.user, {
+      task_id: "t",
+      instruction: "write {{paper}} here",
+      targets: "- x",
+      fence_lang: "python",
+      masked_files: "F",
+      context_files: "",
+      paper: "",
+    });
     expect(text).toContain("write {{paper}} here");
     expect(text).not.toContain("# Other files");
     expect(text).not.toContain("# The paper");
@@ -166,7 +192,13 @@ describe("prompts", () => {
   it("keys cached replies by prompt, model, parameters and sample", () => {
     const k = { prompt_sha256: "a", model: "m", parameters: { temperature: 0.5, max_tokens: 10 }, sample: 0 };
     expect(hashResponseKey(k)).toBe(hashResponseKey({ ...k, parameters: { max_tokens: 10, temperature: 0.5 } }));
-    for (const other of [{ ...k, sample: 1 }, { ...k, model: "n" }, { ...k, prompt_sha256: "b" }, { ...k, parameters: { temperature: 0.6, max_tokens: 10 } }]) expect(hashResponseKey(other)).not.toBe(hashResponseKey(k));
+    for (const other of [
+      { ...k, sample: 1 },
+      { ...k, model: "n" },
+      { ...k, prompt_sha256: "b" },
+      { ...k, parameters: { temperature: 0.6, max_tokens: 10 } },
+    ])
+      expect(hashResponseKey(other)).not.toBe(hashResponseKey(k));
   });
 
   it("a prompt over budget without the paper stops the run before any request, and leaves no folder", async () => {
@@ -174,7 +206,16 @@ describe("prompts", () => {
     const task = await loadTask(join(EXAMPLE_TASKS, "pref-loss"));
     let calls = 0;
     const err = await runGenerate({
-      tasks: [task], outDir: out, baseUrl: "http://127.0.0.1:9/v1", model: "m", samples: 1, parameters: { temperature: 0 }, maxPromptTokens: 500, jobs: 1, timeoutMs: 1000, retry: DEFAULT_RETRY,
+      tasks: [task],
+      outDir: out,
+      baseUrl: "http://127.0.0.1:9/v1",
+      model: "m",
+      samples: 1,
+      parameters: { temperature: 0 },
+      maxPromptTokens: 500,
+      jobs: 1,
+      timeoutMs: 1000,
+      retry: DEFAULT_RETRY,
       chat: async () => {
         calls++;
         return { text: "", finish_reason: "stop" };
@@ -184,6 +225,11 @@ describe("prompts", () => {
     expect((err as LmrError).code).toBe("generate/prompt-too-long");
     expect((err as LmrError).message).toMatch(/pref-loss: the prompt needs \d+ tokens without the paper/);
     expect(calls).toBe(0);
-    expect(await stat(out).then(() => true, () => false)).toBe(false);
+    expect(
+      await stat(out).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
   });
 });

@@ -30,13 +30,36 @@ async function referenceReply(): Promise<string> {
 
 /** A line of `text` that `other` lacks: what tells the two instructions apart in a prompt. */
 function distinctLine(text: string, other: string): string {
-  const line = text.split("\n").map((l) => l.trim()).find((l) => l.length > 30 && !other.includes(l));
+  const line = text
+    .split("\n")
+    .map((l) => l.trim())
+    .find((l) => l.length > 30 && !other.includes(l));
   if (line === undefined) throw new Error("the two levels share every line");
   return line;
 }
 
 const generate = (out: string, ...extra: string[]) =>
-  runCli(["generate", "--tasks-dir", "examples/tasks", "--tasks", TASK, "--base-url", server.baseUrl, "--model", MODEL, "--api-key-env", "LMR_TEST_API_KEY", "--out", out, "-n", "2", ...extra], { env: KEY_ENV });
+  runCli(
+    [
+      "generate",
+      "--tasks-dir",
+      "examples/tasks",
+      "--tasks",
+      TASK,
+      "--base-url",
+      server.baseUrl,
+      "--model",
+      MODEL,
+      "--api-key-env",
+      "LMR_TEST_API_KEY",
+      "--out",
+      out,
+      "-n",
+      "2",
+      ...extra,
+    ],
+    { env: KEY_ENV },
+  );
 const evaluate = (submissions: string, out: string, ...extra: string[]) =>
   runCli(["eval", "--tasks-dir", "examples/tasks", "--tasks", TASK, "--submissions", submissions, "--out", out, "--sandbox", "none", "-j", "2", ...extra]);
 
@@ -81,7 +104,8 @@ describe("--level paper|hinted through generate, eval and report", () => {
       expect(await readFile(join(gen[level], "bundles", TASK, "workspace", "instruction.md"), "utf8")).toBe(level === "paper" ? paper : hints);
     }
     // the workspace hash is the paper level's at both levels: a submission grades alike at either
-    const hash = async (level: string) => (JSON.parse(await readFile(join(work, `gen-${level}`, "bundles", TASK, "bundle.json"), "utf8")) as { hashes: { workspace: string } }).hashes.workspace;
+    const hash = async (level: string) =>
+      (JSON.parse(await readFile(join(work, `gen-${level}`, "bundles", TASK, "bundle.json"), "utf8")) as { hashes: { workspace: string } }).hashes.workspace;
     expect(await hash("hinted")).toBe(await hash("paper"));
   });
 
@@ -108,7 +132,10 @@ describe("--level paper|hinted through generate, eval and report", () => {
     const json = await runCli(["report", run.paper, run.hinted, "--format", "json"]);
     expect(json.exitCode, json.stderr).toBe(0);
     const s = jsonData(json.stdout) as Summary;
-    expect(s.models.map((m) => [m.level, m.totals.samples, m.pass_at_1])).toEqual([["paper", 2, 0], ["hinted", 2, 1]]);
+    expect(s.models.map((m) => [m.level, m.totals.samples, m.pass_at_1])).toEqual([
+      ["paper", 2, 0],
+      ["hinted", 2, 1],
+    ]);
     expect(s.run.level).toBeUndefined();
     expect(s.problems).toEqual([]);
     const html = await runCli(["report", run.paper, run.hinted, "--format", "html"]);
@@ -119,7 +146,12 @@ describe("--level paper|hinted through generate, eval and report", () => {
     const contra = await evaluate(join(gen.paper, "submissions.jsonl"), join(work, "run-contra"), "--level", "hinted");
     expect(contra.exitCode).toBe(2);
     expect(contra.stderr).toMatch(/generated at level 'paper'.*--level says 'hinted'/s);
-    expect(await stat(join(work, "run-contra")).then(() => true, () => false)).toBe(false);
+    expect(
+      await stat(join(work, "run-contra")).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
     const before = await readdir(join(run.paper, "results"), { recursive: true });
     const mixed = await evaluate(join(gen.hinted, "submissions.jsonl"), run.paper);
     expect(mixed.exitCode).toBe(2);
@@ -127,7 +159,7 @@ describe("--level paper|hinted through generate, eval and report", () => {
     expect(await readdir(join(run.paper, "results"), { recursive: true })).toEqual(before);
   });
 
-  it("a task without hints.md at --level hinted: exit 2 naming task.json's \"hints\"", async () => {
+  it('a task without hints.md at --level hinted: exit 2 naming task.json\'s "hints"', async () => {
     const noHints = await makeTempDir("levels-nohints");
     const taskDir = await copyTask(noHints, TASK, (m) => {
       delete m.hints;
@@ -137,7 +169,12 @@ describe("--level paper|hinted through generate, eval and report", () => {
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/no hinted instruction/);
     expect(r.stderr).toMatch(/hints/);
-    expect(await stat(out).then(() => true, () => false)).toBe(false);
+    expect(
+      await stat(out).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
   });
 });
 
@@ -153,10 +190,27 @@ describe("lmr report holds each task to its own sample count", () => {
     const subs = join(work, "uneven.jsonl");
     await writeFile(subs, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
     const out = join(work, "run-uneven");
-    const r = await runCli(["eval", "--tasks-dir", "examples/tasks", "--tasks", TASK, "rouge-notebook", "--submissions", subs, "--out", out, "--sandbox", "none", "--json"]);
+    const r = await runCli([
+      "eval",
+      "--tasks-dir",
+      "examples/tasks",
+      "--tasks",
+      TASK,
+      "rouge-notebook",
+      "--submissions",
+      subs,
+      "--out",
+      out,
+      "--sandbox",
+      "none",
+      "--json",
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
     const s = jsonData(r.stdout) as Summary;
-    expect(s.models[0]!.tasks.map((t) => [t.task_id, t.samples])).toEqual([[TASK, 2], ["rouge-notebook", 1]]);
+    expect(s.models[0]!.tasks.map((t) => [t.task_id, t.samples])).toEqual([
+      [TASK, 2],
+      ["rouge-notebook", 1],
+    ]);
     expect(s.problems).toEqual([]);
     // a sample that goes missing is still a problem, against that task's own count
     await rm(join(out, "results", "m", TASK, "1"), { recursive: true });

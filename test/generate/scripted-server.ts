@@ -13,7 +13,14 @@ export type ScriptedAction =
 export interface SeenRequest {
   path: string;
   authorization: string | undefined;
-  body: { model?: string; messages?: { role: string; content: string }[]; temperature?: number; seed?: number; max_tokens?: number; response_format?: { type: string; json_schema?: { name: string; schema: object; strict?: boolean } } };
+  body: {
+    model?: string;
+    messages?: { role: string; content: string }[];
+    temperature?: number;
+    seed?: number;
+    max_tokens?: number;
+    response_format?: { type: string; json_schema?: { name: string; schema: object; strict?: boolean } };
+  };
 }
 
 export interface ScriptedServer {
@@ -57,7 +64,9 @@ export async function startScriptedServer(script: (req: SeenRequest, index: numb
           res.writeHead(200, { "content-type": "application/json" }).end('{"id": "x", "choices": [{"message": {"content": "unterminated');
           return;
         case "status":
-          res.writeHead(action.status, { "content-type": "application/json", ...action.headers }).end(action.body ?? JSON.stringify({ error: { message: `scripted ${action.status}`, type: "scripted" } }));
+          res
+            .writeHead(action.status, { "content-type": "application/json", ...action.headers })
+            .end(action.body ?? JSON.stringify({ error: { message: `scripted ${action.status}`, type: "scripted" } }));
           return;
         case "reply": {
           const send = (): void => {

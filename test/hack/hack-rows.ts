@@ -24,7 +24,9 @@ export interface Placeholders {
 async function caseSource(name: string, p: Placeholders): Promise<string> {
   const text = await readFile(join(CASES_DIR, `${name}.py`), "utf8");
   return text
-    .replace(/@@SAMPLE_DIR\(([^)]*)\)@@/g, (_, sample: string) => join(p.runDir, locateSample({ task_id: TASK_ID, model: MODEL, sample: sample === "@@SAMPLE@@" ? name : sample })))
+    .replace(/@@SAMPLE_DIR\(([^)]*)\)@@/g, (_, sample: string) =>
+      join(p.runDir, locateSample({ task_id: TASK_ID, model: MODEL, sample: sample === "@@SAMPLE@@" ? name : sample })),
+    )
     .replaceAll("@@TASK_DIR@@", p.taskDir)
     .replaceAll("@@RUN_DIR@@", p.runDir)
     .replaceAll("@@PORT@@", String(p.port))

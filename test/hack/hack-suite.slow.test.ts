@@ -78,9 +78,16 @@ async function runSuite(sandbox: "bwrap" | "none", cases: HackCase[]) {
   const runDir = join(root, `run-${sandbox}`);
   const jsonl = join(root, `hack-${sandbox}.jsonl`);
   await writeFile(jsonl, await buildRows(cases, { taskDir, runDir, port }, maskedScoring));
-  const before = { tasks: await treeHash(join(root, "tasks")), upstream: await treeHash(join(root, "upstream")), cache: await treeHash(cacheDir), shm: await shmUsed() };
+  const before = {
+    tasks: await treeHash(join(root, "tasks")),
+    upstream: await treeHash(join(root, "upstream")),
+    cache: await treeHash(cacheDir),
+    shm: await shmUsed(),
+  };
   const t0 = performance.now();
-  const r = await runCli(["eval", "--tasks-dir", join(root, "tasks"), "--submissions", jsonl, "--out", runDir, "-j", "2", "--sandbox", sandbox, "--json"], { env: { LMR_CACHE: cacheDir } });
+  const r = await runCli(["eval", "--tasks-dir", join(root, "tasks"), "--submissions", jsonl, "--out", runDir, "-j", "2", "--sandbox", sandbox, "--json"], {
+    env: { LMR_CACHE: cacheDir },
+  });
   const seconds = (performance.now() - t0) / 1000;
   return { r, runDir, before, seconds };
 }
@@ -156,7 +163,10 @@ describe.runIf(bwrap.ok)("folder submissions that reach a target through a symbo
     await make(subs, reference);
     const runDir = join(subs, "run");
     const r = await runCli(["eval", "--tasks-dir", join(root, "tasks"), "--submissions", join(subs, "subs"), "--out", runDir]);
-    const written = await readdir(runDir).then((x) => x.length > 0, () => false);
+    const written = await readdir(runDir).then(
+      (x) => x.length > 0,
+      () => false,
+    );
     return { code: r.exitCode, stderr: r.stderr, written };
   };
 

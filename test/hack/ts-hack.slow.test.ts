@@ -28,7 +28,10 @@ beforeAll(async () => {
   const jsonl = await writeTsHackRows(root);
   runDir = join(root, "run");
   // the host backends: auto would take docker where bpe-merge's image is built (the docker suite's case)
-  const r = await runCli(["eval", "--tasks-dir", "examples/tasks", "--tasks", TASK, "--submissions", jsonl, "--out", runDir, "-j", "2", "--sandbox", "auto", "--json"], { env: { LMR_DOCKER: "/nonexistent/docker" } });
+  const r = await runCli(
+    ["eval", "--tasks-dir", "examples/tasks", "--tasks", TASK, "--submissions", jsonl, "--out", runDir, "-j", "2", "--sandbox", "auto", "--json"],
+    { env: { LMR_DOCKER: "/nonexistent/docker" } },
+  );
   code = r.exitCode;
   stderr = r.stderr;
   summary = jsonData(r.stdout || "{}") as Summary;

@@ -58,7 +58,10 @@ async function allSecrets(taskDir: string, bundleDir: string): Promise<Secret[]>
   for (const f of await filesUnder(join(bundleDir, "reference"))) {
     const rel = relative(join(bundleDir, "reference"), f);
     const masked = new Set((await readFile(join(bundleDir, "workspace", rel), "utf8").catch(() => "")).split(/\r?\n/).map((l) => l.trim()));
-    const body = (await readFile(f, "utf8")).split(/\r?\n/).filter((l) => !masked.has(l.trim())).join("\n");
+    const body = (await readFile(f, "utf8"))
+      .split(/\r?\n/)
+      .filter((l) => !masked.has(l.trim()))
+      .join("\n");
     out.push(...distinctive(body, `reference body of ${rel}`));
   }
   const paper = await readFile(join(taskDir, "paper.json"), "utf8").catch(() => undefined);

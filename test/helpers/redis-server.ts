@@ -61,7 +61,19 @@ export async function startRedis(opts: { password?: string } = {}): Promise<Redi
   const dir = await makeTempDir("redis");
   const port = await findFreePort();
   let child: ChildProcess | undefined;
-  const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", ...(opts.password ? ["--requirepass", opts.password] : [])];
+  const args = [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    ...(opts.password ? ["--requirepass", opts.password] : []),
+  ];
   const handle: RedisHandle = {
     port,
     url: `redis://${opts.password ? `:${opts.password}@` : ""}127.0.0.1:${port}`,

@@ -44,7 +44,10 @@ if (ok && runnerProblem) console.warn(`[export-harbor] skipped: ${runnerProblem}
 
 interface JobResult {
   n_total_trials: number;
-  stats: { n_errored_trials: number; evals: Record<string, { n_trials: number; n_errors: number; metrics: Record<string, number>[]; reward_stats: { reward: Record<string, string[]> } }> };
+  stats: {
+    n_errored_trials: number;
+    evals: Record<string, { n_trials: number; n_errors: number; metrics: Record<string, number>[]; reward_stats: { reward: Record<string, string[]> } }>;
+  };
 }
 
 describe.skipIf(!ok || runnerProblem !== undefined)("lmr export --format harbor, run by harbor 0.25.0", () => {
@@ -59,7 +62,9 @@ describe.skipIf(!ok || runnerProblem !== undefined)("lmr export --format harbor,
     ids = (await readdir(EXAMPLE_TASKS)).sort();
     // the plain environment's base is the bookworm rootfs here (no registry): the Dockerfile is FROM it
     const base = process.env.LMR_BASE_IMAGE_DEBIAN_BOOKWORM ?? "lmr-rootfs:bookworm";
-    const r = await runCli(["export", "--format", "harbor", "--out", out, "--tasks-dir", EXAMPLE_TASKS, "--json"], { env: { LMR_BASE_IMAGE_DEBIAN_BOOKWORM: base, LMR_CACHE: join(root, "cache") } });
+    const r = await runCli(["export", "--format", "harbor", "--out", out, "--tasks-dir", EXAMPLE_TASKS, "--json"], {
+      env: { LMR_BASE_IMAGE_DEBIAN_BOOKWORM: base, LMR_CACHE: join(root, "cache") },
+    });
     expect(r.exitCode, r.stderr).toBe(0);
   });
 
@@ -92,15 +97,43 @@ describe.skipIf(!ok || runnerProblem !== undefined)("lmr export --format harbor,
     const jobs = join(root, "jobs");
     const harbor = async (agent: string): Promise<JobResult> => {
       const dir = join(jobs, agent);
-      const r = await execa("docker", [
-        "run", "--rm", "-e", "COLUMNS=160", "-v", "/var/run/docker.sock:/var/run/docker.sock", "-v", `${root}:${root}`, "-w", root,
-        RUNNER, "harbor", "run", "-p", run, "-a", agent, "-o", dir, "-n", "4", "-y", "-q",
-      ], { reject: false, all: true });
+      const r = await execa(
+        "docker",
+        [
+          "run",
+          "--rm",
+          "-e",
+          "COLUMNS=160",
+          "-v",
+          "/var/run/docker.sock:/var/run/docker.sock",
+          "-v",
+          `${root}:${root}`,
+          "-w",
+          root,
+          RUNNER,
+          "harbor",
+          "run",
+          "-p",
+          run,
+          "-a",
+          agent,
+          "-o",
+          dir,
+          "-n",
+          "4",
+          "-y",
+          "-q",
+        ],
+        { reject: false, all: true },
+      );
       expect(r.exitCode, String(r.all).slice(-3000)).toBe(0);
       const [job] = (await readdir(dir, { withFileTypes: true })).filter((e) => e.isDirectory());
       return JSON.parse(await readFile(join(dir, job!.name, "result.json"), "utf8")) as JobResult;
     };
-    for (const [agent, reward] of [["oracle", 1], ["nop", 0]] as const) {
+    for (const [agent, reward] of [
+      ["oracle", 1],
+      ["nop", 0],
+    ] as const) {
       const res = await harbor(agent);
       expect(res.n_total_trials).toBe(ids.length);
       expect(res.stats.n_errored_trials).toBe(0);

@@ -11,7 +11,6 @@ import { runCli } from "../helpers/run-cli.js";
 
 afterAll(removeTempDirs);
 
-
 /** Reads the exported folder the way a user does, offline: load_dataset on the folder, the card's YAML. */
 const CHECK = String.raw`
 import json, sys, yaml
@@ -44,7 +43,10 @@ describe.skipIf(!existsSync(HARNESS_PYTHON))("lmr export --format hf", () => {
     const r = await runCli(["export", "--format", "hf", "--out", out, "--tasks-dir", EXAMPLE_TASKS, "--json"], { env: { LMR_CACHE: join(root, "cache") } });
     expect(r.stderr).toBe("");
     expect(r.exitCode).toBe(0);
-    rows = (await readFile(join(out, "data", "test.jsonl"), "utf8")).trim().split("\n").map((l) => JSON.parse(l) as HfRow);
+    rows = (await readFile(join(out, "data", "test.jsonl"), "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as HfRow);
   }, 60_000);
 
   it("writes one row per task with both instruction levels and the verification summary", async () => {
@@ -62,7 +64,10 @@ describe.skipIf(!existsSync(HARNESS_PYTHON))("lmr export --format hf", () => {
   });
 
   it("is read by datasets.load_dataset offline, and the card's YAML is what the Hub reads", async () => {
-    const r = await execa(HARNESS_PYTHON, ["-c", CHECK, out], { env: { HF_DATASETS_OFFLINE: "1", HF_HUB_OFFLINE: "1", HF_HOME: join(root, "hf-home") }, reject: false });
+    const r = await execa(HARNESS_PYTHON, ["-c", CHECK, out], {
+      env: { HF_DATASETS_OFFLINE: "1", HF_HUB_OFFLINE: "1", HF_HOME: join(root, "hf-home") },
+      reject: false,
+    });
     expect(r.stderr.split("\n").filter((l) => /Traceback|Error/.test(l))).toEqual([]);
     expect(r.exitCode).toBe(0);
     const got = JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<string, any>;
@@ -70,7 +75,11 @@ describe.skipIf(!existsSync(HARNESS_PYTHON))("lmr export --format hf", () => {
     expect(got.ids).toEqual(rows.map((x) => x.id));
     expect(got.columns).toEqual(Object.keys(rows[0]!).sort());
     expect(got.targets0).toEqual(rows[0]!.targets);
-    expect(got.card).toMatchObject({ license: "other", license_name: "per-task-upstream", configs: [{ config_name: "default", data_files: [{ split: "test", path: "data/test.jsonl" }] }] });
+    expect(got.card).toMatchObject({
+      license: "other",
+      license_name: "per-task-upstream",
+      configs: [{ config_name: "default", data_files: [{ split: "test", path: "data/test.jsonl" }] }],
+    });
     expect(got.header.size_categories).toEqual(["n<1K"]);
   }, 120_000);
 

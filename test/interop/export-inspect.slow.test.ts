@@ -66,7 +66,9 @@ describe.skipIf(!existsSync(INSPECT))("lmr export --format inspect, run by inspe
     root = await makeTempDir("export-inspect");
     out = join(root, "inspect");
     ids = (await readdir(EXAMPLE_TASKS)).sort();
-    const r = await runCli(["export", "--format", "inspect", "--out", out, "--tasks-dir", EXAMPLE_TASKS, "--json"], { env: { LMR_CACHE: join(root, "cache") } });
+    const r = await runCli(["export", "--format", "inspect", "--out", out, "--tasks-dir", EXAMPLE_TASKS, "--json"], {
+      env: { LMR_CACHE: join(root, "cache") },
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     env = { TIKTOKEN_CACHE_DIR: await tiktokenCache(root), INSPECT_LOG_LEVEL: "warning", PATH: process.env.PATH ?? "/usr/bin:/bin" };
   }, 60_000);
@@ -76,15 +78,41 @@ describe.skipIf(!existsSync(INSPECT))("lmr export --format inspect, run by inspe
     expect((await readdir(join(out, "tasks"))).sort()).toEqual(ids);
     const compose = await readFile(join(out, "tasks", "pref-loss", "compose.yaml"), "utf8");
     expect(compose).toContain("network_mode: none");
-    expect(JSON.parse(await readFile(join(out, "tasks", "pref-loss", "sample.json"), "utf8"))).toMatchObject({ id: "pref-loss", targets: ["trainers.py"], runner: "pytest" });
+    expect(JSON.parse(await readFile(join(out, "tasks", "pref-loss", "sample.json"), "utf8"))).toMatchObject({
+      id: "pref-loss",
+      targets: ["trainers.py"],
+      runner: "pytest",
+    });
   });
 
   it("mockllm's default output scores 0 on every example: the masked workspace fails lmr's tests", async () => {
     const logs = join(root, "logs-default");
-    const r = await execa(INSPECT, ["eval", "lmr_inspect.py", "--model", "mockllm/model", "-T", "sandbox=local", "-T", "message_limit=4", "--log-dir", logs, "--log-format", "json", "--display", "none"], { cwd: out, env, reject: false, all: true });
+    const r = await execa(
+      INSPECT,
+      [
+        "eval",
+        "lmr_inspect.py",
+        "--model",
+        "mockllm/model",
+        "-T",
+        "sandbox=local",
+        "-T",
+        "message_limit=4",
+        "--log-dir",
+        logs,
+        "--log-format",
+        "json",
+        "--display",
+        "none",
+      ],
+      { cwd: out, env, reject: false, all: true },
+    );
     expect(r.exitCode, String(r.all).slice(-2000)).toBe(0);
     const [file] = await readdir(logs);
-    const log = JSON.parse(await readFile(join(logs, file!), "utf8")) as { status: string; samples: { id: string; scores: Record<string, { value: string; metadata: { verdict: string; counts: { passed: number; failed: number } } }> }[] };
+    const log = JSON.parse(await readFile(join(logs, file!), "utf8")) as {
+      status: string;
+      samples: { id: string; scores: Record<string, { value: string; metadata: { verdict: string; counts: { passed: number; failed: number } } }> }[];
+    };
     expect(log.status).toBe("success");
     expect(log.samples.map((s) => s.id).sort()).toEqual(ids);
     for (const s of log.samples) {
@@ -98,7 +126,10 @@ describe.skipIf(!existsSync(INSPECT))("lmr export --format inspect, run by inspe
   it("a mockllm that writes the reference with bash and submits scores 1 on every example", async () => {
     const r = await execa(HARNESS_PYTHON, ["-c", REFERENCE, out, join(root, "logs-reference")], { env, reject: false, all: true });
     expect(r.exitCode, String(r.all).slice(-2000)).toBe(0);
-    const scores = JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<string, { value: string; verdict: string; counts: { passed: number; failed: number } }>;
+    const scores = JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<
+      string,
+      { value: string; verdict: string; counts: { passed: number; failed: number } }
+    >;
     expect(Object.keys(scores).sort()).toEqual(ids);
     for (const [id, s] of Object.entries(scores)) {
       expect([id, s.value, s.verdict]).toEqual([id, "C", "passed"]);

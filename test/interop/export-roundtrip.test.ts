@@ -70,7 +70,14 @@ describe("lmr export → lmr import round trip over git upstreams", () => {
       paper_name: manifests.get("pref-loss")!.paper.title,
       repo_folder_name: "pref-trainer",
       implementations: [
-        { goal_file: "trainers.py", goal_function: "preference_loss", class_name: "", golden_file: "golden_files/trainers_golden.py", unit_test_file: "unit_test/tests/test_preference_loss.py", retrieval_context: ["utils.py", "models.py", "train.py"] },
+        {
+          goal_file: "trainers.py",
+          goal_function: "preference_loss",
+          class_name: "",
+          golden_file: "golden_files/trainers_golden.py",
+          unit_test_file: "unit_test/tests/test_preference_loss.py",
+          retrieval_context: ["utils.py", "models.py", "train.py"],
+        },
       ],
     });
     expect(info.implementations[0].instruction).toBe(await readFile(join(root, "tasks", "pref-loss", "instruction.md"), "utf8"));
@@ -87,7 +94,10 @@ describe("lmr export → lmr import round trip over git upstreams", () => {
   });
 
   it("runs unchanged in that layout: grader tests fail on the masked repository and pass with the golden file", async () => {
-    for (const [folder, repo, file] of [["2-pref-loss", "pref-trainer", "trainers.py"], ["1-mcts-best-action", "mcts-search", "core/mcts.py"]] as const) {
+    for (const [folder, repo, file] of [
+      ["2-pref-loss", "pref-trainer", "trainers.py"],
+      ["1-mcts-best-action", "mcts-search", "core/mcts.py"],
+    ] as const) {
       const work = join(await makeTempDir("lmrbench-run"), repo);
       await cp(join(exported, folder, repo), work, { recursive: true });
       const masked = await pytest(work, "unit_test");
@@ -110,7 +120,16 @@ describe("lmr export → lmr import round trip over git upstreams", () => {
     for (const id of TASKS) {
       const a = manifests.get(id)!;
       const b = await readJson<TaskManifest>(join(back, id, "task.json"));
-      expect({ id: b.id, paper: b.paper, category: b.category, targets: b.targets, upstream: b.upstream, context: b.context_files, prepare: b.prepare, env: b.environment }).toEqual({
+      expect({
+        id: b.id,
+        paper: b.paper,
+        category: b.category,
+        targets: b.targets,
+        upstream: b.upstream,
+        context: b.context_files,
+        prepare: b.prepare,
+        env: b.environment,
+      }).toEqual({
         id: a.id,
         paper: { title: a.paper.title, url: a.paper.url, year: a.paper.year, venue: a.paper.venue },
         category: a.category,
@@ -133,8 +152,14 @@ describe("lmr export → lmr import round trip over git upstreams", () => {
     const r = await runCli(["export", "--format", "jsonl", "--out", file, join(root, "tasks", "pref-loss"), copy], { env });
     expect(r.exitCode).toBe(0);
     expect(r.stderr).toContain('warning: rouge-notebook: upstream licence NOASSERTION does not allow redistribution; row written with "code": null');
-    const rows = (await readFile(file, "utf8")).trim().split("\n").map((l) => JSON.parse(l) as JsonlRow);
-    expect(rows.map((row) => [row.id, row.redistributable])).toEqual([["pref-loss", true], ["rouge-notebook", false]]);
+    const rows = (await readFile(file, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as JsonlRow);
+    expect(rows.map((row) => [row.id, row.redistributable])).toEqual([
+      ["pref-loss", true],
+      ["rouge-notebook", false],
+    ]);
     const [pref, rouge] = rows as [JsonlRow, JsonlRow];
     expect(Object.keys(pref)).toEqual(["id", "paper", "category", "upstream", "targets", "instruction", "environment", "hashes", "redistributable", "code"]);
     expect(pref.upstream).toEqual(manifests.get("pref-loss")!.upstream);

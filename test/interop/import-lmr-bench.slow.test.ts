@@ -120,8 +120,12 @@ describe("lmr import lmr-bench on the fixture benchmark", () => {
     const r = await runCli(["import", "lmr-bench", BENCH, "--out", join(await makeTempDir("import-text"), "t"), "--commit-map", MAP]);
     expect(r.exitCode).toBe(1);
     const lines = r.stdout.split("\n");
-    expect(lines).toContain(`${BENCH}/1-PrefOpt/info.json: /implementations/0/retrieval_content: key 'retrieval_content' read as 'retrieval_context' (repaired)`);
-    expect(lines).toContain(`${BENCH}/1-PrefOpt/info.json: /implementations/1/category: category missing; give --default-category or fix info.json (not repaired)`);
+    expect(lines).toContain(
+      `${BENCH}/1-PrefOpt/info.json: /implementations/0/retrieval_content: key 'retrieval_content' read as 'retrieval_context' (repaired)`,
+    );
+    expect(lines).toContain(
+      `${BENCH}/1-PrefOpt/info.json: /implementations/1/category: category missing; give --default-category or fix info.json (not repaired)`,
+    );
     expect(r.stdout).toMatch(/imported 2 tasks into .*; 18 defects \(13 repaired, 5 not repaired\); 4 skipped/);
   });
 
@@ -131,7 +135,11 @@ describe("lmr import lmr-bench on the fixture benchmark", () => {
     const again = await importJson(out, "--default-category", TRAINING);
     expect(again.exitCode).toBe(1);
     expect(again.body.tasks).toEqual([]);
-    expect(again.body.defects.filter((d) => d.message.includes("already exists")).map((d) => d.key)).toEqual(["/implementations/0", "/implementations/1", "/implementations/1"]);
+    expect(again.body.defects.filter((d) => d.message.includes("already exists")).map((d) => d.key)).toEqual([
+      "/implementations/0",
+      "/implementations/1",
+      "/implementations/1",
+    ]);
     expect(await readFile(join(dir, "instruction.md"), "utf8")).toBe("written by a person\n");
     const forced = await importJson(out, "--default-category", TRAINING, "--force");
     expect(forced.body.tasks).toHaveLength(3);
@@ -144,7 +152,12 @@ describe("lmr import lmr-bench on the fixture benchmark", () => {
     const r = await importJson(dry, "--default-category", TRAINING, "--dry-run");
     expect(r.body.tasks).toHaveLength(3);
     expect(r.body.written).toEqual([]);
-    expect(await stat(dry).then(() => readdir(dry), () => [])).toEqual([]);
+    expect(
+      await stat(dry).then(
+        () => readdir(dry),
+        () => [],
+      ),
+    ).toEqual([]);
   });
 
   it("imports a single paper folder, and a folder with everything known exits 0", async () => {
@@ -180,6 +193,11 @@ describe("lmr import lmr-bench on the fixture benchmark", () => {
     const cat = await runCli(["import", "lmr-bench", BENCH, "--out", join(tmp, "t"), "--default-category", "Decoding & Search Strategy"]);
     expect(cat.exitCode).toBe(2);
     expect(cat.stderr).toContain('did you mean "Decoding & Search Strategies"?');
-    expect(await stat(join(tmp, "t")).then(() => true, () => false)).toBe(false);
+    expect(
+      await stat(join(tmp, "t")).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
   });
 });

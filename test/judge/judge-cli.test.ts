@@ -7,7 +7,11 @@ import { runCli, jsonData } from "../helpers/run-cli.js";
 import { startScriptedServer, type ScriptedServer } from "../generate/scripted-server.js";
 
 const ENV = { LMR_TEST_API_KEY: "sk-unused-3b7d" };
-const exists = (p: string): Promise<boolean> => stat(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 
 describe("lmr judge: bad input and run folders it cannot judge", () => {
   let server: ScriptedServer;
@@ -20,7 +24,8 @@ describe("lmr judge: bad input and run folders it cannot judge", () => {
     await server.close();
     await run.cleanup();
   });
-  const judge = (dir: string, ...extra: string[]) => runCli(["judge", dir, "--base-url", server.baseUrl, "--model", "j", "--api-key-env", "LMR_TEST_API_KEY", ...extra], { env: ENV });
+  const judge = (dir: string, ...extra: string[]) =>
+    runCli(["judge", dir, "--base-url", server.baseUrl, "--model", "j", "--api-key-env", "LMR_TEST_API_KEY", ...extra], { env: ENV });
 
   it("refuses bad flags and a folder that is not a run: exit 2, the flag or file named, no request", async () => {
     const cases: [string, string[], Record<string, string>, RegExp][] = [
@@ -51,7 +56,9 @@ describe("lmr judge: bad input and run folders it cannot judge", () => {
     // 7 readable results: 1 infra (not judged), 1 invalid (no code), 5 with code but no diff
     expect(s.totals).toMatchObject({ samples: 7, not_graded: 1, no_code: 1, unjudgeable: 5, judged: 0, requests: 0 });
     expect(s.complete).toBe(false);
-    expect(r.stderr.match(/no submission\.diff: graded by an lmr that did not keep the applied submission \(hint: run lmr eval on this run folder again/g)).toHaveLength(5);
+    expect(
+      r.stderr.match(/no submission\.diff: graded by an lmr that did not keep the applied submission \(hint: run lmr eval on this run folder again/g),
+    ).toHaveLength(5);
     expect(server.requests).toHaveLength(0);
     const invalid = s.samples.find((x) => x.status === "no-code")!;
     const j = JSON.parse(await readFile(join(run.dir, "results", "example-model-1", invalid.task_id, invalid.sample, "judge.json"), "utf8"));

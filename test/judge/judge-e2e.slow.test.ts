@@ -34,7 +34,8 @@ async function definitionIn(file: string, symbol: string): Promise<string> {
 
 const fence = (code: string, prose = "Here it is."): string => `${prose}\n\n\`\`\`python\n${code}\n\`\`\`\n`;
 const isJudge = (req: SeenRequest): boolean => req.body.response_format !== undefined || (req.body.messages?.[0]?.content ?? "").startsWith("You review code");
-const submissionOf = (req: SeenRequest): string => /# Submission\n([\s\S]*?)\n# /.exec(req.body.messages?.find((m) => m.role === "user")?.content ?? "")?.[1] ?? "";
+const submissionOf = (req: SeenRequest): string =>
+  /# Submission\n([\s\S]*?)\n# /.exec(req.body.messages?.find((m) => m.role === "user")?.content ?? "")?.[1] ?? "";
 const verdict = (cls: string, why: string): ScriptedAction => ({ kind: "reply", text: JSON.stringify({ class: cls, rationale: why }) });
 
 beforeAll(async () => {
@@ -45,7 +46,10 @@ beforeAll(async () => {
   const pref = await definitionIn(join(bundles, "pref-loss", "reference", "trainers.py"), "preference_loss");
   prefGood = pref;
   // a sign slip in the chosen reward: right logic, an implementation error the tests catch
-  prefBuggy = pref.replace("chosen_rewards.append(beta * (policy_chosen_logps[i] - reference_chosen_logps[i]))", "chosen_rewards.append(beta * (reference_chosen_logps[i] - policy_chosen_logps[i]))");
+  prefBuggy = pref.replace(
+    "chosen_rewards.append(beta * (policy_chosen_logps[i] - reference_chosen_logps[i]))",
+    "chosen_rewards.append(beta * (reference_chosen_logps[i] - policy_chosen_logps[i]))",
+  );
   expect(prefBuggy).not.toBe(prefGood);
   const mctsFile = (await readdir(join(bundles, "mcts-best-action", "reference"), { recursive: true })).find((f) => f.endsWith("mcts.py"))!;
   const method = await definitionIn(join(bundles, "mcts-best-action", "reference", mctsFile), "OpenLoopMCTS.find_best_action");
@@ -62,7 +66,12 @@ async function seed(out: string): Promise<void> {
 describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two models against one scripted server", () => {
   let server: ScriptedServer;
   /** Model a's pref-loss prompt meets these first, one each; then good replies. */
-  const genFailures: ScriptedAction[] = [{ kind: "status", status: 429, headers: { "retry-after": "1" } }, { kind: "status", status: 500 }, { kind: "hang" }, { kind: "malformed" }];
+  const genFailures: ScriptedAction[] = [
+    { kind: "status", status: 429, headers: { "retry-after": "1" } },
+    { kind: "status", status: 500 },
+    { kind: "hang" },
+    { kind: "malformed" },
+  ];
   /** The judge's first requests (other than mcts's) meet these, one each. */
   const judgeFailures: ScriptedAction[] = [
     { kind: "status", status: 429, headers: { "retry-after": "1" } },
@@ -81,12 +90,17 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
       const task = taskOf(req, BY_TARGET);
       if (isJudge(req)) {
         const sub = submissionOf(req);
-        if (sub.includes("find_best_action")) return mctsJudgeBroken ? verdict("mostly-right", "close enough") : verdict("fully-correct", "Picks the child the reference picks, with the same tie-break.");
+        if (sub.includes("find_best_action"))
+          return mctsJudgeBroken
+            ? verdict("mostly-right", "close enough")
+            : verdict("fully-correct", "Picks the child the reference picks, with the same tie-break.");
         const failure = judgeFailures.shift();
         if (failure) return failure;
         if (sub.includes("reference_chosen_logps[i] - policy_chosen_logps[i]")) {
           // two votes of three see the slip
-          return (req.body.seed ?? 0) % 3 === 2 ? verdict("fully-correct", "Matches the DPO loss of the paper.") : verdict("implementation-error", "The loss is the paper's, but the chosen reward has its sign flipped.");
+          return (req.body.seed ?? 0) % 3 === 2
+            ? verdict("fully-correct", "Matches the DPO loss of the paper.")
+            : verdict("implementation-error", "The loss is the paper's, but the chosen reward has its sign flipped.");
         }
         return verdict("fully-correct", "Computes the DPO loss and both implicit rewards exactly as the reference does.");
       }
@@ -105,35 +119,146 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
     for (const model of ["model-a", "model-b"]) {
       const gen = join(work, `gen-${model}`);
       await seed(gen);
-      const r = await runCli(["generate", "--tasks-dir", "examples/tasks", "--tasks", ...TASKS, "--base-url", server.baseUrl, "--model", model, "--api-key-env", "LMR_TEST_API_KEY", "--out", gen, "-n", "3", "--temperature", "0.7", "--seed", "1", "-j", "2", "--timeout", "1", "--price", "1,2", "--json"], { env: ENV });
+      const r = await runCli(
+        [
+          "generate",
+          "--tasks-dir",
+          "examples/tasks",
+          "--tasks",
+          ...TASKS,
+          "--base-url",
+          server.baseUrl,
+          "--model",
+          model,
+          "--api-key-env",
+          "LMR_TEST_API_KEY",
+          "--out",
+          gen,
+          "-n",
+          "3",
+          "--temperature",
+          "0.7",
+          "--seed",
+          "1",
+          "-j",
+          "2",
+          "--timeout",
+          "1",
+          "--price",
+          "1,2",
+          "--json",
+        ],
+        { env: ENV },
+      );
       expect(r.exitCode, r.stderr).toBe(0);
       const s = jsonData(r.stdout) as GenerateSummary;
       if (model === "model-a") {
         expect(s.totals).toMatchObject({ samples: 6, ok: 3, invalid: 3, failed: 0, retries: 4 });
-        const kinds = s.tasks.find((t) => t.task_id === "pref-loss")!.samples.flatMap((x) => x.failures.map((f) => f.kind)).sort();
+        const kinds = s.tasks
+          .find((t) => t.task_id === "pref-loss")!
+          .samples.flatMap((x) => x.failures.map((f) => f.kind))
+          .sort();
         expect(kinds).toEqual(["malformed", "rate-limit", "server", "timeout"]);
       } else expect(s.totals).toMatchObject({ samples: 6, ok: 6, invalid: 0, retries: 0 });
       const run = model === "model-a" ? runA() : runB();
       await seed(run);
-      const e = await runCli(["eval", "--tasks-dir", "examples/tasks", "--tasks", ...TASKS, "--submissions", join(gen, "submissions.jsonl"), "--out", run, "-j", "2", "--sandbox", "none"], { env: { LMR_PYTHON: process.env.LMR_PYTHON ?? "/usr/bin/python3" } });
+      const e = await runCli(
+        [
+          "eval",
+          "--tasks-dir",
+          "examples/tasks",
+          "--tasks",
+          ...TASKS,
+          "--submissions",
+          join(gen, "submissions.jsonl"),
+          "--out",
+          run,
+          "-j",
+          "2",
+          "--sandbox",
+          "none",
+        ],
+        { env: { LMR_PYTHON: process.env.LMR_PYTHON ?? "/usr/bin/python3" } },
+      );
       expect(e.exitCode, e.stderr).toBe(0);
     }
-    expect(verdicts(await readResults(runA(), "model-a"))).toEqual({ "mcts-best-action/0": "invalid", "mcts-best-action/1": "invalid", "mcts-best-action/2": "invalid", "pref-loss/0": "passed", "pref-loss/1": "passed", "pref-loss/2": "passed" });
-    expect(verdicts(await readResults(runB(), "model-b"))).toEqual({ "mcts-best-action/0": "passed", "mcts-best-action/1": "passed", "mcts-best-action/2": "passed", "pref-loss/0": "failed", "pref-loss/1": "failed", "pref-loss/2": "failed" });
+    expect(verdicts(await readResults(runA(), "model-a"))).toEqual({
+      "mcts-best-action/0": "invalid",
+      "mcts-best-action/1": "invalid",
+      "mcts-best-action/2": "invalid",
+      "pref-loss/0": "passed",
+      "pref-loss/1": "passed",
+      "pref-loss/2": "passed",
+    });
+    expect(verdicts(await readResults(runB(), "model-b"))).toEqual({
+      "mcts-best-action/0": "passed",
+      "mcts-best-action/1": "passed",
+      "mcts-best-action/2": "passed",
+      "pref-loss/0": "failed",
+      "pref-loss/1": "failed",
+      "pref-loss/2": "failed",
+    });
     // grading keeps the applied submission as a diff against the masked file
     const diff = await readFile(join(runB(), "results", "model-b", "pref-loss", "0", "submission.diff"), "utf8");
     expect(diff).toMatch(/^--- a\/trainers\.py\n\+\+\+ b\/trainers\.py\n/m);
     expect(diff).toContain("+        chosen_rewards.append(beta * (reference_chosen_logps[i] - policy_chosen_logps[i]))");
     // a result graded before lmr kept the diff (here: the diff removed) is graded once more by a rerun; the rest is reused
     await rm(join(runB(), "results", "model-b", "pref-loss", "1", "submission.diff"));
-    const again = await runCli(["eval", "--tasks-dir", "examples/tasks", "--tasks", ...TASKS, "--submissions", join(work, "gen-model-b", "submissions.jsonl"), "--out", runB(), "-j", "2", "--sandbox", "none"], { env: { LMR_PYTHON: process.env.LMR_PYTHON ?? "/usr/bin/python3" } });
+    const again = await runCli(
+      [
+        "eval",
+        "--tasks-dir",
+        "examples/tasks",
+        "--tasks",
+        ...TASKS,
+        "--submissions",
+        join(work, "gen-model-b", "submissions.jsonl"),
+        "--out",
+        runB(),
+        "-j",
+        "2",
+        "--sandbox",
+        "none",
+      ],
+      { env: { LMR_PYTHON: process.env.LMR_PYTHON ?? "/usr/bin/python3" } },
+    );
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.stdout).toContain("(graded 1, reused 5)");
     expect(await readFile(join(runB(), "results", "model-b", "pref-loss", "1", "submission.diff"), "utf8")).toBe(diff);
   }, 300_000);
 
-  const judge = (run: string, ...extra: string[]) => runCli(["judge", run, "--base-url", server.baseUrl, "--model", "judge-1", "--api-key-env", "LMR_TEST_API_KEY", "-n", "3", "--temperature", "0.7", "--seed", "0", "--timeout", "1", "--parse-retries", "1", "-j", "1", "--price", "2,4", "--json", ...extra], { env: ENV });
-  const judgementOf = async (run: string, model: string, task: string, sample: string): Promise<SampleJudgement> => JSON.parse(await readFile(join(run, "results", nameModelFolder(model), task, sample, "judge.json"), "utf8")) as SampleJudgement;
+  const judge = (run: string, ...extra: string[]) =>
+    runCli(
+      [
+        "judge",
+        run,
+        "--base-url",
+        server.baseUrl,
+        "--model",
+        "judge-1",
+        "--api-key-env",
+        "LMR_TEST_API_KEY",
+        "-n",
+        "3",
+        "--temperature",
+        "0.7",
+        "--seed",
+        "0",
+        "--timeout",
+        "1",
+        "--parse-retries",
+        "1",
+        "-j",
+        "1",
+        "--price",
+        "2,4",
+        "--json",
+        ...extra,
+      ],
+      { env: ENV },
+    );
+  const judgementOf = async (run: string, model: string, task: string, sample: string): Promise<SampleJudgement> =>
+    JSON.parse(await readFile(join(run, "results", nameModelFolder(model), task, sample, "judge.json"), "utf8")) as SampleJudgement;
 
   it("judges model a: retries 429/500/hang/malformed, re-asks a reply that is not the JSON asked for and counts it, writes no-code for samples without code", async () => {
     const before = server.requests.length;
@@ -145,7 +270,15 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
     expect(server.requests.length - before).toBe(8);
     expect(server.requests.slice(before).every((q) => q.body.response_format?.type === "json_schema" && q.body.model === "judge-1")).toBe(true);
     const j = await judgementOf(runA(), "model-a", "pref-loss", "0");
-    expect(j).toMatchObject({ status: "judged", judge_model: "judge-1", majority: "fully-correct", agreement: 1, parse_failures: 1, infra_votes: 0, schema_version: 1 });
+    expect(j).toMatchObject({
+      status: "judged",
+      judge_model: "judge-1",
+      majority: "fully-correct",
+      agreement: 1,
+      parse_failures: 1,
+      infra_votes: 0,
+      schema_version: 1,
+    });
     expect(j.votes.map((v) => v.class)).toEqual(["fully-correct", "fully-correct", "fully-correct"]);
     expect(j.votes[0]!.rationale).toMatch(/DPO loss/);
     const noCode = await judgementOf(runA(), "model-a", "mcts-best-action", "1");
@@ -181,8 +314,37 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
 
   it("a rerun of every step makes no new request", async () => {
     const before = server.requests.length;
-    for (const [model, run] of [["model-a", runA()], ["model-b", runB()]] as const) {
-      const g = await runCli(["generate", "--tasks-dir", "examples/tasks", "--tasks", ...TASKS, "--base-url", server.baseUrl, "--model", model, "--api-key-env", "LMR_TEST_API_KEY", "--out", join(work, `gen-${model}`), "-n", "3", "--temperature", "0.7", "--seed", "1", "--price", "1,2", "--json"], { env: ENV });
+    for (const [model, run] of [
+      ["model-a", runA()],
+      ["model-b", runB()],
+    ] as const) {
+      const g = await runCli(
+        [
+          "generate",
+          "--tasks-dir",
+          "examples/tasks",
+          "--tasks",
+          ...TASKS,
+          "--base-url",
+          server.baseUrl,
+          "--model",
+          model,
+          "--api-key-env",
+          "LMR_TEST_API_KEY",
+          "--out",
+          join(work, `gen-${model}`),
+          "-n",
+          "3",
+          "--temperature",
+          "0.7",
+          "--seed",
+          "1",
+          "--price",
+          "1,2",
+          "--json",
+        ],
+        { env: ENV },
+      );
       expect(g.exitCode, g.stderr).toBe(0);
       expect((jsonData(g.stdout) as GenerateSummary).totals).toMatchObject({ requests: 0, cached: 6 });
       const j = await judge(run);
@@ -193,7 +355,21 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
     // --dry-run: the prompts with the reference and the submission, no request, nothing written
     const judgeFile = join(runB(), "results", "model-b", "pref-loss", "0", "judge.json");
     const kept = await readFile(judgeFile, "utf8");
-    const dry = await runCli(["judge", runB(), "--base-url", server.baseUrl, "--model", "judge-1", "-n", "3", "--temperature", "0.7", "--seed", "0", "--dry-run"]);
+    const dry = await runCli([
+      "judge",
+      runB(),
+      "--base-url",
+      server.baseUrl,
+      "--model",
+      "judge-1",
+      "-n",
+      "3",
+      "--temperature",
+      "0.7",
+      "--seed",
+      "0",
+      "--dry-run",
+    ]);
     expect(dry.exitCode, dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(/===== pref-loss#0 \(model-b\): \d+ prompt tokens; 3\/3 votes cached/);
     expect(dry.stdout).toContain("# Reference (the original code)");
@@ -210,20 +386,33 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
     const [a, b] = [s.models.find((m) => m.model === "model-a")!, s.models.find((m) => m.model === "model-b")!];
     expect(a.pass_at_1).toBe(0.5);
     expect(a.pass_at_1_ci).toMatchObject({ low: 0, high: 1, level: 0.95 });
-    expect(a.judge).toMatchObject({ judged: 3, no_code: 3, classes: { "fully-correct": 3, "implementation-error": 0, "incorrect-logic": 0 }, tests_vs_judge: { samples: 3, both_pass: 3, tests_only: 0, judge_only: 0, both_fail: 0, kappa: null } });
+    expect(a.judge).toMatchObject({
+      judged: 3,
+      no_code: 3,
+      classes: { "fully-correct": 3, "implementation-error": 0, "incorrect-logic": 0 },
+      tests_vs_judge: { samples: 3, both_pass: 3, tests_only: 0, judge_only: 0, both_fail: 0, kappa: null },
+    });
     // b: pref-loss fails its tests and the judge says implementation-error (2 of 3 votes); mcts passes and is fully-correct
-    expect(b.judge).toMatchObject({ judged: 6, classes: { "fully-correct": 3, "implementation-error": 3 }, tests_vs_judge: { samples: 6, both_pass: 3, both_fail: 3, observed: 1, kappa: 1 } });
+    expect(b.judge).toMatchObject({
+      judged: 6,
+      classes: { "fully-correct": 3, "implementation-error": 3 },
+      tests_vs_judge: { samples: 6, both_pass: 3, both_fail: 3, observed: 1, kappa: 1 },
+    });
     expect(b.judge!.mean_agreement).toBeCloseTo((3 * (2 / 3) + 3) / 6, 5);
     // generation tokens from generate.json (the scripted server counts 100 + 20 per reply, priced 1 and 2 $/M)
     expect(a.usage?.generation).toMatchObject({ prompt_tokens: 600, completion_tokens: 120, cost_usd: 0.00084 });
     // the judge's tokens: each request's reply counted once (three samples with the same code share their votes), priced 2 and 4 $/M
     expect(b.usage?.judge?.prompt_tokens).toBeGreaterThan(0);
     expect(b.usage?.judge?.cost_usd).toBeCloseTo((b.usage!.judge!.prompt_tokens * 2 + b.usage!.judge!.completion_tokens * 4) / 1e6, 6);
-    expect(b.categories.map((c) => c.judge?.classes["fully-correct"])).toEqual(b.categories.map((c) => (c.category === b.tasks.find((t) => t.task_id === "mcts-best-action")!.category ? 3 : 0)));
+    expect(b.categories.map((c) => c.judge?.classes["fully-correct"])).toEqual(
+      b.categories.map((c) => (c.category === b.tasks.find((t) => t.task_id === "mcts-best-action")!.category ? 3 : 0)),
+    );
     const md = await runCli(["report", runA(), runB()]);
     expect(md.exitCode, md.stderr).toBe(0);
     expect(md.stdout).toContain("## Models by category");
-    expect(md.stdout).toMatch(/\| `model-a` \| \*\*all\*\* \| 2 of 2 \| 50\.0% \| \[0\.0%, 100\.0%\] \| @1 50\.0%, @2 50\.0%, @3 50\.0% \| 3 correct, 0 impl\. error, 0 wrong logic, 3 no code \|/);
+    expect(md.stdout).toMatch(
+      /\| `model-a` \| \*\*all\*\* \| 2 of 2 \| 50\.0% \| \[0\.0%, 100\.0%\] \| @1 50\.0%, @2 50\.0%, @3 50\.0% \| 3 correct, 0 impl\. error, 0 wrong logic, 3 no code \|/,
+    );
     expect(md.stdout).toMatch(/\| `model-b` \| `judge-1` \| 6 \| 3 \| 0 \| 0 \| 3 \| 100\.0% \| 1\.00 \| 83\.3% \|/);
     expect(md.stdout).toMatch(/\| `model-a` \| 600 \| 120 \| \$0\.0008 \|/);
   }, 120_000);
@@ -250,7 +439,11 @@ describe("lmr generate -n 3 → lmr eval → lmr judge → lmr report, two model
     await mkdir(ARTIFACTS, { recursive: true });
     const shot = async (name: string, url: string): Promise<Buffer> => {
       const file = join(ARTIFACTS, name);
-      const c = await execa("chromium", ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", `--screenshot=${file}`, "--window-size=1280,1600", url], { reject: false, timeout: 60_000 });
+      const c = await execa(
+        "chromium",
+        ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", `--screenshot=${file}`, "--window-size=1280,1600", url],
+        { reject: false, timeout: 60_000 },
+      );
       expect(c.exitCode, String(c.stderr)).toBe(0);
       return readFile(file);
     };

@@ -114,7 +114,11 @@ describe("lmr mask", () => {
     expect(r.stdout).toBe("");
     const json = await lmr("mask", join(dir, "bad_dedent.py"), "--symbol", "f", "--json");
     expect(json.code).toBe(1);
-    expect(jsonEnvelope(json.stdout)).toMatchObject({ ok: false, error: { code: "mask/compile-failed", kind: "check" }, data: { compile_error: { type: "IndentationError", line: 4 } } });
+    expect(jsonEnvelope(json.stdout)).toMatchObject({
+      ok: false,
+      error: { code: "mask/compile-failed", kind: "check" },
+      data: { compile_error: { type: "IndentationError", line: 4 } },
+    });
     const unchecked = await lmr("mask", join(dir, "bad_dedent.py"), "--symbol", "f", "--no-compile-check");
     expect(unchecked.code).toBe(0);
   });
@@ -156,7 +160,9 @@ describe("lmr mask on TypeScript: golden file", () => {
   it("keeps the overload signatures, the decorator, JSDoc and type parameters; only the implementation's body goes", async () => {
     const masked = await readFile(join(GOLDEN, "tokenizer.masked.ts"), "utf8");
     expect(masked).toContain("export function merge(word: string[], pair: Pair): string[];\nexport function merge(word: string, pair: Pair): string;\n");
-    expect(masked).toContain('export function merge(word: string[] | string, pair: Pair): string[] | string {\n  // TODO: implement merge\n  throw new Error("not implemented: merge");\n}');
+    expect(masked).toContain(
+      'export function merge(word: string[] | string, pair: Pair): string[] | string {\n  // TODO: implement merge\n  throw new Error("not implemented: merge");\n}',
+    );
     expect(masked).toContain("  @logged\n  learn(words: string[][], steps: number): Pair[] {");
     expect(masked).toContain("export const countPairs = <T extends string>(words: readonly T[][]): Map<string, number> => {\n  // TODO: implement countPairs");
     expect(masked).toContain("  /** How many merges were learned. */\n  get size(): number {");
@@ -170,12 +176,30 @@ describe("lmr mask on TypeScript: inferred types", () => {
   it("with a tsconfig above, the stub keeps the inferred return type and the check passes; without the check it is any", async () => {
     const project = await mkdtemp(join(tmpdir(), "lmr-ts-inferred-"));
     try {
-      await writeFile(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "esnext", moduleResolution: "bundler", lib: ["es2022"] }, include: ["*.ts"] }));
-      const src = ["export function make(n: number) {", "  return { n, label: String(n) };", "}", "// @ts-expect-error label is a string", "export const x: number = make(1).label;", ""].join("\n");
+      await writeFile(
+        join(project, "tsconfig.json"),
+        JSON.stringify({
+          compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "esnext", moduleResolution: "bundler", lib: ["es2022"] },
+          include: ["*.ts"],
+        }),
+      );
+      const src = [
+        "export function make(n: number) {",
+        "  return { n, label: String(n) };",
+        "}",
+        "// @ts-expect-error label is a string",
+        "export const x: number = make(1).label;",
+        "",
+      ].join("\n");
       await writeFile(join(project, "m.ts"), src);
       const r = await lmr("mask", join(project, "m.ts"), "--symbol", "make");
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toBe(src.replace("  return { n, label: String(n) };\n", '  // TODO: implement make\n  throw new Error("not implemented: make");\n  return undefined as unknown as { n: number; label: string; };\n'));
+      expect(r.stdout).toBe(
+        src.replace(
+          "  return { n, label: String(n) };\n",
+          '  // TODO: implement make\n  throw new Error("not implemented: make");\n  return undefined as unknown as { n: number; label: string; };\n',
+        ),
+      );
       const unchecked = await lmr("mask", join(project, "m.ts"), "--symbol", "make", "--no-compile-check");
       expect(unchecked.code, unchecked.stderr).toBe(0);
       expect(unchecked.stdout).toContain("  return undefined as any;\n");
@@ -188,7 +212,13 @@ describe("lmr mask on TypeScript: inferred types", () => {
     const project = await mkdtemp(join(tmpdir(), "lmr-ts-inferred-"));
     const bare = await mkdtemp(join(tmpdir(), "lmr-ts-bare-"));
     try {
-      await writeFile(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "esnext", moduleResolution: "bundler", lib: ["es2022"], allowJs: true }, include: ["*.ts", "*.js"] }));
+      await writeFile(
+        join(project, "tsconfig.json"),
+        JSON.stringify({
+          compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "esnext", moduleResolution: "bundler", lib: ["es2022"], allowJs: true },
+          include: ["*.ts", "*.js"],
+        }),
+      );
       await writeFile(join(project, "other.ts"), "export interface Box { v: number }\nexport function box(v: number): Box { return { v }; }\n");
       const src = [
         'import { box } from "./other";',
@@ -224,7 +254,9 @@ describe("lmr mask on TypeScript: inferred types", () => {
       // a type the file does not import is named through import(); a promise by what it resolves to
       expect(r.stdout).toContain(`export function wrap(v: number) {\n${stub("wrap", '  return undefined as unknown as import("./other").Box;\n')}}`);
       expect(r.stdout).toContain(`export async function load(n: number) {\n${stub("load", "  return undefined as unknown as { n: number; at: number; };\n")}}`);
-      expect(r.stdout).toContain(`export function* count(n: number) {\n${stub("count", "  return yield* (undefined as unknown as Generator<number, string, unknown>);\n")}}`);
+      expect(r.stdout).toContain(
+        `export function* count(n: number) {\n${stub("count", "  return yield* (undefined as unknown as Generator<number, string, unknown>);\n")}}`,
+      );
       // an interface the body declares cannot be named outside it
       expect(r.stdout).toContain(`export function local(n: number) {\n${stub("local", "  return undefined as any;\n")}}`);
       expect(r.stdout.split("\n").slice(-4).join("\n")).toBe(src.split("\n").slice(-4).join("\n"));

@@ -14,7 +14,10 @@ async function readManifest(taskDir: string): Promise<TaskManifest> {
 }
 
 async function listFiles(dir: string): Promise<string[]> {
-  return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1)).sort();
+  return (await readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
+    .sort();
 }
 
 describe("lmr new without a terminal: flags only", () => {
@@ -63,7 +66,10 @@ describe("lmr new without a terminal: flags only", () => {
       [{ "--repo": "upstreams/nothing" }, [/--repo: 'upstreams\/nothing' is neither a git URL nor a folder/]],
       [{ "--year": "last year" }, [/--year: 'last year' is not a year/]],
       [{ "--id": "Bad Id" }, [/--id: 'Bad Id' is not a task id/, /e\.g\. --id bad-id/]],
-      [{ "--symbol": "Trainer.train_step", "--mode": "region", "--region-start": "no such line", "--region-end": "self.step += 1" }, [/--region-end: Trainer\.train_step cannot be masked in mode region/, /no such line/]],
+      [
+        { "--symbol": "Trainer.train_step", "--mode": "region", "--region-start": "no such line", "--region-end": "self.step += 1" },
+        [/--region-end: Trainer\.train_step cannot be masked in mode region/, /no such line/],
+      ],
     ];
     for (const [extra, patterns] of cases) {
       const r = await runCli(completeFlags(p, extra), { cwd: p.root });
@@ -111,7 +117,14 @@ describe("lmr new writes a task that validates and builds", () => {
     const schema = JSON.parse(await readFile(join(taskDir, m.$schema!), "utf8")) as { title: string };
     expect(schema.title).toBe("lmr task manifest");
     expect(m.record).toEqual({ driver: "driver.py" });
-    expect(await listFiles(taskDir)).toEqual(["driver.py", "fixtures/.gitkeep", "instruction.md", "task.json", "tests/candidate_setup.py", "tests/test_preference_loss.py"]);
+    expect(await listFiles(taskDir)).toEqual([
+      "driver.py",
+      "fixtures/.gitkeep",
+      "instruction.md",
+      "task.json",
+      "tests/candidate_setup.py",
+      "tests/test_preference_loss.py",
+    ]);
     // built in a temp folder, but with mkdir's mode: a 0700 task folder is unreadable to a docker run's user
     expect((await stat(taskDir)).mode & 0o777).toBe(0o777 & ~process.umask());
     // valid but unfinished: the only problem lmr validate reports is the instruction's TODO(author) markers
@@ -181,25 +194,47 @@ describe("lmr new: other upstreams, modes and paper text", () => {
     const cls = await runCli(completeFlags(p, { "--symbol": "Trainer", "--id": "trainer" }), { cwd: p.root });
     expect(cls.exitCode).toBe(0);
     expect((await readManifest(join(p.root, "tasks", "trainer"))).targets).toEqual([{ file: "trainers.py", symbol: "Trainer", mode: "class" }]);
-    const region = await runCli(completeFlags(p, { "--symbol": "Trainer.train_step", "--mode": "region", "--region-start": "if cfg.ipo:", "--region-end": "dloss_dlogits = cfg.beta * (pull - push)", "--id": "grad-region" }), { cwd: p.root });
+    const region = await runCli(
+      completeFlags(p, {
+        "--symbol": "Trainer.train_step",
+        "--mode": "region",
+        "--region-start": "if cfg.ipo:",
+        "--region-end": "dloss_dlogits = cfg.beta * (pull - push)",
+        "--id": "grad-region",
+      }),
+      { cwd: p.root },
+    );
     expect(region.stderr).not.toContain("error");
     expect(region.exitCode).toBe(0);
     const m = await readManifest(join(p.root, "tasks", "grad-region"));
-    expect(m.targets[0]).toEqual({ file: "trainers.py", symbol: "Trainer.train_step", mode: "region", region: { start: { anchor: "if cfg.ipo:" }, end: { anchor: "dloss_dlogits = cfg.beta * (pull - push)" } } });
+    expect(m.targets[0]).toEqual({
+      file: "trainers.py",
+      symbol: "Trainer.train_step",
+      mode: "region",
+      region: { start: { anchor: "if cfg.ipo:" }, end: { anchor: "dloss_dlogits = cfg.beta * (pull - push)" } },
+    });
     expect(m.tests.files).toEqual(["tests/candidate_setup.py", "tests/test_trainer_train_step.py"]);
   });
 
   it("pins a PDF's hash (its text never goes into the task) and cites its pages; stores paper text of our own for a local upstream", async () => {
     const pdf = join(p.root, "paper.pdf");
-    const bytes = buildPdf([["1 Introduction", "We learn from preference pairs."], ["4 Method", "The preference loss is the", "logistic loss of the margin.        (7)"]]);
+    const bytes = buildPdf([
+      ["1 Introduction", "We learn from preference pairs."],
+      ["4 Method", "The preference loss is the", "logistic loss of the margin.        (7)"],
+    ]);
     await writeFile(pdf, bytes);
-    const fromPdf = await runCli(completeFlags(p, { "--paper-pdf": "paper.pdf", "--id": "with-pdf" }), { cwd: p.root, env: { LMR_CACHE: join(p.root, "cache") } });
+    const fromPdf = await runCli(completeFlags(p, { "--paper-pdf": "paper.pdf", "--id": "with-pdf" }), {
+      cwd: p.root,
+      env: { LMR_CACHE: join(p.root, "cache") },
+    });
     expect(fromPdf.exitCode, fromPdf.stderr).toBe(0);
     const pinned = await readManifest(join(p.root, "tasks", "with-pdf"));
     expect(pinned.paper.text).toBeUndefined();
     expect(pinned.paper.bytes).toBe(bytes.length);
     expect(await listFiles(join(p.root, "tasks", "with-pdf"))).not.toContain("paper.json");
-    expect(await readFile(join(p.root, "tasks", "with-pdf", "instruction.md"), "utf8")).toMatch(/- page 2, section "4 Method", near equation \(7\): "The preference loss/);
+    expect(await readFile(join(p.root, "tasks", "with-pdf", "instruction.md"), "utf8")).toMatch(
+      /- page 2, section "4 Method", near equation \(7\): "The preference loss/,
+    );
 
     // text by page that we wrote (an example's paper.json), for a local upstream: stored as paper.text
     const extract = await runCli(["paper", "extract", "paper.pdf", "--out", "ours.json"], { cwd: p.root });

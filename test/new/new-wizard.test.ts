@@ -104,7 +104,14 @@ describe("lmr new at a terminal (the wizard)", () => {
       paper: { title: DPO_TITLE, url: "https://arxiv.org/abs/2305.18290", year: 2023, venue: "NeurIPS 2023" },
       category: "Decoding & Search Strategies",
       upstream: { path: "../../upstreams/pref-trainer", commit: p.commit, license: "MIT" },
-      targets: [{ file: "trainers.py", symbol: "Trainer.train_step", mode: "region", region: { start: { anchor: "if cfg.ipo:" }, end: { anchor: "dloss_dlogits = cfg.beta * (pull - push)" } } }],
+      targets: [
+        {
+          file: "trainers.py",
+          symbol: "Trainer.train_step",
+          mode: "region",
+          region: { start: { anchor: "if cfg.ipo:" }, end: { anchor: "dloss_dlogits = cfg.beta * (pull - push)" } },
+        },
+      ],
       provenance: { author: "Wizard Author", created: "2026-01-02" },
     });
     expect(notes.some((n) => n.startsWith("wrote tasks/dpo-trainer-train-step/"))).toBe(true);
@@ -153,7 +160,13 @@ describe("lmr new at a terminal (the wizard)", () => {
     const result = await done;
     expect(result.manifest).toMatchObject({
       id: "from-flags",
-      paper: { title: "ROUGE: A Package for Automatic Evaluation of Summaries", url: "https://aclanthology.org/W04-1013", year: 2004, bytes: expect.any(Number) as number, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) as string },
+      paper: {
+        title: "ROUGE: A Package for Automatic Evaluation of Summaries",
+        url: "https://aclanthology.org/W04-1013",
+        year: 2004,
+        bytes: expect.any(Number) as number,
+        sha256: expect.stringMatching(/^[0-9a-f]{64}$/) as string,
+      },
       category: "Evaluation Metrics & Benchmarking",
       targets: [{ file: "trainers.py", symbol: "Trainer", mode: "class" }],
       provenance: { author: "Flag Author" },
@@ -167,7 +180,16 @@ describe("lmr new at a terminal (the wizard)", () => {
 
   it("after writing, offers the next lmr steps one by one and stops at a no or a failure", async () => {
     const p = await makeProject("wizard-next");
-    const flags = { paperTitle: DPO_TITLE, paperUrl: "https://arxiv.org/abs/2305.18290", year: "2023", repo: "upstreams/pref-trainer", file: "trainers.py", symbol: "preference_loss", category: "training", author: "A" };
+    const flags = {
+      paperTitle: DPO_TITLE,
+      paperUrl: "https://arxiv.org/abs/2305.18290",
+      year: "2023",
+      repo: "upstreams/pref-trainer",
+      file: "trainers.py",
+      symbol: "preference_loss",
+      category: "training",
+      author: "A",
+    };
     const result = await createTask(flags, { cwd: p.root });
     const runs: string[][] = [];
     const stderr: string[] = [];
@@ -189,7 +211,10 @@ describe("lmr new at a terminal (the wizard)", () => {
     expect(stderr[0]).toContain("driver.py is the skeleton written by `lmr new`");
     expect(printed).toMatch(/Next steps:\n {2}1\. lmr record tasks\/dpo-preference-loss\n/);
 
-    await writeFile(join(result.taskDir, "driver.py"), "from trainers import preference_loss\nfor b in (0.1, 1.0):\n    preference_loss([-1.0, -3.0], [-2.0, -1.0], [-1.5, -2.0], [-1.5, -2.5], b, ipo=b > 0.5)\n");
+    await writeFile(
+      join(result.taskDir, "driver.py"),
+      "from trainers import preference_loss\nfor b in (0.1, 1.0):\n    preference_loss([-1.0, -3.0], [-2.0, -1.0], [-1.5, -2.0], [-1.5, -2.5], b, ipo=b > 0.5)\n",
+    );
     printed = "";
     const walking = walkNextSteps(await makeTerminalAsker(), result.next, run, (t) => (printed += t));
     await waitFor("Run `lmr record tasks/dpo-preference-loss` now?");

@@ -56,7 +56,11 @@ describe("scaffold instruction (library) on copies of the example tasks", () => 
     await scaffoldInstruction(dir, { force: true });
     const text = await readFile(join(dir, "instruction.md"), "utf8");
     expect(text).toContain("Every method body of this class has been removed");
-    for (const m of ["def learning_rate(self) -> float:", "def batch_logps(model: BagOfWordsPolicy, batch: Sequence[dict]) -> Tuple[List[float], List[float]]:", "async def evaluate("]) {
+    for (const m of [
+      "def learning_rate(self) -> float:",
+      "def batch_logps(model: BagOfWordsPolicy, batch: Sequence[dict]) -> Tuple[List[float], List[float]]:",
+      "async def evaluate(",
+    ]) {
       expect(text).toContain(m);
     }
   });
@@ -81,7 +85,13 @@ describe("scaffold instruction (library) on copies of the example tasks", () => 
     const root = await makeTempDir("instr");
     const dir = await copyTask(root, "dpo-grad-region");
     const pdf = join(root, "paper.pdf");
-    await writeFile(pdf, buildPdf([["1 Introduction", "Nothing here."], ["5 Gradient", "The gradient of the objective scales the", "difference of the two sigmoids.      (9)"]]));
+    await writeFile(
+      pdf,
+      buildPdf([
+        ["1 Introduction", "Nothing here."],
+        ["5 Gradient", "The gradient of the objective scales the", "difference of the two sigmoids.      (9)"],
+      ]),
+    );
     const r = await scaffoldInstruction(dir, { force: true, paper: pdf, keywords: ["gradient of the objective"] });
     expect(r.passages).toBeGreaterThan(0);
     const text = await readFile(r.file, "utf8");

@@ -77,7 +77,10 @@ function newFlags(w: Walkthrough, extra: Record<string, string | undefined>): st
 }
 
 async function listTaskFiles(dir: string): Promise<string[]> {
-  return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1)).sort();
+  return (await readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
+    .sort();
 }
 
 async function manifestOf(dir: string): Promise<TaskManifest> {
@@ -131,7 +134,9 @@ describe("the Muon walkthrough: a paper never leaks into a task", () => {
     const leaks = v.problems.filter((p) => p.pointer.startsWith("/paper"));
     expect(leaks.map((p) => p.pointer)).toEqual(["/paper", "/paper", "/paper/text"]);
     const [md, pdf, declared] = leaks;
-    expect(declared!.message).toContain("paper.text ships 'paper.json', the paper's text, with a task whose upstream is a repository URL (https://github.com/ourlab/muon-mini)");
+    expect(declared!.message).toContain(
+      "paper.text ships 'paper.json', the paper's text, with a task whose upstream is a repository URL (https://github.com/ourlab/muon-mini)",
+    );
     expect(declared!.hint).toMatch(/^delete paper\.json and remove paper\.text; pin the PDF instead/);
     // found by its content (%PDF-), whatever its name
     expect(pdf!.message).toBe("'notes/muon-v1.bin' is a PDF in the task folder: papers (and other PDFs) are never committed with a task");
@@ -153,14 +158,25 @@ describe("the Muon walkthrough: a paper never leaks into a task", () => {
     expect((await listTaskFiles(dir)).filter((f) => /paper|\.pdf$/.test(f))).toEqual([]);
 
     // a branch's file can change under its address; a blob page is HTML: both named, nothing written
-    const branch = await runCli(newFlags(w, { "--pdf-url": "https://github.com/ourlab/muon-mini/raw/main/docs/muon.pdf", "--id": "muon-branch" }), { cwd: w.root, env: w.env });
+    const branch = await runCli(newFlags(w, { "--pdf-url": "https://github.com/ourlab/muon-mini/raw/main/docs/muon.pdf", "--id": "muon-branch" }), {
+      cwd: w.root,
+      env: w.env,
+    });
     expect(branch.exitCode).toBe(2);
-    expect(branch.stderr).toContain(`--pdf-url: https://github.com/ourlab/muon-mini/raw/main/docs/muon.pdf names revision 'main', not the pinned commit ${w.commit}`);
+    expect(branch.stderr).toContain(
+      `--pdf-url: https://github.com/ourlab/muon-mini/raw/main/docs/muon.pdf names revision 'main', not the pinned commit ${w.commit}`,
+    );
     expect(branch.stderr).toContain(`--pdf-url ${link}`);
-    const blob = await runCli(newFlags(w, { "--pdf-url": `https://github.com/ourlab/muon-mini/blob/${w.commit}/docs/muon.pdf`, "--id": "muon-blob" }), { cwd: w.root, env: w.env });
+    const blob = await runCli(newFlags(w, { "--pdf-url": `https://github.com/ourlab/muon-mini/blob/${w.commit}/docs/muon.pdf`, "--id": "muon-blob" }), {
+      cwd: w.root,
+      env: w.env,
+    });
     expect(blob.exitCode).toBe(2);
     expect(blob.stderr).toContain("is the HTML page of the file, not the PDF");
-    const missing = await runCli(newFlags(w, { "--pdf-url": `https://github.com/ourlab/muon-mini/raw/${w.commit}/docs/nope.pdf`, "--id": "muon-missing" }), { cwd: w.root, env: w.env });
+    const missing = await runCli(newFlags(w, { "--pdf-url": `https://github.com/ourlab/muon-mini/raw/${w.commit}/docs/nope.pdf`, "--id": "muon-missing" }), {
+      cwd: w.root,
+      env: w.env,
+    });
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr).toContain(`docs/nope.pdf is not a file of https://github.com/ourlab/muon-mini at ${w.commit}`);
     for (const id of ["muon-branch", "muon-blob", "muon-missing"]) expect(await stat(join(w.root, "tasks", id)).catch(() => undefined)).toBeUndefined();

@@ -82,7 +82,12 @@ describe("lmr paper extract / find on a PDF we generate", () => {
     expect(r.stdout).toBe("p.1 l.3 [§ Abstract]: We revisit preference learning with a sim- ple logistic objective.");
     expect(r.stderr).toContain('"no such phrase" not found');
     const refs = await runCli(["paper", "find", json, "preference learning"]);
-    expect(refs.stdout.trim().split("\n").map((l) => l.split(":")[0])).toEqual(["p.1 l.3 [§ Abstract]", "p.3 l.4 [§ REFERENCES]"]);
+    expect(
+      refs.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.split(":")[0]),
+    ).toEqual(["p.1 l.3 [§ Abstract]", "p.3 l.4 [§ REFERENCES]"]);
   });
 
   it("rejects a file that is not a PDF, or a truncated one, with exit 2 naming the file", async () => {

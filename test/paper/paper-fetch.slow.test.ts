@@ -15,10 +15,25 @@ const BETA_PATH = "/papers/beta.pdf";
 
 /** Two papers we write ourselves: headings, an equation label, two and one pages. */
 const ALPHA = buildPdf([
-  ["Pairwise Objectives for Small Models", "Abstract", "We revisit preference learning with a logistic objective.", "1 Introduction", "Preference data pairs a chosen and a rejected answer."],
-  ["2 Method", "The objective compares the margins of two models.", "L = -log sigmoid(beta h)      (3)", "where h is the margin of the chosen answer.", "3 Experiments", "We train for three epochs."],
+  [
+    "Pairwise Objectives for Small Models",
+    "Abstract",
+    "We revisit preference learning with a logistic objective.",
+    "1 Introduction",
+    "Preference data pairs a chosen and a rejected answer.",
+  ],
+  [
+    "2 Method",
+    "The objective compares the margins of two models.",
+    "L = -log sigmoid(beta h)      (3)",
+    "where h is the margin of the chosen answer.",
+    "3 Experiments",
+    "We train for three epochs.",
+  ],
 ]);
-const BETA = buildPdf([["A Second Generated Paper", "1 Introduction", "This paper exists only for the tests of lmr paper fetch.", "2 Results", "Nothing else happens here."]]);
+const BETA = buildPdf([
+  ["A Second Generated Paper", "1 Introduction", "This paper exists only for the tests of lmr paper fetch.", "2 Results", "Nothing else happens here."],
+]);
 
 function sha(b: Buffer): string {
   return createHash("sha256").update(b).digest("hex");
@@ -78,7 +93,9 @@ describe("lmr paper fetch and lmr build with papers from a local HTTP server", (
     const after = await readFile(join(tasks, "paper-alpha", "task.json"), "utf8");
     expect(after).toBe(before.replace('"arxiv": "2401.00001v2"\n', `"arxiv": "2401.00001v2",\n    "sha256": "${sha(ALPHA)}",\n    "bytes": ${ALPHA.length}\n`));
     // beta's paper object is inline: the pin goes inline too
-    expect(await readFile(join(tasks, "paper-beta", "task.json"), "utf8")).toContain(`"pdf_url": "${server.base}/papers/beta.pdf", "sha256": "${sha(BETA)}", "bytes": ${BETA.length} }`);
+    expect(await readFile(join(tasks, "paper-beta", "task.json"), "utf8")).toContain(
+      `"pdf_url": "${server.base}/papers/beta.pdf", "sha256": "${sha(BETA)}", "bytes": ${BETA.length} }`,
+    );
     expect((await runCli(["validate", "--tasks-dir", tasks])).exitCode).toBe(0);
   });
 
@@ -134,7 +151,10 @@ describe("lmr paper fetch and lmr build with papers from a local HTTP server", (
     const r = await runCli(["build", "--tasks-dir", tasks, "--out", out, "--json"], { env });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).toBe("");
-    for (const [id, pdf, pages] of [["paper-alpha", ALPHA, 2], ["paper-beta", BETA, 1]] as const) {
+    for (const [id, pdf, pages] of [
+      ["paper-alpha", ALPHA, 2],
+      ["paper-beta", BETA, 1],
+    ] as const) {
       const ws = join(out, id, "workspace");
       expect((await readFile(join(ws, "paper.pdf"))).equals(pdf), id).toBe(true);
       const bundle = JSON.parse(await readFile(join(out, id, "bundle.json"), "utf8")) as BundleManifest;
@@ -191,7 +211,10 @@ describe("lmr paper fetch and lmr build with papers from a local HTTP server", (
     const b = await runCli(["build", "--tasks-dir", tasks, "--out", out, "--papers", papers], { env: { LMR_CACHE: join(root, "another-empty-cache") } });
     expect(b.exitCode, b.stderr).toBe(0);
     expect(b.stderr).toBe("");
-    for (const [id, pdf] of [["paper-alpha", ALPHA], ["paper-beta", BETA]] as const) {
+    for (const [id, pdf] of [
+      ["paper-alpha", ALPHA],
+      ["paper-beta", BETA],
+    ] as const) {
       expect((await readFile(join(out, id, "workspace", "paper.pdf"))).equals(pdf)).toBe(true);
       expect(await readFile(join(out, id, "workspace", "paper.md"), "utf8")).toContain("## Page 1");
       expect((JSON.parse(await readFile(join(out, id, "bundle.json"), "utf8")) as BundleManifest).paper?.source).toBe("papers-dir");
@@ -207,7 +230,9 @@ describe("lmr paper fetch and lmr build with papers from a local HTTP server", (
     const lenient = await runCli(["build", join(tasks, "paper-alpha"), "--out", join(root, "lenient")], { env: noPaper });
     expect(lenient.exitCode, lenient.stderr).toBe(0);
     const lines = lenient.stderr.trim().split("\n");
-    expect(lines).toEqual([expect.stringMatching(/^warning: paper-alpha: paper not in the workspace: the pinned PDF is not in the paper cache \(run `lmr paper fetch`\)$/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(/^warning: paper-alpha: paper not in the workspace: the pinned PDF is not in the paper cache \(run `lmr paper fetch`\)$/),
+    ]);
     const bundle = JSON.parse(await readFile(join(root, "lenient", "paper-alpha", "bundle.json"), "utf8")) as BundleManifest;
     expect(bundle.warnings).toEqual([lines[0]!.replace(/^warning: /, "")]);
   });

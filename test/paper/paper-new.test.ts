@@ -42,7 +42,12 @@ describe("lmr new pins the paper", () => {
   it("takes the arXiv id and version from --paper-url and the hash from the downloaded PDF", async () => {
     const r = await runCli(completeFlags(p, { "--paper-url": "https://arxiv.org/abs/2305.18290v3", "--id": "pinned" }), { cwd: p.root, env });
     expectWritten(r);
-    expect((await manifestOf(p, "pinned")).paper).toMatchObject({ url: "https://arxiv.org/abs/2305.18290v3", arxiv: "2305.18290v3", sha256: SHA, bytes: PDF.length });
+    expect((await manifestOf(p, "pinned")).paper).toMatchObject({
+      url: "https://arxiv.org/abs/2305.18290v3",
+      arxiv: "2305.18290v3",
+      sha256: SHA,
+      bytes: PDF.length,
+    });
     expect(server.seen).toEqual([{ path: "/pdf/2305.18290v3" }]);
     // the draft instruction points at the paper; a finished one (no TODO left) lets the task build
     const instruction = join(p.root, "tasks", "pinned", "instruction.md");
@@ -59,7 +64,10 @@ describe("lmr new pins the paper", () => {
   it("hashes --paper-pdf instead of downloading, and says when the URL names no version", async () => {
     await writeFile(join(p.root, "paper.pdf"), PDF);
     const seen = server.seen.length;
-    const local = await runCli(completeFlags(p, { "--paper-url": "https://arxiv.org/pdf/2305.18290v3", "--paper-pdf": "paper.pdf", "--id": "from-file" }), { cwd: p.root, env });
+    const local = await runCli(completeFlags(p, { "--paper-url": "https://arxiv.org/pdf/2305.18290v3", "--paper-pdf": "paper.pdf", "--id": "from-file" }), {
+      cwd: p.root,
+      env,
+    });
     expectWritten(local);
     const m0 = await manifestOf(p, "from-file");
     expect(m0.paper).toMatchObject({ arxiv: "2305.18290v3", sha256: SHA, bytes: PDF.length });

@@ -70,7 +70,11 @@ export class PdfServer {
         res.writeHead(416, { "content-range": `bytes */${body.length}` }).end();
         return;
       }
-      res.writeHead(206, { "content-type": "application/pdf", "content-length": body.length - start, "content-range": `bytes ${start}-${body.length - 1}/${body.length}` });
+      res.writeHead(206, {
+        "content-type": "application/pdf",
+        "content-length": body.length - start,
+        "content-range": `bytes ${start}-${body.length - 1}/${body.length}`,
+      });
     } else {
       res.writeHead(200, { "content-type": "application/pdf", "content-length": body.length });
     }

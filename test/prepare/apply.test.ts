@@ -39,9 +39,27 @@ async function upstreamRepo(): Promise<{ url: string; commit: string }> {
 
 const steps: PrepareStep[] = [
   { kind: "notebook-to-module", notebook: "demo.ipynb", cells: [0, 1, 3], out: "demo_module.py" },
-  { kind: "extract-function", file: "core/mcts.py", within: "MCTS.search", start: { anchor: "# selection" }, end: { anchor: "path.append(node)" }, name: "select", params: ["node", "path"], returns: ["node"], as_method: true },
+  {
+    kind: "extract-function",
+    file: "core/mcts.py",
+    within: "MCTS.search",
+    start: { anchor: "# selection" },
+    end: { anchor: "path.append(node)" },
+    name: "select",
+    params: ["node", "path"],
+    returns: ["node"],
+    as_method: true,
+  },
   // works on the module the first step wrote: the scoring lines at module level become a function
-  { kind: "extract-function", file: "demo_module.py", start: { anchor: "scores = contrast" }, end: { anchor: "scores = contrast" }, name: "score_example", params: [], returns: ["scores"] },
+  {
+    kind: "extract-function",
+    file: "demo_module.py",
+    start: { anchor: "scores = contrast" },
+    end: { anchor: "scores = contrast" },
+    name: "score_example",
+    params: [],
+    returns: ["scores"],
+  },
 ];
 
 describe("applyPrepareSteps", () => {
@@ -58,7 +76,9 @@ describe("applyPrepareSteps", () => {
     ]);
     expect(await readFile(join(tree, "core", "mcts.py"), "utf8")).toBe(await readFile(join(fixtures, "mcts.select.expected.py"), "utf8"));
     const mod = await readFile(join(tree, "demo_module.py"), "utf8");
-    expect(mod).toContain("\n\ndef score_example():\n    scores = contrast([0.0, -1.0, -3.0], [-1.0, -0.5, -1.0])\n    return scores\n\n\nscores = score_example()\n");
+    expect(mod).toContain(
+      "\n\ndef score_example():\n    scores = contrast([0.0, -1.0, -3.0], [-1.0, -0.5, -1.0])\n    return scores\n\n\nscores = score_example()\n",
+    );
     expect(await compileError(mod)).toBeUndefined();
     expect(await runPython("import demo_module", tree)).toBe("[1.0, -inf, -inf]");
   });
@@ -66,7 +86,10 @@ describe("applyPrepareSteps", () => {
   it("names the failing step, with a pointer into it", async () => {
     const tree = await tempDir("tree");
     await copyFile(join(fixtures, "mcts.py"), join(tree, "mcts.py"));
-    const bad: PrepareStep[] = [{ ...(steps[1] as PrepareStep & { kind: "extract-function" }), file: "mcts.py" }, { ...(steps[1] as PrepareStep & { kind: "extract-function" }), file: "mcts.py", start: { anchor: "no such text" } }];
+    const bad: PrepareStep[] = [
+      { ...(steps[1] as PrepareStep & { kind: "extract-function" }), file: "mcts.py" },
+      { ...(steps[1] as PrepareStep & { kind: "extract-function" }), file: "mcts.py", start: { anchor: "no such text" } },
+    ];
     const err = await failure(applyPrepareSteps(tree, bad, { file: "/tasks/x/task.json" }));
     expect(err.message).toBe('prepare step 1 (extract-function): start anchor "no such text": no line contains it in MCTS.search (lines 24-41)');
     expect(err.pointer).toBe("/prepare/1/start/anchor");
@@ -84,7 +107,9 @@ describe("applyPrepareSteps", () => {
     expect(up).toMatchObject({ code: "prepare/path-invalid", pointer: "/prepare/0/notebook" });
     const link = await failure(applyPrepareSteps(tree, [{ kind: "notebook-to-module", notebook: "nb.ipynb", out: "escape/m.py" }], ctx));
     expect(link).toMatchObject({ code: "prepare/path-invalid", pointer: "/prepare/0/out" });
-    const missing = await failure(applyPrepareSteps(tree, [{ kind: "extract-function", file: "nope.py", start: { line: 1 }, end: { line: 1 }, name: "f", params: [], returns: [] }], ctx));
+    const missing = await failure(
+      applyPrepareSteps(tree, [{ kind: "extract-function", file: "nope.py", start: { line: 1 }, end: { line: 1 }, name: "f", params: [], returns: [] }], ctx),
+    );
     expect(missing.message).toBe("prepare step 0 (extract-function): 'nope.py' is not a file in the upstream tree");
   });
 });

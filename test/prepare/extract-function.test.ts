@@ -84,7 +84,16 @@ describe("extract-function at module level", () => {
 
   it("keeps main()'s output", async () => {
     const dir = await tempDir("train");
-    await writeFile(join(dir, "rows.jsonl"), ['{"label": "a", "score": 1}', '{"label": "b", "score": 2.5}', '{"label": "a", "score": 3}', '{"label": "c", "score": -1}', '{"label": "a", "score": 0.25}'].join("\n") + "\n");
+    await writeFile(
+      join(dir, "rows.jsonl"),
+      [
+        '{"label": "a", "score": 1}',
+        '{"label": "b", "score": 2.5}',
+        '{"label": "a", "score": 3}',
+        '{"label": "c", "score": -1}',
+        '{"label": "a", "score": 0.25}',
+      ].join("\n") + "\n",
+    );
     await mkdir(join(dir, "a"));
     await mkdir(join(dir, "b"));
     await writeFile(join(dir, "a", "mod.py"), await fixture("train.py"));
@@ -96,7 +105,18 @@ describe("extract-function at module level", () => {
   });
 
   it("extracts from an `if __name__` block with line numbers, placing the function above it", async () => {
-    const src = ["import sys", "", "", "if __name__ == '__main__':", "    n = int(sys.argv[1])", "    total = 0", "    for i in range(n):", "        total += i * i", "    print(total)", ""].join("\n");
+    const src = [
+      "import sys",
+      "",
+      "",
+      "if __name__ == '__main__':",
+      "    n = int(sys.argv[1])",
+      "    total = 0",
+      "    for i in range(n):",
+      "        total += i * i",
+      "    print(total)",
+      "",
+    ].join("\n");
     const r = await extractFunction(src, { start: { line: 6 }, end: { line: 8 }, name: "sum_squares", params: ["n"], returns: ["total"] });
     expect(r.source).toBe(
       [
@@ -123,13 +143,23 @@ describe("extract-function at module level", () => {
   it("keeps tabs, CRLF line ends and multi-line string bodies byte for byte", async () => {
     const src = 'def f(x):\r\n\tif x:\r\n\t\tmsg = """a\r\n  b"""\r\n\t\ty = len(msg) + x\r\n\t\treturn y\r\n\treturn 0\r\n';
     const r = await extractFunction(src, { within: "f", start: { anchor: "msg =" }, end: { anchor: "y = len" }, name: "g", params: ["x"], returns: ["y"] });
-    expect(r.source).toBe('def g(x):\r\n\tmsg = """a\r\n  b"""\r\n\ty = len(msg) + x\r\n\treturn y\r\n\r\n\r\ndef f(x):\r\n\tif x:\r\n\t\ty = g(x)\r\n\t\treturn y\r\n\treturn 0\r\n');
+    expect(r.source).toBe(
+      'def g(x):\r\n\tmsg = """a\r\n  b"""\r\n\ty = len(msg) + x\r\n\treturn y\r\n\r\n\r\ndef f(x):\r\n\tif x:\r\n\t\ty = g(x)\r\n\t\treturn y\r\n\treturn 0\r\n',
+    );
     expect(await compileError(r.source)).toBeUndefined();
   });
 
   it("uses cls and @classmethod when extracting from a classmethod as a method", async () => {
     const src = "class A:\n    @classmethod\n    def make(cls, n):\n        parts = [cls.__name__] * n\n        name = '-'.join(parts)\n        return name\n";
-    const r = await extractFunction(src, { within: "A.make", start: { line: 4 }, end: { line: 5 }, name: "join", params: ["n"], returns: ["name"], as_method: true });
+    const r = await extractFunction(src, {
+      within: "A.make",
+      start: { line: 4 },
+      end: { line: 5 },
+      name: "join",
+      params: ["n"],
+      returns: ["name"],
+      as_method: true,
+    });
     expect(r.source).toBe(
       "class A:\n    @classmethod\n    def make(cls, n):\n        name = cls.join(n)\n        return name\n\n    @classmethod\n    def join(cls, n):\n        parts = [cls.__name__] * n\n        name = '-'.join(parts)\n        return name\n",
     );
@@ -139,9 +169,15 @@ describe("extract-function at module level", () => {
 
 describe("extract-function errors", () => {
   it("rejects a block that crosses indentation levels", async () => {
-    const err = await failure(await fixture("mcts.py"), { ...selectStep, start: { anchor: "best_score, best_child = -math.inf" }, end: { anchor: "path.append(node)", occurrence: 2 } });
+    const err = await failure(await fixture("mcts.py"), {
+      ...selectStep,
+      start: { anchor: "best_score, best_child = -math.inf" },
+      end: { anchor: "path.append(node)", occurrence: 2 },
+    });
     expect(err.code).toBe("prepare/block-crosses-indentation");
-    expect(err.message).toBe("lines 31-45 are not whole statements at one indentation level: line 45 is outside the block that line 31 belongs to (it ends at line 37)");
+    expect(err.message).toBe(
+      "lines 31-45 are not whole statements at one indentation level: line 45 is outside the block that line 31 belongs to (it ends at line 37)",
+    );
     expect(err.pointer).toBe("/end");
   });
 
@@ -178,15 +214,31 @@ describe("extract-function errors", () => {
     const err = await failure(train, { within: "mian", start: { line: 1 }, end: { line: 1 }, name: "g", params: [], returns: [] });
     expect(err.message).toBe("no function or method 'mian'; near matches: main");
     expect(err.pointer).toBe("/within");
-    const err2 = await failure(train, { within: "main", start: { anchor: "ema = {}" }, end: { anchor: "ema = {}" }, name: "g", params: [], returns: ["ema"], as_method: true });
+    const err2 = await failure(train, {
+      within: "main",
+      start: { anchor: "ema = {}" },
+      end: { anchor: "ema = {}" },
+      name: "g",
+      params: [],
+      returns: ["ema"],
+      as_method: true,
+    });
     expect(err2.message).toBe("as_method is true but main is not a method of a class");
   });
 
   it("refuses a name that is taken where the function goes or is called", async () => {
     const train = await fixture("train.py");
-    const spec = { within: "main", start: { anchor: "# exponential" }, end: { anchor: "summary = " }, params: ["rows", "alpha"], returns: ["counts", "summary"] };
+    const spec = {
+      within: "main",
+      start: { anchor: "# exponential" },
+      end: { anchor: "summary = " },
+      params: ["rows", "alpha"],
+      returns: ["counts", "summary"],
+    };
     expect((await failure(train, { ...spec, name: "load" })).message).toBe("'load' is already bound at module level (line 6)");
-    expect((await failure(train, { ...spec, name: "parser" })).message).toBe("'parser' is already a local name of main, so the call would not reach the new function (line 12)");
+    expect((await failure(train, { ...spec, name: "parser" })).message).toBe(
+      "'parser' is already a local name of main, so the call would not reach the new function (line 12)",
+    );
     expect((await failure(train, { ...spec, name: "class" })).message).toBe('name "class" is not a Python identifier');
   });
 });
@@ -215,7 +267,14 @@ describe("extract-function from a block nested in control flow inside main()", (
     "    return out",
     "",
   ].join("\n");
-  const step: ExtractSpec = { within: "main", start: { anchor: 'if method == "zero"' }, end: { anchor: "raise ValueError" }, name: "build_prompt", params: ["method", "x", "demo"], returns: ["k"] };
+  const step: ExtractSpec = {
+    within: "main",
+    start: { anchor: 'if method == "zero"' },
+    end: { anchor: "raise ValueError" },
+    name: "build_prompt",
+    params: ["method", "x", "demo"],
+    returns: ["k"],
+  };
 
   it("moves the if/elif/else chain (raise included) into a function above main", async () => {
     const r = await extractFunction(src, step);
@@ -276,12 +335,47 @@ describe("extract-function with main_guard (script code at module level)", () =>
     returns: ["feat"],
     main_guard: true,
   };
-  const rows = { pos: [[[0, 0], [1, 1]], [[0.5, 0], [1, 2]], [[0, 1], [3, 0]]], neg: [[[4, 4], [1, 1.5]], [[5, 3], [2, 1]]] };
+  const rows = {
+    pos: [
+      [
+        [0, 0],
+        [1, 1],
+      ],
+      [
+        [0.5, 0],
+        [1, 2],
+      ],
+      [
+        [0, 1],
+        [3, 0],
+      ],
+    ],
+    neg: [
+      [
+        [4, 4],
+        [1, 1.5],
+      ],
+      [
+        [5, 3],
+        [2, 1],
+      ],
+    ],
+  };
 
   it("extracts a module-level loop and guards every top-level statement but imports and definitions", async () => {
     const r = await extractFunction(await fixture("layer_scores.py"), scoresStep);
     expect(r.source).toBe(await fixture("layer_scores.guarded.expected.py"));
-    expect(r).toMatchObject({ start_line: 24, end_line: 34, def_line: 28, call: "scores = layer_scores(n_layers, rows, args, scores)", guarded: [[6, 14], [25, 25], [44, 48]] });
+    expect(r).toMatchObject({
+      start_line: 24,
+      end_line: 34,
+      def_line: 28,
+      call: "scores = layer_scores(n_layers, rows, args, scores)",
+      guarded: [
+        [6, 14],
+        [25, 25],
+        [44, 48],
+      ],
+    });
     expect(await compileError(r.source)).toBeUndefined();
   });
 
@@ -293,7 +387,10 @@ describe("extract-function with main_guard (script code at module level)", () =>
     await writeFile(join(dir, "a", "layer_scores.py"), await fixture("layer_scores.py"));
     await writeFile(join(dir, "b", "layer_scores.py"), (await extractFunction(await fixture("layer_scores.py"), scoresStep)).source);
     const run = (sub: string): Promise<string> =>
-      runPython(`import runpy, sys\nsys.argv = ['layer_scores.py', 'rows.json']\nrunpy.run_path(${JSON.stringify(join(dir, sub, "layer_scores.py"))}, run_name='__main__')`, dir);
+      runPython(
+        `import runpy, sys\nsys.argv = ['layer_scores.py', 'rows.json']\nrunpy.run_path(${JSON.stringify(join(dir, sub, "layer_scores.py"))}, run_name='__main__')`,
+        dir,
+      );
     const before = await run("a");
     expect(before).toContain('"scores": [');
     expect(await run("b")).toBe(before);
@@ -306,17 +403,21 @@ describe("extract-function with main_guard (script code at module level)", () =>
     expect(JSON.parse(imported)).toEqual(expected);
   });
 
-  it("extracts a branch of an `if` inside `if __name__ == \"__main__\":`, leaving that block as it is", async () => {
+  it('extracts a branch of an `if` inside `if __name__ == "__main__":`, leaving that block as it is', async () => {
     const r = await extractFunction(await fixture("experiments.py"), exp1Step);
     expect(r.source).toBe(await fixture("experiments.exp1.expected.py"));
     expect(r).toMatchObject({ start_line: 17, end_line: 20, def_line: 9, call: "feat = run_exp1(args, layers, SCALE)", guarded: [[6, 7]] });
     const dir = await tempDir("guard");
     await writeFile(join(dir, "experiments.py"), r.source);
     await writeFile(join(dir, "original.py"), await fixture("experiments.py"));
-    const imported = await runPython("import sys, argparse, json\nsys.argv = ['x', '--bad-flag']\nimport experiments as m\nprint(json.dumps(m.run_exp1(argparse.Namespace(layer=2), [[1.0, -2.0], [3.0, -4.5]], 2.0)))", dir);
+    const imported = await runPython(
+      "import sys, argparse, json\nsys.argv = ['x', '--bad-flag']\nimport experiments as m\nprint(json.dumps(m.run_exp1(argparse.Namespace(layer=2), [[1.0, -2.0], [3.0, -4.5]], 2.0)))",
+      dir,
+    );
     expect(imported.split("\n")).toEqual(['{"layer": 1, "feat": [6.0, 9.0]}', "[6.0, 9.0]"]);
     for (const args of [["--exp1", "--layer", "3"], ["--exp2"]]) {
-      const run = (file: string): Promise<string> => runPython(`import runpy, sys\nsys.argv = ['p'] + ${JSON.stringify(args)}\nrunpy.run_path(${JSON.stringify(file)}, run_name='__main__')`, dir);
+      const run = (file: string): Promise<string> =>
+        runPython(`import runpy, sys\nsys.argv = ['p'] + ${JSON.stringify(args)}\nrunpy.run_path(${JSON.stringify(file)}, run_name='__main__')`, dir);
       expect(await run("experiments.py")).toBe(await run("original.py"));
     }
   });
@@ -324,24 +425,57 @@ describe("extract-function with main_guard (script code at module level)", () =>
 
 describe("extract-function main_guard errors", () => {
   it("refuses main_guard when there is no script code to guard", async () => {
-    const err = await failure(await fixture("train.py"), { within: "main", start: { anchor: "# exponential" }, end: { anchor: "summary = " }, name: "ema_by_label", params: ["rows", "alpha"], returns: ["counts", "summary"], main_guard: true });
+    const err = await failure(await fixture("train.py"), {
+      within: "main",
+      start: { anchor: "# exponential" },
+      end: { anchor: "summary = " },
+      name: "ema_by_label",
+      params: ["rows", "alpha"],
+      returns: ["counts", "summary"],
+      main_guard: true,
+    });
     expect(err.code).toBe("prepare/main-guard-empty");
     expect(err.pointer).toBe("/main_guard");
   });
 
   it("refuses a new function that reads a name only the script code binds, naming the upstream lines", async () => {
-    const err = await failure(await fixture("experiments.py"), { start: { anchor: "layer_id = args.layer - 1" }, end: { anchor: 'print(json.dumps({"layer"' }, name: "run_exp1", params: ["args", "layers"], returns: ["feat"], main_guard: true });
+    const err = await failure(await fixture("experiments.py"), {
+      start: { anchor: "layer_id = args.layer - 1" },
+      end: { anchor: 'print(json.dumps({"layer"' },
+      name: "run_exp1",
+      params: ["args", "layers"],
+      returns: ["feat"],
+      main_guard: true,
+    });
     expect(err.code).toBe("prepare/main-guard-unsafe");
-    expect(err.message).toBe("line 18: the new function run_exp1 reads 'SCALE', which only the script code binds (line 6): after importing the module it is undefined");
+    expect(err.message).toBe(
+      "line 18: the new function run_exp1 reads 'SCALE', which only the script code binds (line 6): after importing the module it is undefined",
+    );
     expect(err.pointer).toBe("/params");
     expect(err.hint).toBe("add 'SCALE' to params");
   });
 
   it("refuses when a definition that stays reads guarded names as it is defined", async () => {
-    const src = ["import sys", "LIMIT = int(sys.argv[1])", "", "", "def clip(v, hi=LIMIT):", "    return min(v, hi)", "", "", "total = 0", "for i in range(5):", "    total += clip(i)", "print(total)", ""].join("\n");
+    const src = [
+      "import sys",
+      "LIMIT = int(sys.argv[1])",
+      "",
+      "",
+      "def clip(v, hi=LIMIT):",
+      "    return min(v, hi)",
+      "",
+      "",
+      "total = 0",
+      "for i in range(5):",
+      "    total += clip(i)",
+      "print(total)",
+      "",
+    ].join("\n");
     const err = await failure(src, { start: { line: 9 }, end: { line: 11 }, name: "clipped_sum", params: [], returns: ["total"], main_guard: true });
     expect(err.code).toBe("prepare/main-guard-unsafe");
-    expect(err.message).toBe("line 5: 'LIMIT' is read when the definition at line 5 runs (a decorator, default, base class or class body), but only the script code binds it (line 2): importing the module would fail");
+    expect(err.message).toBe(
+      "line 5: 'LIMIT' is read when the definition at line 5 runs (a decorator, default, base class or class body), but only the script code binds it (line 2): importing the module would fail",
+    );
     expect(err.pointer).toBe("/main_guard");
   });
 
@@ -355,7 +489,23 @@ describe("extract-function main_guard errors", () => {
   it("names the step when applied from a manifest", async () => {
     const tree = await tempDir("guard-tree");
     await writeFile(join(tree, "train.py"), await fixture("train.py"));
-    const err = await applyPrepareSteps(tree, [{ kind: "extract-function", file: "train.py", within: "main", start: { anchor: "# exponential" }, end: { anchor: "summary = " }, name: "ema", params: ["rows", "alpha"], returns: ["counts", "summary"], main_guard: true }], { file: "task.json" }).then(
+    const err = await applyPrepareSteps(
+      tree,
+      [
+        {
+          kind: "extract-function",
+          file: "train.py",
+          within: "main",
+          start: { anchor: "# exponential" },
+          end: { anchor: "summary = " },
+          name: "ema",
+          params: ["rows", "alpha"],
+          returns: ["counts", "summary"],
+          main_guard: true,
+        },
+      ],
+      { file: "task.json" },
+    ).then(
       () => undefined,
       (e: unknown) => e as LmrError,
     );

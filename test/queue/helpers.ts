@@ -14,7 +14,12 @@ export interface Spawned {
 
 export function spawnCli(args: string[], env: Record<string, string> = {}): Spawned {
   // Its own process group, so a kill of the group takes the test processes it started too.
-  const child = spawn("node", [CLI, ...args], { cwd: REPO_ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1", ...env } });
+  const child = spawn("node", [CLI, ...args], {
+    cwd: REPO_ROOT,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, NO_COLOR: "1", ...env },
+  });
   let out = "";
   child.stdout!.on("data", (d) => (out += d.toString()));
   child.stderr!.on("data", (d) => (out += d.toString()));

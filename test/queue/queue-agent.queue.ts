@@ -35,10 +35,51 @@ describe.skipIf(noRedis !== undefined || !bwrap.ok)("lmr agent run --queue", () 
   afterAll(async () => redis?.stop());
 
   const agentRun = (out: string, cmd: string, extra: string[] = []) =>
-    runCli(["agent", "run", "--tasks-dir", "examples/tasks", "--tasks", "pref-loss", "--out", out, "--agent-bind", AGENTS, "--cmd", cmd, "--sandbox", "bwrap", "--python", "/usr/bin/python3", "--queue", redis.url, "--json", ...extra], { env: { LMR_PYTHON: "/usr/bin/python3" } });
+    runCli(
+      [
+        "agent",
+        "run",
+        "--tasks-dir",
+        "examples/tasks",
+        "--tasks",
+        "pref-loss",
+        "--out",
+        out,
+        "--agent-bind",
+        AGENTS,
+        "--cmd",
+        cmd,
+        "--sandbox",
+        "bwrap",
+        "--python",
+        "/usr/bin/python3",
+        "--queue",
+        redis.url,
+        "--json",
+        ...extra,
+      ],
+      { env: { LMR_PYTHON: "/usr/bin/python3" } },
+    );
 
   it("a worker runs the agents and grades their patches; the run folder is a local run's; a rerun runs nothing", async () => {
-    const worker = spawnCli(["worker", "--queue", redis.url, "--tasks-dir", "examples/tasks", "--bundles", join(work, "wb"), "--lock-s", "5", "--python", "/usr/bin/python3", "--agents", "2"], { LMR_PYTHON: "/usr/bin/python3", LMR_AGENT_SECRET: SECRET });
+    const worker = spawnCli(
+      [
+        "worker",
+        "--queue",
+        redis.url,
+        "--tasks-dir",
+        "examples/tasks",
+        "--bundles",
+        join(work, "wb"),
+        "--lock-s",
+        "5",
+        "--python",
+        "/usr/bin/python3",
+        "--agents",
+        "2",
+      ],
+      { LMR_PYTHON: "/usr/bin/python3", LMR_AGENT_SECRET: SECRET },
+    );
     const out = join(work, "run");
     // sample 0 and 1: the honest agent, which also prints whether it was given the secret's variable
     const cmd = `sh -c 'echo "secret set: \${{LMR_AGENT_SECRET:+yes}}"; exec python3 ${join(AGENTS, "honest.py")} {workspace} {instruction} {out}'`;
@@ -69,7 +110,10 @@ describe.skipIf(noRedis !== undefined || !bwrap.ok)("lmr agent run --queue", () 
   });
 
   it("a looping agent on a worker ends as timeout, graded timeout", async () => {
-    const worker = spawnCli(["worker", "--queue", redis.url, "--tasks-dir", "examples/tasks", "--bundles", join(work, "wb"), "--lock-s", "5", "--python", "/usr/bin/python3"], { LMR_PYTHON: "/usr/bin/python3" });
+    const worker = spawnCli(
+      ["worker", "--queue", redis.url, "--tasks-dir", "examples/tasks", "--bundles", join(work, "wb"), "--lock-s", "5", "--python", "/usr/bin/python3"],
+      { LMR_PYTHON: "/usr/bin/python3" },
+    );
     const out = join(work, "loop");
     const marker = `lmr-queue-loop-${process.pid}-${Date.now()}`;
     const r = await agentRun(out, `python3 ${join(AGENTS, "loop.py")} ${marker}`, ["--timeout", "3"]);

@@ -32,7 +32,8 @@ describe.skipIf(noRedis !== undefined)("lmr eval --queue with two workers", () =
 
   it("grades every sample once, with the verdicts of the submissions, into the folder a local run writes", async () => {
     const rows: unknown[] = [];
-    for (const t of TASK_IDS) rows.push({ task_id: t, model: "m", patch: await referencePatch(bundles, t) }, { task_id: t, model: "m", patch: await stubPatch(bundles, t, work) });
+    for (const t of TASK_IDS)
+      rows.push({ task_id: t, model: "m", patch: await referencePatch(bundles, t) }, { task_id: t, model: "m", patch: await stubPatch(bundles, t, work) });
     const jsonl = join(work, "subs.jsonl");
     await writeJsonl(jsonl, rows);
     const url = redis.url;
@@ -54,9 +55,17 @@ describe.skipIf(noRedis !== undefined)("lmr eval --queue with two workers", () =
     expect(shares.filter((n) => n > 0).length).toBe(2);
 
     const results = await readResults(runDir, "m");
-    expect(verdicts(results)).toEqual(Object.fromEntries(TASK_IDS.flatMap((t) => [[`${t}/0`, "passed"], [`${t}/1`, "failed"]]).sort()));
+    expect(verdicts(results)).toEqual(
+      Object.fromEntries(
+        TASK_IDS.flatMap((t) => [
+          [`${t}/0`, "passed"],
+          [`${t}/1`, "failed"],
+        ]).sort(),
+      ),
+    );
     for (const t of TASK_IDS) {
-      for (const s of ["0", "1"]) expect((await readdir(join(runDir, "results", "m", t, s))).sort()).toEqual(["junit.xml", "log.txt", "result.json", "submission.diff"]);
+      for (const s of ["0", "1"])
+        expect((await readdir(join(runDir, "results", "m", t, s))).sort()).toEqual(["junit.xml", "log.txt", "result.json", "submission.diff"]);
       expect(await readdir(join(runDir, "bundles", t))).toContain("bundle.json");
     }
     expect(await readFile(join(runDir, "results", "m", "pref-loss", "0", "junit.xml"), "utf8")).toContain("<testsuite");
@@ -88,7 +97,23 @@ describe.skipIf(noRedis !== undefined)("lmr eval --queue with two workers", () =
     await writeJsonl(jsonl, [{ task_id: "pref-loss", model: "m", patch: await referencePatch(bundles, "pref-loss") }]);
     const worker = spawnCli(["worker", "--queue", redis.url, "--tasks-dir", tasks, "--bundles", join(work, "wb2")]);
     const runDir = join(work, "run-changed");
-    const r = await runCli(["eval", "--tasks-dir", "examples/tasks", "--tasks", "pref-loss", "--submissions", jsonl, "--out", runDir, "--sandbox", "none", "--queue", redis.url, "--queue-attempts", "1"]);
+    const r = await runCli([
+      "eval",
+      "--tasks-dir",
+      "examples/tasks",
+      "--tasks",
+      "pref-loss",
+      "--submissions",
+      jsonl,
+      "--out",
+      runDir,
+      "--sandbox",
+      "none",
+      "--queue",
+      redis.url,
+      "--queue-attempts",
+      "1",
+    ]);
     await stopGracefully(worker);
     expect(r.exitCode, r.stderr).toBe(3); // every sample infra: the run proves nothing
     const result = (await readResults(runDir, "m")).get("pref-loss/0")!;
@@ -99,7 +124,19 @@ describe.skipIf(noRedis !== undefined)("lmr eval --queue with two workers", () =
 
   it("a wrong password or no Redis stops with a clear error before grading", async () => {
     const jsonl = join(work, "one.jsonl");
-    const bad = await runCli(["eval", "--tasks-dir", "examples/tasks", "--tasks", "pref-loss", "--submissions", jsonl, "--out", join(work, "run-auth"), "--queue", `redis://:wrong@127.0.0.1:${redis.port}`]);
+    const bad = await runCli([
+      "eval",
+      "--tasks-dir",
+      "examples/tasks",
+      "--tasks",
+      "pref-loss",
+      "--submissions",
+      jsonl,
+      "--out",
+      join(work, "run-auth"),
+      "--queue",
+      `redis://:wrong@127.0.0.1:${redis.port}`,
+    ]);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toMatch(/refused the credentials.*hint: put the right password/);
     expect(bad.stderr).not.toContain("wrong@");

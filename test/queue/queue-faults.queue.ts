@@ -5,7 +5,19 @@ import type { QueueStatus } from "../../src/queue/queue-status.js";
 import type { Summary } from "../../src/report/index.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { explainNoRedis, startRedis, type RedisHandle } from "../helpers/redis-server.js";
-import { PY_EXAMPLES, TASK_IDS, buildExampleBundles, countResultFiles, evalExamples, readResults, referenceFiles, referencePatch, stubPatch, verdicts, writeJsonl } from "../eval/helpers.js";
+import {
+  PY_EXAMPLES,
+  TASK_IDS,
+  buildExampleBundles,
+  countResultFiles,
+  evalExamples,
+  readResults,
+  referenceFiles,
+  referencePatch,
+  stubPatch,
+  verdicts,
+  writeJsonl,
+} from "../eval/helpers.js";
 import { findAncestor, spawnCli, spawnWorker, stopGracefully, waitFor, type Spawned } from "./helpers.js";
 import { jsonData } from "../helpers/run-cli.js";
 
@@ -67,7 +79,21 @@ describe.skipIf(noRedis !== undefined)("queue faults", () => {
     return w;
   };
   const coordinator = (runDir: string): Spawned => {
-    const c = spawnCli(["eval", "--tasks-dir", "examples/tasks", ...PY_EXAMPLES, "--submissions", jsonl, "--out", runDir, "--sandbox", "none", "--queue", redis.url, "--json"]);
+    const c = spawnCli([
+      "eval",
+      "--tasks-dir",
+      "examples/tasks",
+      ...PY_EXAMPLES,
+      "--submissions",
+      jsonl,
+      "--out",
+      runDir,
+      "--sandbox",
+      "none",
+      "--queue",
+      redis.url,
+      "--json",
+    ]);
     spawned.push(c);
     return c;
   };
@@ -75,7 +101,8 @@ describe.skipIf(noRedis !== undefined)("queue faults", () => {
     expect(verdicts(await readResults(runDir))).toEqual(local);
     for (const t of TASK_IDS) {
       expect((await readdir(join(runDir, "results", "m", t))).sort()).toEqual(["0", "1"]);
-      for (const s of ["0", "1"]) expect((await readdir(join(runDir, "results", "m", t, s))).sort()).toEqual(["junit.xml", "log.txt", "result.json", "submission.diff"]);
+      for (const s of ["0", "1"])
+        expect((await readdir(join(runDir, "results", "m", t, s))).sort()).toEqual(["junit.xml", "log.txt", "result.json", "submission.diff"]);
     }
     expect(await readdir(runDir)).not.toContain(".lock");
   };
@@ -87,7 +114,10 @@ describe.skipIf(noRedis !== undefined)("queue faults", () => {
     const runDir = join(work, "run-kill-worker");
     const coord = coordinator(runDir);
     const testPid = await waitFor("the slow sample to start", async () => Number(await readFile(started, "utf8").catch(() => "")) || undefined, 60_000);
-    const victim = await findAncestor(testPid, workers.map((w) => w.pid));
+    const victim = await findAncestor(
+      testPid,
+      workers.map((w) => w.pid),
+    );
     expect(victim, "the slow test process descends from a worker").toBeDefined();
     await rm(marker);
     process.kill(-victim!, "SIGKILL");

@@ -19,11 +19,39 @@ afterAll(removeTempDirs);
 
 const KEY = "sk-queue-test-4e1f9a";
 const BY_TARGET = { preference_loss: "pref-loss", "OpenLoopMCTS.find_best_action": "mcts-best-action" };
-const GOOD = "```python\ndef preference_loss(policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps, beta, label_smoothing=0.0, ipo=False, reference_free=False):\n    raise ValueError('scripted')\n```";
+const GOOD =
+  "```python\ndef preference_loss(policy_chosen_logps, policy_rejected_logps, reference_chosen_logps, reference_rejected_logps, beta, label_smoothing=0.0, ipo=False, reference_free=False):\n    raise ValueError('scripted')\n```";
 
 function coordinator(server: ScriptedServer, out: string, url: string, ...extra: string[]) {
   // No LMR_QT_KEY here: with --queue the coordinator must not need it.
-  return runCli(["generate", "--tasks-dir", "examples/tasks", "--tasks", "pref-loss", "mcts-best-action", "--base-url", server.baseUrl, "--model", "scripted/q", "--api-key-env", "LMR_QT_KEY", "--out", out, "-n", "2", "--temperature", "0.5", "--seed", "3", "--json", ...extra, ...(url ? ["--queue", url] : [])], { env: url ? {} : { LMR_QT_KEY: KEY } });
+  return runCli(
+    [
+      "generate",
+      "--tasks-dir",
+      "examples/tasks",
+      "--tasks",
+      "pref-loss",
+      "mcts-best-action",
+      "--base-url",
+      server.baseUrl,
+      "--model",
+      "scripted/q",
+      "--api-key-env",
+      "LMR_QT_KEY",
+      "--out",
+      out,
+      "-n",
+      "2",
+      "--temperature",
+      "0.5",
+      "--seed",
+      "3",
+      "--json",
+      ...extra,
+      ...(url ? ["--queue", url] : []),
+    ],
+    { env: url ? {} : { LMR_QT_KEY: KEY } },
+  );
 }
 
 function worker(url: string, env: Record<string, string>): Spawned {

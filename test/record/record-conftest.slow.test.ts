@@ -91,7 +91,8 @@ describe("lmr record runs the candidate's set-up and the grader's conftest.py fi
     const m = JSON.parse(await readFile(manifestPath, "utf8"));
     m.tests.files.push("tests/b_more/test_b.py", "tests/a_more/test_a.py");
     await writeFile(manifestPath, JSON.stringify(m, null, 2) + "\n");
-    const driver = 'import builtins\nassert builtins.lmr_order == ["setup", "tests/a_more", "tests/b_more", "tests"], builtins.lmr_order\nfrom scoring import weighted_mean\nweighted_mean([1.0], [1.0])\n';
+    const driver =
+      'import builtins\nassert builtins.lmr_order == ["setup", "tests/a_more", "tests/b_more", "tests"], builtins.lmr_order\nfrom scoring import weighted_mean\nweighted_mean([1.0], [1.0])\n';
     const r = await runCli(["record", taskDir, "--driver", driver]);
     expect(r.exitCode, r.stderr).toBe(0);
   });
@@ -104,7 +105,12 @@ describe("lmr record runs the candidate's set-up and the grader's conftest.py fi
     expect(out.error.code).toBe("record/conftest-failed");
     expect(out.error.message).toContain("tests/candidate_setup.py failed while lmr record loaded it before importing the targets: RuntimeError: needs a GPU");
     expect(out.error.pointer).toBe("/tests/candidate/setup");
-    expect(await stat(join(taskDir, "fixtures/calls.json")).then(() => true, () => false)).toBe(false);
+    expect(
+      await stat(join(taskDir, "fixtures/calls.json")).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
   });
 
   it("a library the set-up hides (sys.modules[name] = None) is neither seeded nor named in calls.json", async () => {
@@ -112,7 +118,10 @@ describe("lmr record runs the candidate's set-up and the grader's conftest.py fi
     const driver = "import sys\nassert sys.modules['torch'] is None\nfrom scoring import weighted_mean\nweighted_mean([1.0, 2.0], [1.0, 3.0])\n";
     const r = await runCli(["record", taskDir, "--driver", driver]);
     expect(r.exitCode, r.stderr).toBe(0);
-    const calls = JSON.parse(await readFile(join(taskDir, "fixtures/calls.json"), "utf8")) as CallsFile & { seeded: string[]; environment: Record<string, string> };
+    const calls = JSON.parse(await readFile(join(taskDir, "fixtures/calls.json"), "utf8")) as CallsFile & {
+      seeded: string[];
+      environment: Record<string, string>;
+    };
     expect(calls.seeded).toEqual(["random", "numpy"]);
     expect(Object.keys(calls.environment).sort()).toEqual(["numpy", "python"]);
   });

@@ -19,10 +19,19 @@ describe("lmr record: what stops a recording", () => {
     taskDir = await copyTaskWithoutRecord(root, "pref-loss");
   });
 
-  const exists = (p: string) => stat(p).then(() => true, () => false);
+  const exists = (p: string) =>
+    stat(p).then(
+      () => true,
+      () => false,
+    );
 
   it("an argument lmr cannot store: exit 2 naming the call, the argument and its type", async () => {
-    const r = await runCli(["record", taskDir, "--driver", `${IMPORT}f([-1.0], [-2.0], [-1.0], [-2.0], 0.1)\nf([-1.0], [-2.0], [-1.0], [-2.0], beta=lambda: 0.1)`]);
+    const r = await runCli([
+      "record",
+      taskDir,
+      "--driver",
+      `${IMPORT}f([-1.0], [-2.0], [-1.0], [-2.0], 0.1)\nf([-1.0], [-2.0], [-1.0], [-2.0], beta=lambda: 0.1)`,
+    ]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain("call 1 of preference_loss: argument 'beta' has type builtins.function, which lmr cannot record");
     expect(r.stderr).toContain("/targets/0/record/skip_args");
@@ -93,9 +102,32 @@ describe("lmr record: what stops a recording", () => {
     expect(r.stderr).toContain("lmr record");
 
     // a recording of a symbol the manifest no longer targets
-    const stale = { format: "lmr-calls/1", task: "pref-loss", driver: { code: "" }, seed: 0, seeded: [], environment: {}, arrays: null,
-      targets: [{ file: "trainers.py", symbol: "old_loss", module: "trainers", owner: null, name: "old_loss", kind: "function", async: false,
-        max_calls: 50, calls_seen: 1, calls_recorded: 1, self_attrs: null, skip_args: [], calls: [{ index: 0, arg_names: [], args: [], kwargs: {}, result: 1 }] }] };
+    const stale = {
+      format: "lmr-calls/1",
+      task: "pref-loss",
+      driver: { code: "" },
+      seed: 0,
+      seeded: [],
+      environment: {},
+      arrays: null,
+      targets: [
+        {
+          file: "trainers.py",
+          symbol: "old_loss",
+          module: "trainers",
+          owner: null,
+          name: "old_loss",
+          kind: "function",
+          async: false,
+          max_calls: 50,
+          calls_seen: 1,
+          calls_recorded: 1,
+          self_attrs: null,
+          skip_args: [],
+          calls: [{ index: 0, arg_names: [], args: [], kwargs: {}, result: 1 }],
+        },
+      ],
+    };
     await writeFile(join(fresh, "fixtures", "calls.json"), JSON.stringify(stale));
     const r2 = await runCli(["scaffold", "tests", fresh]);
     expect(r2.exitCode).toBe(2);

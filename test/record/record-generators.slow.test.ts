@@ -109,7 +109,11 @@ describe.skipIf(!numpyPython)(`record.generators and lmr record --check (${numpy
     const envelope = jsonEnvelope((await check("--json")).stdout);
     expect(envelope).toMatchObject({ ok: false, error: { code: "record/fixtures-differ" } });
     const j = envelope.data;
-    expect(j.results[0]).toMatchObject({ task_id: "pref-loss", status: "different", differences: [{ file: "fixtures/table.json", kind: "changed", line, json_pointer: "/rows/1/2" }] });
+    expect(j.results[0]).toMatchObject({
+      task_id: "pref-loss",
+      status: "different",
+      differences: [{ file: "fixtures/table.json", kind: "changed", line, json_pointer: "/rows/1/2" }],
+    });
     await writeFile(path, good);
   });
 
@@ -139,7 +143,11 @@ describe.skipIf(!numpyPython)(`record.generators and lmr record --check (${numpy
     expect(r2.exitCode).toBe(1);
     const diff = jsonData(r2.stdout).results[0].differences[0];
     expect(diff).toMatchObject({ file: "fixtures/calls.npz", kind: "changed", member: `${key}.npy` });
-    expect(diff.message).toMatch(new RegExp(`^member ${key}\\.npy: first difference at element 5 \\(index \\(1, 2\\) of shape \\(2, 3\\), dtype <f[48]\\); the regenerated calls.json uses it at /targets/\\d/calls/\\d/`));
+    expect(diff.message).toMatch(
+      new RegExp(
+        `^member ${key}\\.npy: first difference at element 5 \\(index \\(1, 2\\) of shape \\(2, 3\\), dtype <f[48]\\); the regenerated calls.json uses it at /targets/\\d/calls/\\d/`,
+      ),
+    );
     await writeFile(npzPath, npz);
     expect((await check()).exitCode).toBe(0);
   });
@@ -153,7 +161,10 @@ describe.skipIf(!numpyPython)(`record.generators and lmr record --check (${numpy
     const table = await readFile(join(taskDir, "fixtures/table.json"));
     await rm(join(taskDir, "fixtures/table.json"));
     const r = jsonData((await check("--json")).stdout).results[0];
-    expect(r.differences.map((d: { file: string; kind: string }) => [d.file, d.kind])).toEqual([["fixtures/notes.json", "unclaimed"], ["fixtures/table.json", "missing"]]);
+    expect(r.differences.map((d: { file: string; kind: string }) => [d.file, d.kind])).toEqual([
+      ["fixtures/notes.json", "unclaimed"],
+      ["fixtures/table.json", "missing"],
+    ]);
     await rm(join(taskDir, "fixtures", "notes.json"));
     await writeFile(join(taskDir, "fixtures/table.json"), table);
   });
@@ -162,9 +173,17 @@ describe.skipIf(!numpyPython)(`record.generators and lmr record --check (${numpy
     const before = await readFile(join(taskDir, "fixtures/calls.json"));
     const script = join(taskDir, "generators", "table.py");
     const cases: [string, string][] = [
-      [GENERATOR + 'open(os.path.join(out, "fixtures", "debug.txt"), "w").write("x")\n', "generators/table.py wrote fixtures/debug.txt, which is not one of its outputs in task.json"],
-      [GENERATOR.replace('with open(os.path.join(out, "fixtures", "table.json"), "w") as f:\n    f.write(json.dumps(table, indent=1, sort_keys=True) + "\\n")\n', ""),
-        "generators/table.py did not write fixtures/table.json (it runs with LMR_FIXTURES_OUT set and writes $LMR_FIXTURES_OUT/fixtures/table.json)"],
+      [
+        GENERATOR + 'open(os.path.join(out, "fixtures", "debug.txt"), "w").write("x")\n',
+        "generators/table.py wrote fixtures/debug.txt, which is not one of its outputs in task.json",
+      ],
+      [
+        GENERATOR.replace(
+          'with open(os.path.join(out, "fixtures", "table.json"), "w") as f:\n    f.write(json.dumps(table, indent=1, sort_keys=True) + "\\n")\n',
+          "",
+        ),
+        "generators/table.py did not write fixtures/table.json (it runs with LMR_FIXTURES_OUT set and writes $LMR_FIXTURES_OUT/fixtures/table.json)",
+      ],
       [GENERATOR + 'raise ValueError("no table today")\n', "the generator generators/table.py raised ValueError: no table today"],
     ];
     for (const [text, message] of cases) {

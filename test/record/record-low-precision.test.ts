@@ -61,7 +61,30 @@ async function makeUpstreamProject(): Promise<{ root: string; commit: string }> 
 }
 
 async function newTask(root: string, commit: string, id: string, file: string, symbol: string, driver: string): Promise<string> {
-  const flags = ["new", "--yes", "--paper-title", "A Step in Low Precision", "--paper-url", "https://example.org/paper", "--year", "2025", "--repo", "upstreams/steps", "--commit", commit, "--file", file, "--symbol", symbol, "--category", "training objectives", "--author", "T", "--id", id];
+  const flags = [
+    "new",
+    "--yes",
+    "--paper-title",
+    "A Step in Low Precision",
+    "--paper-url",
+    "https://example.org/paper",
+    "--year",
+    "2025",
+    "--repo",
+    "upstreams/steps",
+    "--commit",
+    commit,
+    "--file",
+    file,
+    "--symbol",
+    symbol,
+    "--category",
+    "training objectives",
+    "--author",
+    "T",
+    "--id",
+    id,
+  ];
   const r = await runCli(flags, { cwd: root });
   expect([0, 1], r.stderr).toContain(r.exitCode);
   const dir = join(root, "tasks", id);
@@ -77,7 +100,14 @@ describe("lmr record warns when the reference's path runs in low precision", () 
   });
 
   it("finds bfloat16 on the target's own lines, and stays quiet for a full-precision target", async () => {
-    const low = await newTask(root, commit, "ns-low", "step.py", "ns_scale", "from step import ns_scale\nns_scale([0.5, -1.25, 2.0])\nns_scale([3.0, 0.001], steps=5)\n");
+    const low = await newTask(
+      root,
+      commit,
+      "ns-low",
+      "step.py",
+      "ns_scale",
+      "from step import ns_scale\nns_scale([0.5, -1.25, 2.0])\nns_scale([3.0, 0.001], steps=5)\n",
+    );
     const r = await runCli(["record", low, "--json"], { cwd: root });
     expect(r.exitCode, r.stderr).toBe(0);
     const result = jsonData(r.stdout) as { low_precision: { dtype: string; where: string; from: string }[] };
@@ -87,7 +117,9 @@ describe("lmr record warns when the reference's path runs in low precision", () 
     ]);
     const text = await runCli(["record", low], { cwd: root });
     expect(text.exitCode, text.stderr).toBe(0);
-    expect(text.stderr).toContain("warning: the reference's path runs in bfloat16 (step.py:11: def ns_scale(values, steps=3, dtype=\"bfloat16\"):; step.py:17: if dtype == \"bfloat16\":): two correct solutions can differ by several per cent");
+    expect(text.stderr).toContain(
+      'warning: the reference\'s path runs in bfloat16 (step.py:11: def ns_scale(values, steps=3, dtype="bfloat16"):; step.py:17: if dtype == "bfloat16":): two correct solutions can differ by several per cent',
+    );
     expect(text.stderr).toContain('CONTRIBUTING.md, "Low-precision code"');
 
     const plain = await newTask(root, commit, "ns-plain", "step.py", "plain_scale", "from step import plain_scale\nplain_scale([0.5, -1.25, 2.0])\n");
@@ -104,7 +136,12 @@ describe("lmr record warns when the reference's path runs in low precision", () 
           symbol: "Muon.step",
           calls: [
             { index: 0, args: [{ __lmr__: "tensor", dtype: "float32", shape: [2], key: "a0" }], kwargs: {}, result: null },
-            { index: 1, args: [], kwargs: { dtype: { __lmr__: "torch_dtype", name: "bfloat16" } }, result: { __lmr__: "tensor", dtype: "bfloat16", shape: [2], key: "a1" } },
+            {
+              index: 1,
+              args: [],
+              kwargs: { dtype: { __lmr__: "torch_dtype", name: "bfloat16" } },
+              result: { __lmr__: "tensor", dtype: "bfloat16", shape: [2], key: "a1" },
+            },
             { index: 2, args: [{ __lmr__: "ndarray", dtype: "float16", shape: [3], key: "a2" }], kwargs: {} },
           ],
         },
@@ -115,7 +152,9 @@ describe("lmr record warns when the reference's path runs in low precision", () 
       { dtype: "bfloat16", where: "Muon.step call 1, kwargs.dtype", from: "recording" },
       { dtype: "float16", where: "Muon.step call 2, args[0]", from: "recording" },
     ]);
-    expect(formatLowPrecisionWarning(found)).toMatch(/^the reference's path runs in bfloat16 and float16 \(Muon\.step call 1, kwargs\.dtype; Muon\.step call 2, args\[0\]\)/);
+    expect(formatLowPrecisionWarning(found)).toMatch(
+      /^the reference's path runs in bfloat16 and float16 \(Muon\.step call 1, kwargs\.dtype; Muon\.step call 2, args\[0\]\)/,
+    );
     expect(formatLowPrecisionWarning([])).toBeUndefined();
   });
 });
@@ -125,7 +164,14 @@ const torchPython = await pythonWith(["torch"]);
 describe.skipIf(!torchPython)("with torch: bfloat16 tensors in the recording", () => {
   it("warns for a target fed bfloat16 whose source names no dtype", async () => {
     const { root, commit } = await makeUpstreamProject();
-    const dir = await newTask(root, commit, "add-one", "tstep.py", "add_one", "import torch\nfrom tstep import add_one\nadd_one(torch.ones(3))\nadd_one(torch.ones(2, dtype=torch.bfloat16))\n");
+    const dir = await newTask(
+      root,
+      commit,
+      "add-one",
+      "tstep.py",
+      "add_one",
+      "import torch\nfrom tstep import add_one\nadd_one(torch.ones(3))\nadd_one(torch.ones(2, dtype=torch.bfloat16))\n",
+    );
     const r = await runCli(["record", dir, "--json"], { cwd: root, env: { LMR_PYTHON: torchPython! } });
     expect(r.exitCode, r.stderr).toBe(0);
     const result = jsonData(r.stdout) as { low_precision: unknown[] };

@@ -36,7 +36,13 @@ describe("recording methods", () => {
 
     const calls = JSON.parse(await readFile(join(taskDir, "fixtures/calls.json"), "utf8")) as CallsFile;
     const target = calls.targets[0]!;
-    expect(target).toMatchObject({ symbol: "OpenLoopMCTS.find_best_action", owner: "OpenLoopMCTS", kind: "method", self_attrs: ["Q", "N", "Ns", "c_puct"], calls_recorded: 30 });
+    expect(target).toMatchObject({
+      symbol: "OpenLoopMCTS.find_best_action",
+      owner: "OpenLoopMCTS",
+      kind: "method",
+      self_attrs: ["Q", "N", "Ns", "c_puct"],
+      calls_recorded: 30,
+    });
     expect(target.calls_seen).toBeGreaterThan(30);
     const call = target.calls[5]!;
     expect(call.arg_names).toEqual(["key", "actions", "priors"]);
@@ -48,7 +54,9 @@ describe("recording methods", () => {
     const scaffold = await runCli(["scaffold", "tests", taskDir]);
     expect(scaffold.exitCode, scaffold.stderr).toBe(0);
     const testFile = "tests/test_open_loop_mcts_find_best_action_replay.py";
-    expect(await readFile(join(taskDir, testFile), "utf8")).toContain(`OPEN_LOOP_MCTS_FIND_BEST_ACTION = RECORDING.target("core/mcts.py", "OpenLoopMCTS.find_best_action")`);
+    expect(await readFile(join(taskDir, testFile), "utf8")).toContain(
+      `OPEN_LOOP_MCTS_FIND_BEST_ACTION = RECORDING.target("core/mcts.py", "OpenLoopMCTS.find_best_action")`,
+    );
 
     const built = await buildTask(taskDir);
     const reference = await runReplay(built, testFile, built.reference);

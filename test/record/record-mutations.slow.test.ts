@@ -46,7 +46,13 @@ describe("in-place changes of arguments", () => {
     expect(norm!.calls[0]).toMatchObject({ args: [[1.0, 3.0]], result: 4.0, mutated: { args: { "0": [0.25, 0.75] }, kwargs: {} } });
     expect(norm!.calls[1]).toMatchObject({ args: [[0.25, 0.75]], kwargs: { total: 10.0 }, mutated: { args: { "0": [2.5, 7.5] } } });
     // insertion order b, a is kept although JSON keys are sorted
-    expect(counts!.calls[0]!.mutated!.args["0"]).toEqual({ __lmr__: "dict", items: [["b", 2], ["a", 1]] });
+    expect(counts!.calls[0]!.mutated!.args["0"]).toEqual({
+      __lmr__: "dict",
+      items: [
+        ["b", 2],
+        ["a", 1],
+      ],
+    });
     expect(counts!.calls[1]!.mutated).toBeUndefined();
 
     expect((await runCli(["scaffold", "tests", taskDir])).exitCode).toBe(0);
@@ -61,7 +67,10 @@ describe("in-place changes of arguments", () => {
     expect(forgetful).not.toBe(built.reference["ops.py"]);
     const r = await runReplay(built, testFile, { "ops.py": forgetful });
     const failed = r.tests.filter((t) => t.status === "failed");
-    expect(failed.map((t) => t.id.replace(/^.*::/, ""))).toEqual(["test_normalize_matches_recorded_call[call-000]", "test_normalize_matches_recorded_call[call-001]"]);
+    expect(failed.map((t) => t.id.replace(/^.*::/, ""))).toEqual([
+      "test_normalize_matches_recorded_call[call-000]",
+      "test_normalize_matches_recorded_call[call-001]",
+    ]);
     expect(failed[0]!.message).toContain("call 0, argument 'weights' after the call [0]: expected 0.25, got 1.0");
   });
 });

@@ -78,7 +78,10 @@ describe.skipIf(!torchPython)(`torch: optimizer state, .grad, sampling, generato
     const first = await record();
     expect(first.exitCode, first.stderr).toBe(0);
     expect(jsonData(first.stdout).targets.map((t: { symbol: string; calls_recorded: number }) => [t.symbol, t.calls_recorded])).toEqual([
-      ["Lion.step", 8], ["sample_tokens", 3], ["minibatches", 3], ["TinyRegressor.forward", 3],
+      ["Lion.step", 8],
+      ["sample_tokens", 3],
+      ["minibatches", 3],
+      ["TinyRegressor.forward", 3],
     ]);
     const json1 = await readFile(join(taskDir, "fixtures/calls.json"));
     const npz1 = await readFile(join(taskDir, "fixtures/calls.npz"));
@@ -109,7 +112,11 @@ describe.skipIf(!torchPython)(`torch: optimizer state, .grad, sampling, generato
     for (const c of sample!.calls) expect(Object.keys(c.rng ?? {})).toEqual(["torch"]);
     expect(calls.targets[0]!.calls.every((c: RecordedCall) => c.rng === undefined)).toBe(true);
     expect(batches).toMatchObject({ generator: true, calls_recorded: 3 });
-    expect(batches!.calls.map((c) => [c.yields!.length, c.closed ?? false, c.result ?? null])).toEqual([[4, false, 4], [4, false, 4], [2, true, null]]);
+    expect(batches!.calls.map((c) => [c.yields!.length, c.closed ?? false, c.result ?? null])).toEqual([
+      [4, false, 4],
+      [4, false, 4],
+      [2, true, null],
+    ]);
     expect(forward!.calls[0]!.self!.before._modules).toMatchObject({ __lmr__: "dict", type: "collections:OrderedDict" });
   });
 
@@ -129,8 +136,10 @@ describe.skipIf(!torchPython)(`torch: optimizer state, .grad, sampling, generato
     // Adam's order: momentum first, then its sign; the same as Lion on the first step only
     const adamish = lion
       .replace("                update = exp_avg * beta1 + p.grad * (1.0 - beta1)\n", "")
-      .replace("                p.add_(torch.sign(update), alpha=-group[\"lr\"])\n                exp_avg.mul_(beta2).add_(p.grad, alpha=1.0 - beta2)\n",
-        "                exp_avg.mul_(beta2).add_(p.grad, alpha=1.0 - beta2)\n                p.add_(torch.sign(exp_avg), alpha=-group[\"lr\"])\n");
+      .replace(
+        '                p.add_(torch.sign(update), alpha=-group["lr"])\n                exp_avg.mul_(beta2).add_(p.grad, alpha=1.0 - beta2)\n',
+        '                exp_avg.mul_(beta2).add_(p.grad, alpha=1.0 - beta2)\n                p.add_(torch.sign(exp_avg), alpha=-group["lr"])\n',
+      );
     expect(adamish).not.toBe(lion);
     const r1 = await runReplay(built, TEST_FILE, { ...built.reference, "lion.py": adamish }, py);
     expect(failedIds(r1, "lion_step")).toEqual(["call-001", "call-002", "call-003", "call-004", "call-005", "call-006", "call-007"]);
@@ -156,12 +165,22 @@ describe.skipIf(!torchPython)(`torch: optimizer state, .grad, sampling, generato
     const hotter = sampling.replace("torch.softmax(logits / temperature", "torch.softmax(logits * temperature");
     const sorted = sampling.replace("order = torch.randperm(n)", "order = torch.arange(n)");
     expect(hotter).not.toBe(sampling);
-    const r = await runReplay(built, TEST_FILE, { ...built.reference, "sampling.py": hotter.replace("order = torch.randperm(n)", "order = torch.arange(n)") }, py);
+    const r = await runReplay(
+      built,
+      TEST_FILE,
+      { ...built.reference, "sampling.py": hotter.replace("order = torch.randperm(n)", "order = torch.arange(n)") },
+      py,
+    );
     expect(failedIds(r, "sample_tokens")).toEqual(["call-000", "call-002"]); // temperature 1.0 is the same either way
     expect(failedIds(r, "minibatches")).toEqual(["call-000", "call-001", "call-002"]);
     expect(r.tests.find((t) => t.status === "failed" && t.id.includes("minibatches"))!.message).toMatch(/call 0, item 0: at index \(0,\)/);
     const short = sorted.replace("    return (n + batch_size - 1) // batch_size\n", "    return 0\n");
-    const r2 = await runReplay(built, TEST_FILE, { ...built.reference, "sampling.py": short.replace("order = torch.arange(n)", "order = torch.randperm(n)") }, py);
+    const r2 = await runReplay(
+      built,
+      TEST_FILE,
+      { ...built.reference, "sampling.py": short.replace("order = torch.arange(n)", "order = torch.randperm(n)") },
+      py,
+    );
     expect(failedIds(r2, "minibatches")).toEqual(["call-000", "call-001"]); // the early-closed one has no return value
     expect(r2.tests.find((t) => t.status === "failed" && t.id.includes("minibatches"))!.message).toContain("call 0, return value: expected 4, got 0");
   });
@@ -178,9 +197,17 @@ describe.skipIf(!torchPython)(`torch: optimizer state, .grad, sampling, generato
     expect((await readFile(join(taskDir, "fixtures/calls.json"))).equals(before)).toBe(true);
     expect(await readdir(join(taskDir, "fixtures"))).toEqual(files);
 
-    const sub = await runCli(["record", taskDir, "--python", py, "--driver",
-      "import torch\nfrom sampling import sample_tokens\nclass Logits(torch.Tensor):\n    pass\nsample_tokens(torch.zeros(2, 3).as_subclass(Logits))\n"]);
+    const sub = await runCli([
+      "record",
+      taskDir,
+      "--python",
+      py,
+      "--driver",
+      "import torch\nfrom sampling import sample_tokens\nclass Logits(torch.Tensor):\n    pass\nsample_tokens(torch.zeros(2, 3).as_subclass(Logits))\n",
+    ]);
     expect(sub.exitCode).toBe(2);
-    expect(sub.stderr).toContain("call 0 of sample_tokens: argument 'logits' has type __main__.Logits, which lmr cannot record (a tensor subclass would come back as a plain tensor");
+    expect(sub.stderr).toContain(
+      "call 0 of sample_tokens: argument 'logits' has type __main__.Logits, which lmr cannot record (a tensor subclass would come back as a plain tensor",
+    );
   });
 });

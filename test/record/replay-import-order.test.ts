@@ -68,12 +68,36 @@ describe("a test file collected before the replays, importing the target", () =>
     await git(up, "init", "-q");
     await git(up, "add", "-A");
     await git(up, "commit", "-q", "-m", "scale");
-    const flags = ["new", "--yes", "--paper-title", "Scaling: A Test", "--paper-url", "https://example.org/p", "--year", "2025", "--repo", "upstreams/scale", "--file", "scale.py", "--symbol", "scale", "--category", "training objectives", "--author", "T", "--id", "scale"];
+    const flags = [
+      "new",
+      "--yes",
+      "--paper-title",
+      "Scaling: A Test",
+      "--paper-url",
+      "https://example.org/p",
+      "--year",
+      "2025",
+      "--repo",
+      "upstreams/scale",
+      "--file",
+      "scale.py",
+      "--symbol",
+      "scale",
+      "--category",
+      "training objectives",
+      "--author",
+      "T",
+      "--id",
+      "scale",
+    ];
     const n = await runCli(flags, { cwd: root });
     expect([0, 1], n.stderr).toContain(n.exitCode);
     const taskDir = join(root, "tasks", "scale");
     await writeFile(join(taskDir, "driver.py"), "from scale import scale\nscale([1.0, 2.5], 2.0)\nscale([0.1], -3.0)\n");
-    for (const args of [["record", taskDir], ["scaffold", "tests", taskDir]]) {
+    for (const args of [
+      ["record", taskDir],
+      ["scaffold", "tests", taskDir],
+    ]) {
       const r = await runCli(args, { cwd: root });
       expect(r.exitCode, `${args.join(" ")}: ${r.stderr}`).toBe(0);
     }
@@ -85,7 +109,15 @@ describe("a test file collected before the replays, importing the target", () =>
   });
 
   async function run(overlay: Record<string, string>): Promise<RunOutcome> {
-    return runTests({ tree: built.workspace, grader: built.grader, overlay, ...built.candidate, python: await resolvePython({}), timeoutTotalS: 120, timeoutPerTestS: 30 });
+    return runTests({
+      tree: built.workspace,
+      grader: built.grader,
+      overlay,
+      ...built.candidate,
+      python: await resolvePython({}),
+      timeoutTotalS: 120,
+      timeoutPerTestS: 30,
+    });
   }
 
   it("is moot with the bridge: the oracle cannot import it, and a submission's import-time patch never reaches the replays", async () => {
@@ -94,12 +126,18 @@ describe("a test file collected before the replays, importing the target", () =>
     // collected first, and the workspace is not there for it
     expect(byName(ref)[0]).toEqual(["test_the_oracle_cannot_import_the_code_under_test", "passed"]);
     expect(ref.tests.length).toBeGreaterThan(2);
-    expect(ref.tests.every((t) => t.status === "passed"), JSON.stringify(ref.tests)).toBe(true);
+    expect(
+      ref.tests.every((t) => t.status === "passed"),
+      JSON.stringify(ref.tests),
+    ).toBe(true);
 
     const cheat = await run({ "scale.py": CHEATING_SCALE });
     const replays = cheat.tests.filter((t) => !t.id.includes("test_a_imports_target"));
     expect(replays.length).toBe(2);
-    expect(replays.every((t) => t.status === "failed"), JSON.stringify(cheat.tests)).toBe(true);
+    expect(
+      replays.every((t) => t.status === "failed"),
+      JSON.stringify(cheat.tests),
+    ).toBe(true);
     expect(byName(cheat)[0]).toEqual(["test_the_oracle_cannot_import_the_code_under_test", "passed"]);
   });
 });

@@ -65,7 +65,9 @@ describe("Markdown", () => {
     expect(md).toContain("**pass@1: 27.8%** over 3 scored of 3 tasks; 7 samples (6 graded): 2 passed, 1 failed, 1 error, 1 timeout, 1 invalid, 1 infra.");
     expect(md).toContain("| Decoding \\& Search Strategies | 1 | 3 | 1 | 33.3% | 1 passed, 1 error, 1 timeout |");
     expect(md).toContain("| Training Objectives \\& Optimization Techniques | 2 | 4 | 1 | 25.0% | 1 passed, 1 failed, 1 invalid, 1 infra |");
-    expect(md).toMatch(/\| `contrastive-decoding-step` \| core \| Decoding \\& Search Strategies \| 3 \| 1 \| 33\.3% \| @1 33\.3%, @2 66\.7%, @3 100\.0% \| 1 passed, 1 error, 1 timeout \| 42\.2 s \|/);
+    expect(md).toMatch(
+      /\| `contrastive-decoding-step` \| core \| Decoding \\& Search Strategies \| 3 \| 1 \| 33\.3% \| @1 33\.3%, @2 66\.7%, @3 100\.0% \| 1 passed, 1 error, 1 timeout \| 42\.2 s \|/,
+    );
     expect(md).toMatch(/\| `dpo-preference-loss` \| core \| .* \| 3 \| 1 \| 50\.0% \| @1 50\.0%, @2 100\.0% \|/);
     expect(md).toMatch(/\| `orpo-odds-ratio-loss` \| core \| .* \| 1 \| 0 \| 0\.0% \|/);
     // one set only: no set table
@@ -97,7 +99,7 @@ describe("Markdown", () => {
     // raw HTML is inert only inside code spans
     for (const row of hostileRows) expect(row.replace(/(`+).*?\1/g, "")).not.toMatch(/<script>|<img|<b>/);
     expect(hostile).toContain("# lmr run run \\<1\\>");
-    expect(hostile).toContain("## Model `<b>model</b> \\| \"x\"`");
+    expect(hostile).toContain('## Model `<b>model</b> \\| "x"`');
   });
 });
 
@@ -216,8 +218,13 @@ describe("a run with two models, in every format", () => {
     expect(html).toContain("<h2>Models</h2>");
     expect(html).toContain("<h2>Model <code>alpha</code></h2>");
     expect(html).toContain("<h2>Model <code>Org/Beta-7B</code></h2>");
-    expect(html).toMatch(/<tr><td><code>alpha<\/code><\/td><td class="num">2 of 2<\/td><td class="num">4 \(4 graded\)<\/td><td class="num">3<\/td><td class="num">75\.0%<\/td><td>@1 75\.0%, @2 100\.0%<\/td>/);
-    expect(html.match(/<div class="card main"><div class="num">([^<]+)<\/div>/g)).toEqual(['<div class="card main"><div class="num">75.0%</div>', '<div class="card main"><div class="num">50.0%</div>']);
+    expect(html).toMatch(
+      /<tr><td><code>alpha<\/code><\/td><td class="num">2 of 2<\/td><td class="num">4 \(4 graded\)<\/td><td class="num">3<\/td><td class="num">75\.0%<\/td><td>@1 75\.0%, @2 100\.0%<\/td>/,
+    );
+    expect(html.match(/<div class="card main"><div class="num">([^<]+)<\/div>/g)).toEqual([
+      '<div class="card main"><div class="num">75.0%</div>',
+      '<div class="card main"><div class="num">50.0%</div>',
+    ]);
     expect(html.match(/<svg/g)).toHaveLength(2);
     expect(html).toContain("<h3>Pass rate by set</h3>");
   });
@@ -236,7 +243,10 @@ describe("a run with two models, in every format", () => {
 
   it("JSON: the summary with one entry per model", () => {
     const json = JSON.parse(renderReport(two, "json")) as Summary;
-    expect(json.models.map((m) => [m.model, m.pass_at_1, m.pass_at_k.length])).toEqual([["alpha", 0.75, 2], ["Org/Beta-7B", 0.5, 1]]);
+    expect(json.models.map((m) => [m.model, m.pass_at_1, m.pass_at_k.length])).toEqual([
+      ["alpha", 0.75, 2],
+      ["Org/Beta-7B", 0.5, 1],
+    ]);
     expect(json).not.toHaveProperty("pass_at_k");
   });
 

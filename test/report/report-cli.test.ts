@@ -62,16 +62,20 @@ describe("lmr report (built CLI)", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(checkXml(r.stdout)).toMatchObject({ ok: true, counts: { testsuite: 3, testcase: 8, failure: 1, error: 4, skipped: 1 } });
     const python = process.env.LMR_PYTHON ?? "python3";
-    const parsed = await execa(python, [
-      "-c",
+    const parsed = await execa(
+      python,
       [
-        "import sys, json, xml.etree.ElementTree as ET",
-        "root = ET.fromstring(sys.stdin.buffer.read())",
-        "print(json.dumps({'root': root.tag, 'suites': len(root.findall('testsuite')), 'cases': len(list(root.iter('testcase'))),",
-        "  'failure': len(list(root.iter('failure'))), 'error': len(list(root.iter('error'))), 'skipped': len(list(root.iter('skipped'))),",
-        "  'tests_attr': int(root.get('tests')), 'errors_attr': int(root.get('errors'))}))",
-      ].join("\n"),
-    ], { input: r.stdout });
+        "-c",
+        [
+          "import sys, json, xml.etree.ElementTree as ET",
+          "root = ET.fromstring(sys.stdin.buffer.read())",
+          "print(json.dumps({'root': root.tag, 'suites': len(root.findall('testsuite')), 'cases': len(list(root.iter('testcase'))),",
+          "  'failure': len(list(root.iter('failure'))), 'error': len(list(root.iter('error'))), 'skipped': len(list(root.iter('skipped'))),",
+          "  'tests_attr': int(root.get('tests')), 'errors_attr': int(root.get('errors'))}))",
+        ].join("\n"),
+      ],
+      { input: r.stdout },
+    );
     expect(JSON.parse(parsed.stdout)).toEqual({ root: "testsuites", suites: 3, cases: 8, failure: 1, error: 4, skipped: 1, tests_attr: 8, errors_attr: 4 });
   });
 
@@ -97,7 +101,10 @@ describe("lmr report (built CLI)", () => {
     const dir = await freshRun(LEGACY_RUN);
     const r = await runCli(["report", dir, "--json"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(jsonData(r.stdout)).toMatchObject({ totals: { models: 1, samples: 7, passed: 2 }, models: [{ model: "example-model-1", pass_at_1: expect.closeTo(5 / 18, 12) }] });
+    expect(jsonData(r.stdout)).toMatchObject({
+      totals: { models: 1, samples: 7, passed: 2 },
+      models: [{ model: "example-model-1", pass_at_1: expect.closeTo(5 / 18, 12) }],
+    });
     expect(r.stderr).toContain(`lmr: warning: ${join(dir, "results/orpo-odds-ratio-loss/1/result.json")}: invalid JSON`);
   });
 
@@ -114,7 +121,10 @@ describe("lmr report (built CLI)", () => {
     const junit = await runCli(["report", dir, "--format", "junit"]);
     expect(checkXml(junit.stdout)).toMatchObject({ ok: true, counts: { testsuite: 4, testcase: 7 } });
     const json = jsonData((await runCli(["report", dir, "--json"])).stdout) as { models: { model: string; pass_at_1: number }[] };
-    expect(json.models.map((m) => [m.model, m.pass_at_1])).toEqual([["alpha", 0.75], ["Org/Beta-7B", 0.5]]);
+    expect(json.models.map((m) => [m.model, m.pass_at_1])).toEqual([
+      ["alpha", 0.75],
+      ["Org/Beta-7B", 0.5],
+    ]);
 
     const core = await runCli(["report", dir, "--set", "core", "--format", "json"]);
     expect(core.code, core.stderr).toBe(0);

@@ -20,10 +20,20 @@ const TRAIN = "Training Objectives & Optimization Techniques";
 const DECODE = "Decoding & Search Strategies";
 
 describe("summarizeRun on the fixture run", () => {
-  it.each([["layout 2", FIXTURE_RUN], ["layout 1 (older lmr)", LEGACY_RUN]])("counts every verdict apart and computes pass@k by hand-checked values (%s)", async (_layout, runDir) => {
+  it.each([
+    ["layout 2", FIXTURE_RUN],
+    ["layout 1 (older lmr)", LEGACY_RUN],
+  ])("counts every verdict apart and computes pass@k by hand-checked values (%s)", async (_layout, runDir) => {
     const s = await summarizeRun(runDir);
     expect(s.run).toMatchObject({ run_id: "2025-01-15-fixture", samples_per_task: 3, sandbox: "bwrap" });
-    expect(s.totals).toEqual({ models: 1, tasks: 3, samples: 7, graded: 6, passed: 2, verdicts: { passed: 2, failed: 1, error: 1, timeout: 1, invalid: 1, infra: 1 } });
+    expect(s.totals).toEqual({
+      models: 1,
+      tasks: 3,
+      samples: 7,
+      graded: 6,
+      passed: 2,
+      verdicts: { passed: 2, failed: 1, error: 1, timeout: 1, invalid: 1, infra: 1 },
+    });
     expect(s.models.map((m) => [m.model, m.samples_per_task])).toEqual([["example-model-1", 3]]);
     const m = s.models[0]!;
     expect(m.totals).toEqual({
@@ -37,7 +47,10 @@ describe("summarizeRun on the fixture run", () => {
     const byId = Object.fromEntries(m.tasks.map((t) => [t.task_id, t]));
     // dpo: passed, failed, infra → n=2 graded, c=1: pass@1 1/2, pass@2 1
     expect(byId["dpo-preference-loss"]).toMatchObject({ category: TRAIN, samples: 3, graded: 2, passed: 1, pass_at_1: 0.5 });
-    expect(byId["dpo-preference-loss"]?.pass_at_k).toEqual([{ k: 1, value: 0.5 }, { k: 2, value: 1 }]);
+    expect(byId["dpo-preference-loss"]?.pass_at_k).toEqual([
+      { k: 1, value: 0.5 },
+      { k: 2, value: 1 },
+    ]);
     // contrastive: error, timeout, passed → n=3, c=1: 1/3, 2/3, 1
     expect(byId["contrastive-decoding-step"]?.pass_at_k.map((p) => p.value)).toEqual([1 / 3, 2 / 3, 1].map((v) => expect.closeTo(v, 12)));
     expect(byId["contrastive-decoding-step"]?.mean_duration_s).toBeCloseTo((1.207 + 120 + 5.5) / 3, 9);
@@ -46,32 +59,62 @@ describe("summarizeRun on the fixture run", () => {
     // overall: only k=1 (orpo has one graded sample): (1/2 + 1/3 + 0) / 3
     expect(m.pass_at_k).toEqual([{ k: 1, value: expect.closeTo(5 / 18, 12), tasks: 3 }]);
     expect(m.pass_at_1).toBeCloseTo(5 / 18, 12);
-    expect(m.sets).toEqual([{ set: "core", tasks: 3, scored_tasks: 3, samples: 7, passed: 2, pass_rate: expect.closeTo(5 / 18, 12), verdicts: m.totals.verdicts }]);
+    expect(m.sets).toEqual([
+      { set: "core", tasks: 3, scored_tasks: 3, samples: 7, passed: 2, pass_rate: expect.closeTo(5 / 18, 12), verdicts: m.totals.verdicts },
+    ]);
     expect(m.categories).toMatchObject([
-      { category: DECODE, tasks: 1, scored_tasks: 1, samples: 3, passed: 1, pass_rate: expect.closeTo(1 / 3, 12), verdicts: { passed: 1, failed: 0, error: 1, timeout: 1, invalid: 0, infra: 0 } },
-      { category: TRAIN, tasks: 2, scored_tasks: 2, samples: 4, passed: 1, pass_rate: 0.25, verdicts: { passed: 1, failed: 1, error: 0, timeout: 0, invalid: 1, infra: 1 } },
+      {
+        category: DECODE,
+        tasks: 1,
+        scored_tasks: 1,
+        samples: 3,
+        passed: 1,
+        pass_rate: expect.closeTo(1 / 3, 12),
+        verdicts: { passed: 1, failed: 0, error: 1, timeout: 1, invalid: 0, infra: 0 },
+      },
+      {
+        category: TRAIN,
+        tasks: 2,
+        scored_tasks: 2,
+        samples: 4,
+        passed: 1,
+        pass_rate: 0.25,
+        verdicts: { passed: 1, failed: 1, error: 0, timeout: 0, invalid: 1, infra: 1 },
+      },
     ]);
     // the model × category numbers: a seeded bootstrap interval over the category's tasks (pass@1 0.5 and 0), pass@k per category
     expect(m.categories[1]).toMatchObject({ pass_at_1_ci: { low: 0, high: 0.5, level: 0.95 }, pass_at_k: [{ k: 1, value: 0.25, tasks: 2 }] });
     expect(m.categories[0]!.pass_at_k?.map((p) => p.k)).toEqual([1, 2, 3]);
     expect(m.pass_at_1_ci!.low).toBeLessThanOrEqual(m.pass_at_1!);
     expect(m.pass_at_1_ci!.high).toBeGreaterThanOrEqual(m.pass_at_1!);
-    expect(byId["dpo-preference-loss"]?.results[1]).toMatchObject({ verdict: "failed", failing_tests: ["tests/test_dpo_preference_loss.py::test_matches_reference"] });
+    expect(byId["dpo-preference-loss"]?.results[1]).toMatchObject({
+      verdict: "failed",
+      failing_tests: ["tests/test_dpo_preference_loss.py::test_matches_reference"],
+    });
   });
 
   it("reports the corrupt result.json and the short task instead of crashing", async () => {
     const s = await summarizeRun(FIXTURE_RUN);
     expect(s.problems).toHaveLength(2);
     expect(s.problems[0]).toMatchObject({ file: `${BASIC_RESULTS}/orpo-odds-ratio-loss/1/result.json`, message: expect.stringMatching(/^invalid JSON/) });
-    expect(s.problems[1]).toMatchObject({ file: `${BASIC_RESULTS}/orpo-odds-ratio-loss`, message: "1 of 3 samples of model 'example-model-1' have a readable result.json" });
+    expect(s.problems[1]).toMatchObject({
+      file: `${BASIC_RESULTS}/orpo-odds-ratio-loss`,
+      message: "1 of 3 samples of model 'example-model-1' have a readable result.json",
+    });
     const legacy = await summarizeRun(LEGACY_RUN);
-    expect(legacy.problems.map((p) => `${p.file}: ${p.message.split(" (")[0]}`)).toEqual(["results/orpo-odds-ratio-loss/1/result.json: invalid JSON", "results/orpo-odds-ratio-loss: 1 of 3 samples have a readable result.json"]);
+    expect(legacy.problems.map((p) => `${p.file}: ${p.message.split(" (")[0]}`)).toEqual([
+      "results/orpo-odds-ratio-loss/1/result.json: invalid JSON",
+      "results/orpo-odds-ratio-loss: 1 of 3 samples have a readable result.json",
+    ]);
   });
 
   it("produces a summary the schema accepts, and the schema rejects a broken one", async () => {
     const s = await summarizeRun(FIXTURE_RUN);
     expect(await validateSummary(s)).toEqual({ ok: true, problems: [] });
-    const broken = structuredClone(s) as unknown as Record<string, unknown> & { totals: { verdicts: Record<string, unknown> }; models: { tasks: Record<string, unknown>[] }[] };
+    const broken = structuredClone(s) as unknown as Record<string, unknown> & {
+      totals: { verdicts: Record<string, unknown> };
+      models: { tasks: Record<string, unknown>[] }[];
+    };
     broken.totals.verdicts.passed = -1;
     broken.models[0]!.tasks[0] = { ...broken.models[0]!.tasks[0], surprise: true };
     delete broken.problems;
@@ -101,7 +144,9 @@ describe("reading broken run folders", () => {
       expect.arrayContaining([
         expect.stringMatching(/^results\/example-model-1\/dpo-preference-loss\/0\/result\.json: result\.json is missing/),
         expect.stringMatching(/^results\/example-model-1\/contrastive-decoding-step\/2\/result\.json\/task_id: is "elsewhere" but the folder is/),
-        expect.stringMatching(/^results\/example-model-1\/contrastive-decoding-step\/1\/result\.json\/model: is "someone-else", whose folder is "someone-else", but it lies in "example-model-1"/),
+        expect.stringMatching(
+          /^results\/example-model-1\/contrastive-decoding-step\/1\/result\.json\/model: is "someone-else", whose folder is "someone-else", but it lies in "example-model-1"/,
+        ),
       ]),
     );
     expect(s.totals.samples).toBe(4);
@@ -133,23 +178,37 @@ describe("summarizeRun on a run with two models", () => {
     expect(s.models.map((m) => m.model)).toEqual(["alpha", "Org/Beta-7B"]);
     const [alpha, beta] = s.models;
     // alpha: dpo passed+failed (n=2, c=1), contrastive passed+passed (n=2, c=2)
-    expect(alpha!.pass_at_k).toEqual([{ k: 1, value: 0.75, tasks: 2 }, { k: 2, value: 1, tasks: 2 }]);
+    expect(alpha!.pass_at_k).toEqual([
+      { k: 1, value: 0.75, tasks: 2 },
+      { k: 2, value: 1, tasks: 2 },
+    ]);
     // beta: dpo failed+timeout (n=2, c=0), contrastive one passed sample (n=1, c=1): only pass@1
     expect(beta!.pass_at_k).toEqual([{ k: 1, value: 0.5, tasks: 2 }]);
     expect(beta!.dir).toMatch(/^org-beta-7b-[0-9a-f]{8}$/);
-    expect(alpha!.sets.map((g) => [g.set, g.pass_rate])).toEqual([["core", 0.5], ["extended", 1]]);
-    expect(beta!.tasks.map((t) => [t.task_id, t.set, t.samples])).toEqual([["contrastive-decoding-step", "extended", 1], ["dpo-preference-loss", "core", 2]]);
+    expect(alpha!.sets.map((g) => [g.set, g.pass_rate])).toEqual([
+      ["core", 0.5],
+      ["extended", 1],
+    ]);
+    expect(beta!.tasks.map((t) => [t.task_id, t.set, t.samples])).toEqual([
+      ["contrastive-decoding-step", "extended", 1],
+      ["dpo-preference-loss", "core", 2],
+    ]);
   });
 
   it("warns about the one sample really missing, for that model and task only", async () => {
     const s = await summarizeRun(TWO_MODEL_RUN);
-    expect(s.problems).toEqual([{ file: `results/${s.models[1]!.dir}/contrastive-decoding-step`, message: "1 of 2 samples of model 'Org/Beta-7B' have a readable result.json" }]);
+    expect(s.problems).toEqual([
+      { file: `results/${s.models[1]!.dir}/contrastive-decoding-step`, message: "1 of 2 samples of model 'Org/Beta-7B' have a readable result.json" },
+    ]);
   });
 
   it("narrows to one set with --set, and says so", async () => {
     const core = await summarizeRun(TWO_MODEL_RUN, { set: "core" });
     expect(core.set_filter).toBe("core");
-    expect(core.models.map((m) => [m.model, m.tasks.map((t) => t.task_id), m.pass_at_1])).toEqual([["alpha", ["dpo-preference-loss"], 0.5], ["Org/Beta-7B", ["dpo-preference-loss"], 0]]);
+    expect(core.models.map((m) => [m.model, m.tasks.map((t) => t.task_id), m.pass_at_1])).toEqual([
+      ["alpha", ["dpo-preference-loss"], 0.5],
+      ["Org/Beta-7B", ["dpo-preference-loss"], 0],
+    ]);
     expect(core.problems).toEqual([]);
     expect(await validateSummary(core)).toEqual({ ok: true, problems: [] });
   });

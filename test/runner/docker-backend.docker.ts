@@ -7,7 +7,19 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashTree } from "../../src/core/hash.js";
 import { envImageTag, normaliseEnvironment } from "../../src/env/index.js";
-import { forgetDockerTargets, resolvePython, resolveRunPython, runPythonInImage, runTests, selectBackend, setBackendNotice, sweepStaleContainers, type PythonEnv, type RunOutcome, type RunRequest } from "../../src/runner/index.js";
+import {
+  forgetDockerTargets,
+  resolvePython,
+  resolveRunPython,
+  runPythonInImage,
+  runTests,
+  selectBackend,
+  setBackendNotice,
+  sweepStaleContainers,
+  type PythonEnv,
+  type RunOutcome,
+  type RunRequest,
+} from "../../src/runner/index.js";
 import { PLAIN_ENV, lmrContainers, skipUnlessDocker } from "./docker-support.js";
 
 /**
@@ -69,7 +81,9 @@ describe.skipIf(!ok)("runTests on the docker backend", () => {
     const o = await run(tree("import-error"));
     expect(o.status).toBe("infra");
     expect(o.missing_modules).toEqual(["lmr_no_such_module_xyz"]);
-    expect(o.reason).toMatch(/module 'lmr_no_such_module_xyz' is not installed in lmr-env:[0-9a-f]+ .*environment\.requirements.*environment\.system_packages.*environment\.stand_ins/);
+    expect(o.reason).toMatch(
+      /module 'lmr_no_such_module_xyz' is not installed in lmr-env:[0-9a-f]+ .*environment\.requirements.*environment\.system_packages.*environment\.stand_ins/,
+    );
     const graded = await run(tree("import-error"), { missingModule: "error" });
     expect(graded.status).toBe("error");
     expect(graded.reason).toMatch(/lmr_no_such_module_xyz/);
@@ -231,7 +245,13 @@ describe.skipIf(!ok)("runPythonInImage (lmr record --sandbox docker)", () => {
     const inImage = await resolveRunPython({ sandbox: "docker", environment: PLAIN_ENV });
     expect(inImage.image?.tag).toMatch(/^lmr-env:/);
     const dir = await mkdtemp(join(work, "tool-"));
-    const r = await runPythonInImage({ python: inImage, args: ["-c", "import os, lmr_harness; open('out.txt', 'w').write(str(os.getuid()))"], workDir: dir, cwd: dir, timeoutS: 60 });
+    const r = await runPythonInImage({
+      python: inImage,
+      args: ["-c", "import os, lmr_harness; open('out.txt', 'w').write(str(os.getuid()))"],
+      workDir: dir,
+      cwd: dir,
+      timeoutS: 60,
+    });
     expect(r.exitCode, r.output).toBe(0);
     expect(Number(await readFile(join(dir, "out.txt"), "utf8"))).not.toBe(0);
     const slow = await runPythonInImage({ python: inImage, args: ["-c", "import time; time.sleep(60)"], workDir: dir, cwd: dir, timeoutS: 2 });

@@ -6,7 +6,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashTree } from "../../src/core/hash.js";
 import { locateSample, type SampleResult } from "../../src/run-folder/index.js";
 import { validateSummary, type Summary } from "../../src/report/index.js";
-import { PY_EXAMPLES, TASK_IDS, buildExampleBundles, countResultFiles, processesUsing, readResults, referenceFiles, referencePatch, stubPatch, verdicts, writeJsonl } from "../eval/helpers.js";
+import {
+  PY_EXAMPLES,
+  TASK_IDS,
+  buildExampleBundles,
+  countResultFiles,
+  processesUsing,
+  readResults,
+  referenceFiles,
+  referencePatch,
+  stubPatch,
+  verdicts,
+  writeJsonl,
+} from "../eval/helpers.js";
 import { CASES, HONEST } from "../hack/cases.js";
 import { MODEL, TASK_ID, buildRows } from "../hack/hack-rows.js";
 import { REPO_ROOT, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
@@ -68,7 +80,9 @@ describe.skipIf(!ok)("hack suite, --sandbox docker", () => {
     expect(summary.totals.samples).toBe(CASES.length);
     expect(summary.totals.verdicts.infra).toBe(0);
     expect((await validateSummary(summary)).problems).toEqual([]);
-    const passed = summary.models[0]!.tasks.find((t) => t.task_id === TASK_ID)!.results.filter((s) => s.verdict === "passed").map((s) => s.sample);
+    const passed = summary.models[0]!.tasks.find((t) => t.task_id === TASK_ID)!
+      .results.filter((s) => s.verdict === "passed")
+      .map((s) => s.sample);
     expect(passed).toEqual([HONEST]);
   });
 
@@ -160,7 +174,11 @@ describe.skipIf(!ok)("SIGTERM of lmr eval --sandbox docker", () => {
     const rows = [0, 1].map(() => ({ task_id: t, model: "m", files: { [f!]: `import time as _t\n_t.sleep(30)\n${files[f!]}` } }));
     const jsonl = join(work, "subs.jsonl");
     await writeJsonl(jsonl, rows);
-    const child = spawn("node", [CLI, "eval", "--tasks-dir", "examples/tasks", ...PY_EXAMPLES, "--submissions", jsonl, "--out", join(work, "run"), "-j", "2", "--sandbox", "docker"], { cwd: REPO_ROOT, stdio: "ignore", env: { ...process.env, NO_COLOR: "1" } });
+    const child = spawn(
+      "node",
+      [CLI, "eval", "--tasks-dir", "examples/tasks", ...PY_EXAMPLES, "--submissions", jsonl, "--out", join(work, "run"), "-j", "2", "--sandbox", "docker"],
+      { cwd: REPO_ROOT, stdio: "ignore", env: { ...process.env, NO_COLOR: "1" } },
+    );
     const exited = new Promise<void>((r) => child.on("exit", () => r()));
     const mine = async (): Promise<string[]> => (await lmrContainers()).filter((n) => n.startsWith(`lmr-run-${child.pid}-`));
     await waitFor("its containers", async () => ((await mine()).length > 0 ? true : undefined), 60_000);

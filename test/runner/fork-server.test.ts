@@ -25,7 +25,8 @@ describe("fork servers speak the control protocol (schema/fork-server-message.sc
       { id: "0", argv: ["-m", "x"], key: "a".repeat(64), env: { HOME: "/h" }, log: "/l", timeout_s: 30 },
       { op: "open", id: "0", socket: "/s", tree: "/t", support: "/u", trace: [], report_imports: false, warm: [], env: {}, as_bytes: 1, log: "/l" },
       { op: "close", id: "0" },
-    ]) expect(valid(m), JSON.stringify(m)).toBe(true);
+    ])
+      expect(valid(m), JSON.stringify(m)).toBe(true);
     for (const m of [
       { t: "exit", id: "0", code: "0", signal: null, timed_out: false },
       { t: "exit", id: "0", code: 0, signal: null },
@@ -33,7 +34,8 @@ describe("fork servers speak the control protocol (schema/fork-server-message.sc
       { t: "ready", verdict: "passed" },
       { id: "0", argv: [], key: "short", log: "/l" },
       { op: "open", id: "0", socket: "/s", tree: "/t" },
-    ]) expect(valid(m), JSON.stringify(m)).toBe(false);
+    ])
+      expect(valid(m), JSON.stringify(m)).toBe(false);
   });
 
   describe("a real pair of servers on the pref-loss example", () => {
@@ -46,7 +48,16 @@ describe("fork servers speak the control protocol (schema/fork-server-message.sc
       expect(r.exitCode, r.stderr).toBe(0);
       bundle = join(out, "pref-loss");
       const python = await resolvePython({ python: "/usr/bin/python3" });
-      req = { tree: join(bundle, BUNDLE_FILES.workspace), grader: join(bundle, BUNDLE_FILES.grader), python, sandbox: "bwrap", timeoutTotalS: 120, timeoutPerTestS: 60, network: false, scratchParent: out };
+      req = {
+        tree: join(bundle, BUNDLE_FILES.workspace),
+        grader: join(bundle, BUNDLE_FILES.grader),
+        python,
+        sandbox: "bwrap",
+        timeoutTotalS: 120,
+        timeoutPerTestS: 60,
+        network: false,
+        scratchParent: out,
+      };
       server = await ForkServer.start({ python, sandbox: "bwrap", preload: [], network: false, scratchParent: out });
     }, 120_000);
     afterAll(async () => server?.close());

@@ -40,7 +40,9 @@ describe.skipIf(!ok)("node-test images", () => {
     expect(images[0]!.spec.node).toBe(true);
     // the pytest image of the same environment is another one, and unchanged by Node's coming
     expect(await envImageTag(normaliseEnvironment(PLAIN_ENV))).not.toBe(tag);
-    const v = await execa("docker", ["run", "--rm", "--network", "none", tag, "sh", "-c", "node --version && ls /opt/lmr/node /opt/lmr/node/lmr-harness"], { reject: false });
+    const v = await execa("docker", ["run", "--rm", "--network", "none", tag, "sh", "-c", "node --version && ls /opt/lmr/node /opt/lmr/node/lmr-harness"], {
+      reject: false,
+    });
     expect(v.exitCode, v.stderr).toBe(0);
     expect(v.stdout).toMatch(/^v18\.\d+\.\d+\n/);
     expect(v.stdout).toContain("typescript.cjs");
@@ -67,7 +69,18 @@ describe.skipIf(!ok)("runTests with node-test in docker", () => {
   });
 
   const run = (overlay: Record<string, string>, extra: Partial<RunRequest> = {}): Promise<RunOutcome> =>
-    runTests({ tree: join(bundle, "workspace"), overlay, grader: join(bundle, "grader"), python: node, sandbox: "docker", environment: PLAIN_ENV, testRunner: "node-test", timeoutTotalS: 60, timeoutPerTestS: 10, ...extra });
+    runTests({
+      tree: join(bundle, "workspace"),
+      overlay,
+      grader: join(bundle, "grader"),
+      python: node,
+      sandbox: "docker",
+      environment: PLAIN_ENV,
+      testRunner: "node-test",
+      timeoutTotalS: 60,
+      timeoutPerTestS: 10,
+      ...extra,
+    });
 
   it("resolves the image's Node, not the host's", async () => {
     expect(node).toMatchObject({ path: "/usr/bin/node", version: "node 18", image: { tag: await envImageTag(NODE_SPEC) } });
@@ -113,8 +126,20 @@ describe.skipIf(!ok)("lmr verify and lmr eval of node-test tasks with --sandbox 
     const r = await runCli(["verify", "examples/tasks/bpe-merge", "examples/tasks/beam-search", "--sandbox", "docker", "--no-write", "--force", "--json"]);
     console.log(`[node-test docker] verify of 2 tasks in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     expect(r.exitCode, r.stderr).toBe(0);
-    const tasks = (jsonData(r.stdout) as { tasks: { task_id: string; ok: boolean; environment: { backend: string }; steps: Record<string, { ok: boolean; runs?: { status: string }[]; killed?: number; total?: number }> }[] }).tasks;
-    expect(tasks.map((t) => [t.task_id, t.ok, t.environment.backend])).toEqual([["bpe-merge", true, "docker"], ["beam-search", true, "docker"]]);
+    const tasks = (
+      jsonData(r.stdout) as {
+        tasks: {
+          task_id: string;
+          ok: boolean;
+          environment: { backend: string };
+          steps: Record<string, { ok: boolean; runs?: { status: string }[]; killed?: number; total?: number }>;
+        }[];
+      }
+    ).tasks;
+    expect(tasks.map((t) => [t.task_id, t.ok, t.environment.backend])).toEqual([
+      ["bpe-merge", true, "docker"],
+      ["beam-search", true, "docker"],
+    ]);
     for (const t of tasks) {
       expect(t.steps.reference!.runs!.map((x) => x.status)).toEqual(["passed", "passed", "passed"]);
       expect(t.steps.stub!.ok).toBe(true);
@@ -133,13 +158,29 @@ describe.skipIf(!ok)("lmr verify and lmr eval of node-test tasks with --sandbox 
     let summary: Summary;
     let code: number;
     let stderr: string;
-    const result = async (sample: string): Promise<SampleResult> => JSON.parse(await readFile(join(runDir, locateSample({ task_id: TASK, model: MODEL, sample }), "result.json"), "utf8")) as SampleResult;
+    const result = async (sample: string): Promise<SampleResult> =>
+      JSON.parse(await readFile(join(runDir, locateSample({ task_id: TASK, model: MODEL, sample }), "result.json"), "utf8")) as SampleResult;
 
     beforeAll(async () => {
       const root = await makeTempDir("ts-hack-docker");
       const jsonl = await writeTsHackRows(root);
       runDir = join(root, "run");
-      const r = await runCli(["eval", "--tasks-dir", "examples/tasks", "--tasks", TASK, "--submissions", jsonl, "--out", runDir, "-j", "2", "--sandbox", "docker", "--json"]);
+      const r = await runCli([
+        "eval",
+        "--tasks-dir",
+        "examples/tasks",
+        "--tasks",
+        TASK,
+        "--submissions",
+        jsonl,
+        "--out",
+        runDir,
+        "-j",
+        "2",
+        "--sandbox",
+        "docker",
+        "--json",
+      ]);
       code = r.exitCode;
       stderr = r.stderr;
       summary = jsonData(r.stdout || "{}") as Summary;

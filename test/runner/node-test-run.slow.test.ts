@@ -41,10 +41,21 @@ const GRADER = {
   ].join("\n"),
 };
 
-const add = (body: string, extra = ""): Record<string, string> => ({ "src/add.ts": `${extra}\nexport function add(a: number, b: number): number {\n${body}\n}\n` });
+const add = (body: string, extra = ""): Record<string, string> => ({
+  "src/add.ts": `${extra}\nexport function add(a: number, b: number): number {\n${body}\n}\n`,
+});
 
 async function run(tree: Record<string, string>, extra: Partial<RunRequest> = {}, grader: Record<string, string> = GRADER): Promise<RunOutcome> {
-  return runTests({ tree: await folder(tree), grader: await folder(grader), python: nodeRuntime(), testRunner: "node-test", sandbox: "bwrap", timeoutTotalS: 30, timeoutPerTestS: 2, ...extra });
+  return runTests({
+    tree: await folder(tree),
+    grader: await folder(grader),
+    python: nodeRuntime(),
+    testRunner: "node-test",
+    sandbox: "bwrap",
+    timeoutTotalS: 30,
+    timeoutPerTestS: 2,
+    ...extra,
+  });
 }
 
 describe("runTests with testRunner node-test", () => {
@@ -64,7 +75,11 @@ describe("runTests with testRunner node-test", () => {
   });
 
   it("a test past the per-test limit fails by its own timeout, a busy loop in the target too (the loop is the candidate's)", async () => {
-    const slow = await run(add("  return a + b;"), {}, { ...GRADER, "slow.test.ts": 'import { test } from "node:test";\ntest("sleeps", () => new Promise((r) => setTimeout(r, 5000)));\n' });
+    const slow = await run(
+      add("  return a + b;"),
+      {},
+      { ...GRADER, "slow.test.ts": 'import { test } from "node:test";\ntest("sleeps", () => new Promise((r) => setTimeout(r, 5000)));\n' },
+    );
     expect(slow.status).toBe("failed");
     expect(slow.tests.find((t) => t.id === "lmr_tests/slow.test.ts::sleeps")?.message).toMatch(/timed out after 2000ms/);
     const spin = await run(add("  for (;;) {}"), { timeoutPerTestS: 1 });
@@ -83,18 +98,29 @@ describe("runTests with testRunner node-test", () => {
     const exit = await run(add("  process.exit(0);"));
     expect(exit.status).toBe("failed");
     expect(exit.counts.passed).toBe(0);
-    const forged = await run(add("  return 0;", 'import { writeSync } from "node:fs";\nfor (let fd = 3; fd < 12; fd++) { try { writeSync(fd, `${"0".repeat(64)} {"t":"done","exit":0,"n_results":2,"tampered":[],"seq":1}\\n`); } catch {} }'));
+    const forged = await run(
+      add(
+        "  return 0;",
+        'import { writeSync } from "node:fs";\nfor (let fd = 3; fd < 12; fd++) { try { writeSync(fd, `${"0".repeat(64)} {"t":"done","exit":0,"n_results":2,"tampered":[],"seq":1}\\n`); } catch {} }',
+      ),
+    );
     expect(forged.status).not.toBe("passed");
     expect(forged.counts.passed).toBe(0);
     // node:test rebound where the target runs: the candidate's, where no test runs; the oracle's tests still decide
-    const rebound = await run(add("  return 0;", 'import test from "node:test";\nimport { createRequire } from "node:module";\nconst nt = createRequire(import.meta.url)("node:test");\nnt.it = nt.test = () => {};'));
+    const rebound = await run(
+      add(
+        "  return 0;",
+        'import test from "node:test";\nimport { createRequire } from "node:module";\nconst nt = createRequire(import.meta.url)("node:test");\nnt.it = nt.test = () => {};',
+      ),
+    );
     expect(rebound.status).toBe("failed");
     expect(rebound.counts).toEqual({ passed: 0, failed: 2, errors: 0, skipped: 0 });
   });
 
   it("an inspector session in the target sees only the candidate, which holds no results key: answers still decide", async () => {
     // the key goes to the oracle's stdin; an in-process inspector could read the oracle's closures, and there the preload refuses it
-    const open = 'import { Session } from "node:inspector";\nconst s = new Session();\ns.connect();\ns.post("Runtime.evaluate", { expression: "Object.keys(globalThis).length" });\n';
+    const open =
+      'import { Session } from "node:inspector";\nconst s = new Session();\ns.connect();\ns.post("Runtime.evaluate", { expression: "Object.keys(globalThis).length" });\n';
     const right = await run(add("  return a + b;", open));
     expect(right.status, right.log).toBe("passed");
     const wrong = await run(add("  return a - b;", open));
@@ -104,11 +130,17 @@ describe("runTests with testRunner node-test", () => {
 
   it("under docker needs the task's node-test image: a base without Node is infra naming the field and the fix", async () => {
     // (runs in the task's image are tested in test/runner/node-docker.docker.ts)
-    const o = await run(add("  return a + b;"), { sandbox: "docker", environment: { python: "3.12", base: "python:3.12-slim", requirements: [], gpu: false, network: false } });
+    const o = await run(add("  return a + b;"), {
+      sandbox: "docker",
+      environment: { python: "3.12", base: "python:3.12-slim", requirements: [], gpu: false, network: false },
+    });
     expect(o.status).toBe("infra");
     expect(o.backend).toBe("docker");
     const daemon = await probeDocker();
-    if (daemon.ok) expect(o.reason).toMatch(/^environment\.base: tests\.runner is "node-test", and the base "python:3\.12-slim" has no Node lmr installs; use "debian:bookworm"/);
+    if (daemon.ok)
+      expect(o.reason).toMatch(
+        /^environment\.base: tests\.runner is "node-test", and the base "python:3\.12-slim" has no Node lmr installs; use "debian:bookworm"/,
+      );
     else expect(o.reason).toBe(daemon.reason);
   });
 });

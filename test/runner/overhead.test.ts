@@ -36,7 +36,10 @@ describe("runner overhead (figures printed; bounds are loose on purpose)", () =>
     // the tests reach the code through a candidate process: the bare run starts one too (lmr_bridge/by_hand.py)
     const byHand = resolve(FIX, "..", "..", "..", "python", "lmr_bridge", "by_hand.py");
     const bareRun = (): void => {
-      const r = spawnSync(python.path, [byHand, "--tree", ".", "--", "-q", "-p", "no:cacheprovider", "lmr_tests"], { cwd: bare, env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" } });
+      const r = spawnSync(python.path, [byHand, "--tree", ".", "--", "-q", "-p", "no:cacheprovider", "lmr_tests"], {
+        cwd: bare,
+        env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
+      });
       expect(r.status, String(r.stdout)).toBe(0);
     };
     const req = { tree: join(FIX, "trees", "good"), grader: join(FIX, "grader"), python, timeoutTotalS: 30 };
@@ -57,7 +60,23 @@ describe("runner overhead (figures printed; bounds are loose on purpose)", () =>
   });
 
   it.skipIf(!spawnSync("bwrap", ["--version"]).stdout)("bwrap startup cost", async () => {
-    const flags = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session", "--cap-drop", "ALL"];
+    const flags = [
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--tmpfs",
+      "/tmp",
+      "--unshare-pid",
+      "--unshare-net",
+      "--die-with-parent",
+      "--new-session",
+      "--cap-drop",
+      "ALL",
+    ];
     const plain: number[] = [];
     const boxed: number[] = [];
     for (let i = 0; i < 10; i++) {

@@ -67,10 +67,7 @@ describe.each(backends)("runTests on the $name backend", ({ sandbox, name, skip 
     expect(o.backend).toBe(name);
     expect(o.exit_code).toBe(0);
     expect(o.counts).toEqual({ passed: 2, failed: 0, errors: 0, skipped: 0 });
-    expect(o.tests.map((t) => t.id).sort()).toEqual([
-      "lmr_tests/tests/test_calc.py::test_add_is_symmetric",
-      "lmr_tests/tests/test_calc.py::test_add_pairs",
-    ]);
+    expect(o.tests.map((t) => t.id).sort()).toEqual(["lmr_tests/tests/test_calc.py::test_add_is_symmetric", "lmr_tests/tests/test_calc.py::test_add_pairs"]);
     expect(o.junit_xml).toMatch(/<testsuite[^>]*tests="2"/);
     expect(o.python.version).toBe(python.version);
     expect(o.isolation?.network).toBe(name === "bwrap" ? "off" : "on");
@@ -216,7 +213,14 @@ describe.each(backends)("runTests on the $name backend", ({ sandbox, name, skip 
     // calc/calc.py guessed as calc.calc from its path; the test imports it as calc, with calc/
     // first on the path: the warm-up's namespace package calc must not be what it gets (nor
     // may dropping it break on calc.inner, a namespace package whose path comes from calc's)
-    const o = await runTests({ tree: tree("nested-package"), grader: join(FIX, "grader-inner-path"), python, sandbox, timeoutTotalS: 20, warmModules: ["calc.calc", "calc.inner.deep"] });
+    const o = await runTests({
+      tree: tree("nested-package"),
+      grader: join(FIX, "grader-inner-path"),
+      python,
+      sandbox,
+      timeoutTotalS: 20,
+      warmModules: ["calc.calc", "calc.inner.deep"],
+    });
     expect(o.status, o.log).toBe("passed");
   });
 

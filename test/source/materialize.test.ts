@@ -157,7 +157,9 @@ describe("URL upstream through the clone cache", () => {
   it("refuses a destination that is not empty", async () => {
     const dest = await tempDir("full");
     await writeFile(join(dest, "keep.txt"), "x");
-    const err = await caught(materializeUpstream(taskWith({ repo: url, commit: repo.first, license: "MIT" }, taskDir), dest, { cacheDir: await tempDir("cache") }));
+    const err = await caught(
+      materializeUpstream(taskWith({ repo: url, commit: repo.first, license: "MIT" }, taskDir), dest, { cacheDir: await tempDir("cache") }),
+    );
     expect(err.code).toBe("upstream/dest-not-empty");
     expect(await readdir(dest)).toEqual(["keep.txt"]);
   });
@@ -181,12 +183,16 @@ describe("mirror", () => {
   it("finds a work-tree snapshot (repo/.git), matching the name case-insensitively, and DIR/OWNER/NAME.git", async () => {
     const mirror = await tempDir("mirror");
     await execa("git", ["clone", "-q", repo.dir, join(mirror, "some-owner+Some-Repo", "repo")]);
-    const r = await materializeUpstream(taskWith({ repo: `${ghUrl}.git`, commit: repo.second, license: "MIT" }, taskDir), join(await tempDir("d"), "t"), { mirror });
+    const r = await materializeUpstream(taskWith({ repo: `${ghUrl}.git`, commit: repo.second, license: "MIT" }, taskDir), join(await tempDir("d"), "t"), {
+      mirror,
+    });
     expect(r.gitDir).toBe(join(mirror, "some-owner+Some-Repo", "repo", ".git"));
 
     const mirror2 = await tempDir("mirror");
     await execa("git", ["clone", "-q", "--bare", repo.dir, join(mirror2, "Some-Owner", "some-repo.git")]);
-    const r2 = await materializeUpstream(taskWith({ repo: ghUrl, commit: repo.second, license: "MIT" }, taskDir), join(await tempDir("d"), "t"), { mirror: mirror2 });
+    const r2 = await materializeUpstream(taskWith({ repo: ghUrl, commit: repo.second, license: "MIT" }, taskDir), join(await tempDir("d"), "t"), {
+      mirror: mirror2,
+    });
     expect(r2.gitDir).toBe(join(mirror2, "Some-Owner", "some-repo.git"));
   });
 

@@ -2,12 +2,9 @@ import { describe, expect, it } from "vitest";
 import { checkRelativePath } from "../../src/core/paths.js";
 
 describe("checkRelativePath", () => {
-  it.each(["instruction.md", "tests/test_loss.py", "./tests/test_loss.py", "a/b/c.d", ".hidden/x", "dir.with..dots/x", "..foo/bar"])(
-    "accepts %j",
-    (p) => {
-      expect(checkRelativePath(p)).toBeUndefined();
-    },
-  );
+  it.each(["instruction.md", "tests/test_loss.py", "./tests/test_loss.py", "a/b/c.d", ".hidden/x", "dir.with..dots/x", "..foo/bar"])("accepts %j", (p) => {
+    expect(checkRelativePath(p)).toBeUndefined();
+  });
 
   it.each([
     ["", "path is empty"],

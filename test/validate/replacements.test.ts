@@ -37,7 +37,14 @@ describe("the candidate set-up template lmr new writes", () => {
     const dir = await makeTempDir("template");
     // an installed module that lacks the attribute the upstream calls (as torch 1.13 lacks compile)
     await writeFiles(dir, { "site/torch/__init__.py": '__version__ = "1.13.1"\n', "setup_as_written.py": candidateSetupTemplate() });
-    const noop = await execa(pythonBin(), ["-c", "import sys; before = set(sys.modules); exec(open('setup_as_written.py').read()); import torch; print(sorted(set(sys.modules) - before), hasattr(torch, 'compile'))"], { cwd: dir, env: { PYTHONPATH: join(dir, "site") }, reject: false });
+    const noop = await execa(
+      pythonBin(),
+      [
+        "-c",
+        "import sys; before = set(sys.modules); exec(open('setup_as_written.py').read()); import torch; print(sorted(set(sys.modules) - before), hasattr(torch, 'compile'))",
+      ],
+      { cwd: dir, env: { PYTHONPATH: join(dir, "site") }, reject: false },
+    );
     expect(noop.stdout.trim(), noop.stderr).toBe("['torch'] False");
     const [standIn, patch] = templateBlocks();
     expect(standIn).toContain('sys.modules["wandb"] = wandb');
@@ -75,14 +82,22 @@ describe("environment.patches", () => {
     edit(m);
     await writeFile(join(taskDir, "task.json"), JSON.stringify(m, null, 2) + "\n");
     const v = await runCli(["validate", taskDir, "--json"], { cwd: p.root, env: { LMR_APT_CACHE: "none" } });
-    return (jsonData(v.stdout) as { problems: { pointer: string; message: string }[] }).problems.filter((x) => x.pointer !== "/instruction").map((x) => `${x.pointer}: ${x.message}`);
+    return (jsonData(v.stdout) as { problems: { pointer: string; message: string }[] }).problems
+      .filter((x) => x.pointer !== "/instruction")
+      .map((x) => `${x.pointer}: ${x.message}`);
   }
 
   it("is a manifest field the set-up must honour: declared but not made, on a stand-in, without a set-up", async () => {
     const patches = [{ attribute: "torch.compile", reason: "Debian's torch 1.13 has no torch.compile; the upstream decorates its step with it" }];
     // the template shows the pattern in its docstring: that does not make the patch
-    expect(await problemsWith((m) => (m.environment.patches = patches))).toEqual(["/environment/patches/0/attribute: tests/candidate_setup.py never sets torch.compile (no `torch` with `.compile = …` or setattr(…, \"compile\", …) in it)"]);
-    await writeFile(join(taskDir, "tests", "candidate_setup.py"), candidateSetupTemplate() + '\nimport torch\n\nif not hasattr(torch, "compile"):\n    torch.compile = lambda fn=None, **kwargs: fn if fn is not None else (lambda f: f)\n');
+    expect(await problemsWith((m) => (m.environment.patches = patches))).toEqual([
+      '/environment/patches/0/attribute: tests/candidate_setup.py never sets torch.compile (no `torch` with `.compile = …` or setattr(…, "compile", …) in it)',
+    ]);
+    await writeFile(
+      join(taskDir, "tests", "candidate_setup.py"),
+      candidateSetupTemplate() +
+        '\nimport torch\n\nif not hasattr(torch, "compile"):\n    torch.compile = lambda fn=None, **kwargs: fn if fn is not None else (lambda f: f)\n',
+    );
     expect(await problemsWith(() => {})).toEqual([]);
     expect(await problemsWith((m) => (m.environment.stand_ins = [{ module: "torch", reason: "not installed here" }]))).toEqual([
       "/environment/patches/0/attribute: torch.compile patches torch, which is a stand-in (environment.stand_ins)",
@@ -93,15 +108,20 @@ describe("environment.patches", () => {
         delete m.tests.candidate;
       }),
     ).toEqual(["/environment/patches/0/attribute: torch.compile is patched, but the task has no candidate set-up to patch it (tests.candidate.setup)"]);
-    expect(await problemsWith((m) => (m.environment.patches = [{ attribute: "torch", reason: "x" }]))).toEqual([expect.stringMatching(/^\/environment\/patches\/0\/attribute: /)]);
+    expect(await problemsWith((m) => (m.environment.patches = [{ attribute: "torch", reason: "x" }]))).toEqual([
+      expect.stringMatching(/^\/environment\/patches\/0\/attribute: /),
+    ]);
   });
 });
 
 /** This machine runs Debian bookworm with apt-cache: the stand-in reasons can be checked against it. */
-const onBookworm = existsSync("/usr/bin/apt-cache") && /^VERSION_CODENAME=bookworm$/m.test(existsSync("/etc/os-release") ? readFileSync("/etc/os-release", "utf8") : "");
+const onBookworm =
+  existsSync("/usr/bin/apt-cache") && /^VERSION_CODENAME=bookworm$/m.test(existsSync("/etc/os-release") ? readFileSync("/etc/os-release", "utf8") : "");
 
 describe.skipIf(!onBookworm)("stand-in reasons against the base's Debian (apt-cache, Debian bookworm)", () => {
-  const manifest = (standIns: { module: string; reason: string }[]) => ({ environment: { python: "3.11", base: "debian:bookworm", requirements: [], stand_ins: standIns } });
+  const manifest = (standIns: { module: string; reason: string }[]) => ({
+    environment: { python: "3.11", base: "debian:bookworm", requirements: [], stand_ins: standIns },
+  });
 
   it("finds a reason that says a packaged module is not in Debian, or names a package Debian lacks", async () => {
     // bookworm packages omegaconf (python3-omegaconf) and not transformers
@@ -122,6 +142,11 @@ describe.skipIf(!onBookworm)("stand-in reasons against the base's Debian (apt-ca
     ]);
     expect(findings[0]!.hint).toContain('"system_packages": ["python3-omegaconf"]');
     // another release than this machine's: apt here cannot answer for it, so nothing is claimed
-    expect(await checkReplacements({ environment: { ...manifest([{ module: "omegaconf", reason: "not a Debian package" }]).environment, base: "debian:trixie" } }, "/nonexistent")).toEqual([]);
+    expect(
+      await checkReplacements(
+        { environment: { ...manifest([{ module: "omegaconf", reason: "not a Debian package" }]).environment, base: "debian:trixie" } },
+        "/nonexistent",
+      ),
+    ).toEqual([]);
   });
 });

@@ -124,7 +124,11 @@ describe.concurrent("lmr validate options and output", () => {
   it("prints {tasks, problems, giveaway} in the --json envelope, also on exit 1", async () => {
     const r = await lmr(["validate", `${FIXTURES}/missing-files`, `${FIXTURES}/valid-minimal`, "--json"]);
     expect(r.code, r.stderr).toBe(1);
-    expect(jsonEnvelope(r.stdout)).toMatchObject({ ok: false, command: "validate", error: { code: "validate/problems", kind: "check", message: "2 problems in 2 tasks" } });
+    expect(jsonEnvelope(r.stdout)).toMatchObject({
+      ok: false,
+      command: "validate",
+      error: { code: "validate/problems", kind: "check", message: "2 problems in 2 tasks" },
+    });
     const out = jsonData(r.stdout);
     expect(Object.keys(out)).toEqual(["tasks", "problems", "giveaway"]);
     expect(out.tasks).toBe(2);
@@ -192,14 +196,21 @@ describe("lmr validate and the giveaway score verify recorded", () => {
       expect(rec.giveaway.paper.score).toBeLessThanOrEqual(rec.giveaway.threshold);
       const shown = await execa("node", [CLI, "validate", dir], { reject: false, env: { NO_COLOR: "1" } });
       expect(shown.exitCode, shown.stdout).toBe(0);
-      expect(shown.stdout).toMatch(new RegExp(`giveaway  pref-loss  paper ${rec.giveaway.paper.score.toFixed(2)}  hinted ${rec.giveaway.hinted.score.toFixed(2)}`));
+      expect(shown.stdout).toMatch(
+        new RegExp(`giveaway  pref-loss  paper ${rec.giveaway.paper.score.toFixed(2)}  hinted ${rec.giveaway.hinted.score.toFixed(2)}`),
+      );
       // a record saying the paper level gives the method away
       rec.giveaway.paper = { ...rec.giveaway.paper, score: 0.62, revealed: ["call:logsigmoid", "op:beta * logits"] };
       await writeFile(recFile, JSON.stringify(rec, null, 2));
       const refused = await execa("node", [CLI, "validate", dir, "--json"], { reject: false });
       expect(refused.exitCode).toBe(1);
       const out = jsonData(refused.stdout);
-      expect(out.problems).toEqual([expect.objectContaining({ pointer: "/instruction", message: expect.stringMatching(/reveals 0\.62 of the reference body.*call:logsigmoid, op:beta \* logits/) })]);
+      expect(out.problems).toEqual([
+        expect.objectContaining({
+          pointer: "/instruction",
+          message: expect.stringMatching(/reveals 0\.62 of the reference body.*call:logsigmoid, op:beta \* logits/),
+        }),
+      ]);
       expect(out.problems[0].hint).toMatch(/hints\.md.*giveaway\.allow/);
       expect(out.giveaway).toEqual([{ task: "pref-loss", paper: 0.62, hinted: rec.giveaway.hinted.score, allowed: false }]);
       // a curation check: the commands that only use the task (build, eval, …) still take it

@@ -48,8 +48,8 @@ beforeAll(async () => {
 function parse(stdout: string): Output {
   try {
     // the envelope's ok and error beside the command's data
-  const e = jsonEnvelope<Output>(stdout);
-  return { ...e.data!, ok: e.ok, ...(e.error ? { error: e.error } : {}) };
+    const e = jsonEnvelope<Output>(stdout);
+    return { ...e.data!, ok: e.ok, ...(e.error ? { error: e.error } : {}) };
   } catch {
     throw new Error(`stdout is not JSON:\n${stdout}`);
   }
@@ -57,7 +57,23 @@ function parse(stdout: string): Output {
 
 describe("--changed-since REF", () => {
   it("lmr verify --changed-since verifies exactly the added and the changed task, for real", async () => {
-    const r = await runCli(["verify", "--tasks-dir", tasks, "--changed-since", first, "--runs", "1", "--mutants", "4", "--min-kill-ratio", "0.5", "--no-write", "-j", "2", "--json"]);
+    const r = await runCli([
+      "verify",
+      "--tasks-dir",
+      tasks,
+      "--changed-since",
+      first,
+      "--runs",
+      "1",
+      "--mutants",
+      "4",
+      "--min-kill-ratio",
+      "0.5",
+      "--no-write",
+      "-j",
+      "2",
+      "--json",
+    ]);
     const out = parse(r.stdout);
     expect(schemaErrors(schemas.output, jsonData(r.stdout)), r.stderr).toEqual([]);
     expect(r.exitCode, JSON.stringify(out.tasks.map((t) => t.failure))).toBe(0);

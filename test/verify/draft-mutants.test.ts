@@ -10,7 +10,11 @@ import { compileVerifySchemas, schemaErrors } from "./schemas.js";
 afterAll(removeTempDirs);
 
 const schemas = compileVerifySchemas();
-const exists = (p: string): Promise<boolean> => access(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 /** pref-loss as its author has it mid-way: a TODO(author) left in the instruction, no record yet. */
 let task: string;
@@ -34,7 +38,9 @@ describe("lmr verify --draft and the mutant list", () => {
     const r = await runCli(["verify", task, "--draft", "--runs", "1", "--mutants", "all", "-j", "2"]);
     expect(r.exitCode, r.stdout + r.stderr).toBe(0);
     const lines = r.stdout.split("\n");
-    expect(lines[0]).toMatch(/^✓ pref-loss \(draft, not recorded\) — fixtures identical \(1\), reference 1\/1 pass, stub 1\/1 fail in-test, alternatives 2\/2 pass, mutants \d+\/\d+ killed, leaks 0$/);
+    expect(lines[0]).toMatch(
+      /^✓ pref-loss \(draft, not recorded\) — fixtures identical \(1\), reference 1\/1 pass, stub 1\/1 fail in-test, alternatives 2\/2 pass, mutants \d+\/\d+ killed, leaks 0$/,
+    );
     // what the gate would have said is shown, not hidden
     expect(r.stdout).toMatch(/ {2}draft: not checked: .*instruction\.md' still has 1 TODO\(author\) marker/);
     // every mutant, beyond the default sample of 20, one line each with its fate

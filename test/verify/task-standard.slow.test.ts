@@ -163,19 +163,28 @@ describe.concurrent("the task standard in lmr verify", () => {
     expect(b.survivors.length).toBeGreaterThan(0); // the comparison covers survivors, not only kills
   });
 
-  it.skipIf(!hasJoblib)("the fork server imports a task's modules under the environment its conftest sets (joblib reads JOBLIB_MULTIPROCESSING when first imported)", async () => {
-    const taskDir = await copyTask(await makeTempDir("verify-env"), "pref-loss");
-    await writeFile(join(taskDir, "tests", "conftest.py"), 'import os\n\nos.environ["JOBLIB_MULTIPROCESSING"] = "0"\n');
-    await writeFile(join(taskDir, "tests", "test_joblib_env.py"), "import joblib._multiprocessing_helpers as helpers\n\n\ndef test_joblib_saw_the_conftest_setting():\n    assert helpers.mp is None\n");
-    const manifest = JSON.parse(await readFile(join(taskDir, "task.json"), "utf8")) as { tests: { files: string[] }; environment: { system_packages: string[] } };
-    manifest.tests.files.push("tests/conftest.py", "tests/test_joblib_env.py");
-    manifest.environment.system_packages.push("python3-joblib");
-    await writeFile(join(taskDir, "task.json"), JSON.stringify(manifest, null, 2));
-    // run 1 is a fresh process; runs 2 and 3 fork from a server that preloaded joblib
-    const { out } = await verify([taskDir, "--runs", "3", "--mutants", "0", "--no-write", "-j", "1", "--sandbox", "none"]);
-    const runs = out.tasks[0]!.steps.reference.runs;
-    expect(runs.map((r) => r.status)).toEqual(["passed", "passed", "passed"]);
-  });
+  it.skipIf(!hasJoblib)(
+    "the fork server imports a task's modules under the environment its conftest sets (joblib reads JOBLIB_MULTIPROCESSING when first imported)",
+    async () => {
+      const taskDir = await copyTask(await makeTempDir("verify-env"), "pref-loss");
+      await writeFile(join(taskDir, "tests", "conftest.py"), 'import os\n\nos.environ["JOBLIB_MULTIPROCESSING"] = "0"\n');
+      await writeFile(
+        join(taskDir, "tests", "test_joblib_env.py"),
+        "import joblib._multiprocessing_helpers as helpers\n\n\ndef test_joblib_saw_the_conftest_setting():\n    assert helpers.mp is None\n",
+      );
+      const manifest = JSON.parse(await readFile(join(taskDir, "task.json"), "utf8")) as {
+        tests: { files: string[] };
+        environment: { system_packages: string[] };
+      };
+      manifest.tests.files.push("tests/conftest.py", "tests/test_joblib_env.py");
+      manifest.environment.system_packages.push("python3-joblib");
+      await writeFile(join(taskDir, "task.json"), JSON.stringify(manifest, null, 2));
+      // run 1 is a fresh process; runs 2 and 3 fork from a server that preloaded joblib
+      const { out } = await verify([taskDir, "--runs", "3", "--mutants", "0", "--no-write", "-j", "1", "--sandbox", "none"]);
+      const runs = out.tasks[0]!.steps.reference.runs;
+      expect(runs.map((r) => r.status)).toEqual(["passed", "passed", "passed"]);
+    },
+  );
 
   it("the fork server starts as the first run's conftest left sys.modules: what it blocked stays blocked and a fake stays the fake for what the server preloads", async () => {
     const taskDir = await copyTask(await makeTempDir("verify-modules"), "pref-loss");
@@ -195,9 +204,18 @@ describe.concurrent("the task standard in lmr verify", () => {
     // run 1 is a fresh process whose modules make the plan; runs 2 and 3 fork from a server that
     // imported pickle and statistics; the second verify runs all three in a server
     for (let i = 0; i < 2; i++) {
-      const r = await runCli(["verify", taskDir, "--runs", "3", "--mutants", "0", "--no-write", "-j", "1", "--sandbox", "none", "--json"], { env: { LMR_CACHE: cache } });
+      const r = await runCli(["verify", taskDir, "--runs", "3", "--mutants", "0", "--no-write", "-j", "1", "--sandbox", "none", "--json"], {
+        env: { LMR_CACHE: cache },
+      });
       const rec = (jsonData(r.stdout) as Output).tasks[0]!;
-      expect(rec.steps.reference.runs.map((x) => [x.status, x.failed]), `verify ${i + 1}`).toEqual([["passed", 0], ["passed", 0], ["passed", 0]]);
+      expect(
+        rec.steps.reference.runs.map((x) => [x.status, x.failed]),
+        `verify ${i + 1}`,
+      ).toEqual([
+        ["passed", 0],
+        ["passed", 0],
+        ["passed", 0],
+      ]);
     }
     const { readdir } = await import("node:fs/promises");
     const plans = (await readdir(join(cache, "verify"))).filter((n) => n.startsWith("server-plan-"));
@@ -211,12 +229,20 @@ describe.concurrent("the task standard in lmr verify", () => {
     const cache = await makeTempDir("verify-own-folders");
     const taskDir = await copyTask(await makeTempDir("verify-own-folders-task"), "pref-loss");
     // setdefault, as torch does: a child that starts with the variable keeps it
-    await writeFile(join(taskDir, "tests", "conftest.py"), 'import os\nimport tempfile\n\nos.environ.setdefault("LMR_T_CACHE", os.path.join(tempfile.gettempdir(), "cache"))\nos.environ["LMR_T_FLAG"] = "1"\n');
-    await writeFile(join(taskDir, "tests", "test_own_folders.py"), "import os\nimport tempfile\n\n\ndef test_the_cache_folder_is_this_runs():\n    assert os.environ[\"LMR_T_CACHE\"] == os.path.join(tempfile.gettempdir(), \"cache\")\n    assert os.environ[\"LMR_T_FLAG\"] == \"1\"\n");
+    await writeFile(
+      join(taskDir, "tests", "conftest.py"),
+      'import os\nimport tempfile\n\nos.environ.setdefault("LMR_T_CACHE", os.path.join(tempfile.gettempdir(), "cache"))\nos.environ["LMR_T_FLAG"] = "1"\n',
+    );
+    await writeFile(
+      join(taskDir, "tests", "test_own_folders.py"),
+      'import os\nimport tempfile\n\n\ndef test_the_cache_folder_is_this_runs():\n    assert os.environ["LMR_T_CACHE"] == os.path.join(tempfile.gettempdir(), "cache")\n    assert os.environ["LMR_T_FLAG"] == "1"\n',
+    );
     const manifest = JSON.parse(await readFile(join(taskDir, "task.json"), "utf8")) as { tests: { files: string[] } };
     manifest.tests.files.push("tests/conftest.py", "tests/test_own_folders.py");
     await writeFile(join(taskDir, "task.json"), JSON.stringify(manifest, null, 2));
-    const r = await runCli(["verify", taskDir, "--runs", "3", "--mutants", "0", "--no-write", "-j", "1", "--sandbox", "none", "--json"], { env: { LMR_CACHE: cache } });
+    const r = await runCli(["verify", taskDir, "--runs", "3", "--mutants", "0", "--no-write", "-j", "1", "--sandbox", "none", "--json"], {
+      env: { LMR_CACHE: cache },
+    });
     const runs = (jsonData(r.stdout) as Output).tasks[0]!.steps.reference.runs;
     expect(runs.map((x) => x.status)).toEqual(["passed", "passed", "passed"]);
     const { readdir } = await import("node:fs/promises");
@@ -229,7 +255,20 @@ describe.concurrent("the task standard in lmr verify", () => {
   it("a remembered server plan runs reference run 1 in the fork server with a fresh run's outcomes; a plan that no longer holds falls back and is written again", async () => {
     const cache = await makeTempDir("verify-plan-cache");
     const env = { LMR_CACHE: cache };
-    const args = [join("examples", "tasks", "pref-loss"), "--runs", "2", "--mutants", "6", "--no-write", "-j", "2", "--sandbox", "none", "--no-dataset-scan", "--json"];
+    const args = [
+      join("examples", "tasks", "pref-loss"),
+      "--runs",
+      "2",
+      "--mutants",
+      "6",
+      "--no-write",
+      "-j",
+      "2",
+      "--sandbox",
+      "none",
+      "--no-dataset-scan",
+      "--json",
+    ];
     const once = async (): Promise<VerificationRecord> => {
       const r = await runCli(["verify", ...args], { env });
       expect(r.exitCode, r.stderr).toBe(0);

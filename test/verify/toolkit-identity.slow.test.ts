@@ -17,7 +17,22 @@ describe("a verification record belongs to the toolkit build that made it", () =
   let harness: string;
   let cache = "";
   const verify = async (...extra: string[]) => {
-    const r = await execa("node", [join(root, "dist", "cli", "main.js"), "verify", "--tasks-dir", join(root, "examples", "tasks"), join(root, "examples", "tasks", "pref-loss"), "--sandbox", "bwrap", "--python", "/usr/bin/python3", ...extra], { reject: false, env: { ...process.env, LMR_DOCKER: "/nonexistent/docker", LMR_CACHE: cache } });
+    const r = await execa(
+      "node",
+      [
+        join(root, "dist", "cli", "main.js"),
+        "verify",
+        "--tasks-dir",
+        join(root, "examples", "tasks"),
+        join(root, "examples", "tasks", "pref-loss"),
+        "--sandbox",
+        "bwrap",
+        "--python",
+        "/usr/bin/python3",
+        ...extra,
+      ],
+      { reject: false, env: { ...process.env, LMR_DOCKER: "/nonexistent/docker", LMR_CACHE: cache } },
+    );
     expect(r.exitCode, String(r.stderr).slice(-2000)).toBe(0);
     return String(r.stdout);
   };

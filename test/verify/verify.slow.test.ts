@@ -122,9 +122,22 @@ describe.concurrent("lmr verify on deliberately broken tasks", () => {
   });
 
   it("an invalid manifest fails only its own task: the others are still verified", async () => {
-    const { r, out } = await verifyJson([join(BROKEN, "bad-manifest"), join(BROKEN, "leaked-allowed"), "--runs", "1", "--mutants", "2", "--no-write", "-j", "1"]);
+    const { r, out } = await verifyJson([
+      join(BROKEN, "bad-manifest"),
+      join(BROKEN, "leaked-allowed"),
+      "--runs",
+      "1",
+      "--mutants",
+      "2",
+      "--no-write",
+      "-j",
+      "1",
+    ]);
     expect(r.exitCode).toBe(1);
-    expect(out.tasks.map((t) => [t.task_id, t.ok])).toEqual([["bad-manifest", false], ["leaked-allowed", true]]);
+    expect(out.tasks.map((t) => [t.task_id, t.ok])).toEqual([
+      ["bad-manifest", false],
+      ["leaked-allowed", true],
+    ]);
     expect(out.problems?.length).toBe(3);
   });
 
@@ -155,7 +168,13 @@ describe.concurrent("lmr verify on deliberately broken tasks", () => {
   });
 
   it("bad flags are usage errors (exit 2)", async () => {
-    for (const args of [["--runs", "0"], ["--mutants", "-1"], ["--min-kill-ratio", "1.5"], ["--sandbox", "podman"], ["-j", "0"]]) {
+    for (const args of [
+      ["--runs", "0"],
+      ["--mutants", "-1"],
+      ["--min-kill-ratio", "1.5"],
+      ["--sandbox", "podman"],
+      ["-j", "0"],
+    ]) {
       const r = await runCli(["verify", join(BROKEN, "bad-manifest"), ...args]);
       expect(r.exitCode, args.join(" ")).toBe(2);
     }

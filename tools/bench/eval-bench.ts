@@ -96,12 +96,15 @@ async function openCpuMeter(): Promise<CpuMeter> {
 
 function runProcess(cmd: string, args: string[], cwd: string): Promise<number> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { cwd, stdio: "ignore", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/", PYTHONDONTWRITEBYTECODE: "1", OMP_NUM_THREADS: "1" } });
+    const child = spawn(cmd, args, {
+      cwd,
+      stdio: "ignore",
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/", PYTHONDONTWRITEBYTECODE: "1", OMP_NUM_THREADS: "1" },
+    });
     child.on("error", reject);
     child.on("exit", (code) => resolvePromise(code ?? -1));
   });
 }
-
 
 /** One prepared tree per (task, sample): the graded tree, as the runner would assemble it. */
 async function prepareBareTrees(bundles: BundleInfo[], tasks: ResolvedTask[], samples: number, root: string): Promise<string[]> {
@@ -146,7 +149,9 @@ export async function runEvalBench(ctx: BenchContext): Promise<BenchResult & { e
   const figures: EvalBenchFigures[] = [];
   const meter = await openCpuMeter();
   const notes: string[] = [
-    `${python.path} ${python.version}; median of ${repeats}; load average before: ${loadavg().map((l) => l.toFixed(1)).join(" ")}`,
+    `${python.path} ${python.version}; median of ${repeats}; load average before: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}`,
     `CPU = seconds of CPU used by the variant, evaluator and test processes together (${meter.kind === "cgroup" ? "cpuacct cgroup" : "waited-for children only: bwrap's sandboxes are missing"})`,
   ];
   try {
@@ -160,13 +165,18 @@ export async function runEvalBench(ctx: BenchContext): Promise<BenchResult & { e
       `${f.group}: ${n} samples (${f.tasks.join(", ")})`,
       `  ${"variant".padEnd(34)} ${"wall".padStart(7)}    ${"/sample".padStart(7)}  ${"min".padStart(6)}  ${"CPU".padStart(6)}`,
       ...Object.entries(f.median_s).map(
-        ([k, v]) => `  ${k.padEnd(34)} ${v.toFixed(2).padStart(7)} s  ${((v / n) * 1000).toFixed(0).padStart(5)} ms  ${f.min_s[k]!.toFixed(2).padStart(6)}  ${f.median_cpu_s[k]!.toFixed(2).padStart(6)}`,
+        ([k, v]) =>
+          `  ${k.padEnd(34)} ${v.toFixed(2).padStart(7)} s  ${((v / n) * 1000).toFixed(0).padStart(5)} ms  ${f.min_s[k]!.toFixed(2).padStart(6)}  ${f.median_cpu_s[k]!.toFixed(2).padStart(6)}`,
       ),
       `  overhead (b)/(a) = ${f.overhead_ratio.toFixed(3)} wall, ${(f.min_s["(b) lmr eval -j1"]! / f.min_s["(a) bare pytest loop"]!).toFixed(3)} best-of, ${f.overhead_ratio_cpu.toFixed(3)} CPU (goal <= 1.15)`,
       `  speed-up (b)/(c) = ${f.speedup_j2.toFixed(3)} (goal >= 1.8 on 2 cores)`,
     );
   }
-  notes.push(`load average after: ${loadavg().map((l) => l.toFixed(1)).join(" ")} on ${availableParallelism()} cores`);
+  notes.push(
+    `load average after: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")} on ${availableParallelism()} cores`,
+  );
   return { name: "eval", rows: [], notes, eval: figures };
 }
 

@@ -102,12 +102,14 @@ async function startDelayServer(): Promise<{ url: string; count: () => Promise<n
 async function bareFetch(url: string, requests: number, f: typeof fetch = fetch): Promise<number> {
   let next = 0;
   const start = performance.now();
-  await Promise.all(Array.from({ length: JOBS }, async () => {
-    while (next++ < requests) {
-      const r = await f(`${url}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
-      await r.json();
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: JOBS }, async () => {
+      while (next++ < requests) {
+        const r = await f(`${url}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+        await r.json();
+      }
+    }),
+  );
   return requests / ((performance.now() - start) / 1000);
 }
 
@@ -118,10 +120,23 @@ export async function runGenerateBench(ctx: BenchContext): Promise<BenchResult &
   const requests = tasks.length * samples;
   const server = await startDelayServer();
   const work = await mkdtemp(join(tmpdir(), "lmr-generate-bench-"));
-  const notes: string[] = [`load average before: ${loadavg().map((l) => l.toFixed(1)).join(" ")} on ${availableParallelism()} cores`];
+  const notes: string[] = [
+    `load average before: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")} on ${availableParallelism()} cores`,
+  ];
   try {
     const base: Omit<GenerateOptions, "outDir" | "cacheDir"> = {
-      tasks, baseUrl: server.url, model: "bench", apiKey: "bench", samples, parameters: { temperature: 0.8 }, maxPromptTokens: 16_000, jobs: JOBS, timeoutMs: 30_000, retry: DEFAULT_RETRY,
+      tasks,
+      baseUrl: server.url,
+      model: "bench",
+      apiKey: "bench",
+      samples,
+      parameters: { temperature: 0.8 },
+      maxPromptTokens: 16_000,
+      jobs: JOBS,
+      timeoutMs: 30_000,
+      retry: DEFAULT_RETRY,
     };
     // Bundles once, outside the clock: every repeat reuses them and starts with an empty reply cache.
     const out = join(work, "gen");
@@ -136,7 +151,10 @@ export async function runGenerateBench(ctx: BenchContext): Promise<BenchResult &
         const m = /# What to write\s+- (the class )?`([^`]+)`/.exec(req.messages.find((x) => x.role === "user")?.content ?? "");
         const symbol = m?.[2]?.split(".").pop() ?? "f";
         const def = m?.[1] !== undefined ? `class ${symbol}:\n    pass` : `def ${symbol}(*args, **kwargs):\n    return None`;
-        setTimeout(() => r({ text: `Here it is:\n\n\`\`\`python\n${def}\n\`\`\`\n`, finish_reason: "stop", usage: { prompt_tokens: 1000, completion_tokens: 20 } }), DELAY_MS);
+        setTimeout(
+          () => r({ text: `Here it is:\n\n\`\`\`python\n${def}\n\`\`\`\n`, finish_reason: "stop", usage: { prompt_tokens: 1000, completion_tokens: 20 } }),
+          DELAY_MS,
+        );
       });
     let cachedRerun = 0;
     for (let i = 0; i < repeats; i++) {
@@ -148,7 +166,8 @@ export async function runGenerateBench(ctx: BenchContext): Promise<BenchResult &
       const r = await runGenerate({ ...base, outDir: out, cacheDir });
       if (r.dryRun) throw new Error("unreachable");
       const sent = (await server.count()) - before;
-      if (sent !== requests || r.summary.totals.ok !== requests) throw new Error(`generate bench: ${sent} requests and ${r.summary.totals.ok} spliced replies, expected ${requests}`);
+      if (sent !== requests || r.summary.totals.ok !== requests)
+        throw new Error(`generate bench: ${sent} requests and ${r.summary.totals.ok} spliced replies, expected ${requests}`);
       generateRps.push(requests / r.summary.request_phase_s);
       const n = await runGenerate({ ...base, outDir: out, cacheDir: join(work, `seam-cache-${i}`), chat: seam });
       if (n.dryRun || n.summary.totals.ok !== requests) throw new Error("generate bench: the in-process run did not splice every reply");

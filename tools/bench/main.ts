@@ -19,8 +19,16 @@ const BENCHES: Bench[] = [
   { name: "eval", description: "lmr eval -j1/-j2 vs a bare pytest loop over the example tasks", run: runEvalBench },
   { name: "verify", description: "cold lmr verify --force of the pilot tasks: the fast path vs the old per-run path, equal outcomes", run: runVerifyBench },
   { name: "sandbox", description: "per-sample grading cost under docker vs bwrap vs local over the example tasks", run: runSandboxBench },
-  { name: "generate", description: "lmr generate requests/s at -j 8 against a local server answering in 50 ms, as a ratio to the ideal 160/s", run: runGenerateBench },
-  { name: "cli", description: "what a CLI call costs before its work (vs bare node), and the task schema precompiled vs compiled in the process", run: runCliBench },
+  {
+    name: "generate",
+    description: "lmr generate requests/s at -j 8 against a local server answering in 50 ms, as a ratio to the ideal 160/s",
+    run: runGenerateBench,
+  },
+  {
+    name: "cli",
+    description: "what a CLI call costs before its work (vs bare node), and the task schema precompiled vs compiled in the process",
+    run: runCliBench,
+  },
   { name: "queue", description: "lmr eval --queue: two workers vs one on CPU-bound tests, and the per-job overhead vs local lmr eval", run: runQueueBench },
 ];
 
@@ -28,7 +36,14 @@ function formatResult(r: BenchResult): string {
   if (r.rows.length === 0) return [`## ${r.name}`, ...r.notes].join("\n");
   const [a, b] = r.labels ?? ["TS", "Python"];
   const head = ["row", "defs", `${a} defs/s`, `${b} defs/s`, `${a}/${b} time`, "failures"];
-  const body = r.rows.map((row) => [row.name, String(row.pairs), row.ts_defs_per_s.toFixed(0), row.py_defs_per_s.toFixed(0), row.ratio.toFixed(2), String(row.failures)]);
+  const body = r.rows.map((row) => [
+    row.name,
+    String(row.pairs),
+    row.ts_defs_per_s.toFixed(0),
+    row.py_defs_per_s.toFixed(0),
+    row.ratio.toFixed(2),
+    String(row.failures),
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
   return [`## ${r.name}`, line(head), ...body.map(line), ...r.notes].join("\n");

@@ -84,7 +84,11 @@ export async function runMaskBench(ctx: BenchContext): Promise<BenchResult> {
     notes: [
       "TS/Python time: below 1 means the TS masker is faster. Both get the sources in memory and time only the masking loop.",
       "verify changed: both re-parse only the masked definition (tree-sitter / ast.parse); verify full: the whole result (TS incrementally).",
-      ...(same === undefined ? [] : [`identical outputs TS vs Python: ${same}/${pairs.length} (the rest differ only in comments, which ast cannot see: the baseline keeps comments around the first and last statements)`]),
+      ...(same === undefined
+        ? []
+        : [
+            `identical outputs TS vs Python: ${same}/${pairs.length} (the rest differ only in comments, which ast cannot see: the baseline keeps comments around the first and last statements)`,
+          ]),
     ],
   };
 }

@@ -33,7 +33,11 @@ export async function runQueueBench(ctx: BenchContext): Promise<BenchResult> {
   const redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", work, "--save", "", "--appendonly", "no"], { stdio: "ignore" });
   const url = `redis://127.0.0.1:${port}`;
   const workers: ChildProcess[] = [];
-  const notes: string[] = [`load average before: ${loadavg().map((l) => l.toFixed(1)).join(" ")} on ${availableParallelism()} cores; median of ${repeats}`];
+  const notes: string[] = [
+    `load average before: ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")} on ${availableParallelism()} cores; median of ${repeats}`,
+  ];
   try {
     await waitForRedis(url);
     const examples = await loadTasks(toolkitPath("examples", "tasks"));
@@ -42,7 +46,14 @@ export async function runQueueBench(ctx: BenchContext): Promise<BenchResult> {
     let workerTasksDir = "";
     const startWorkers = (n: number): void => {
       while (workers.length > n) stopWorker(workers.pop()!);
-      while (workers.length < n) workers.push(spawn(process.execPath, [toolkitPath("dist", "cli", "main.js"), "worker", "--queue", url, "--tasks-dir", workerTasksDir, "--bundles", join(work, "worker-bundles")], { stdio: "ignore" }));
+      while (workers.length < n)
+        workers.push(
+          spawn(
+            process.execPath,
+            [toolkitPath("dist", "cli", "main.js"), "worker", "--queue", url, "--tasks-dir", workerTasksDir, "--bundles", join(work, "worker-bundles")],
+            { stdio: "ignore" },
+          ),
+        );
     };
     let runNo = 0;
     const grade = async (tasks: ResolvedTask[], subs: string, bundles: string, queue: boolean): Promise<number> => {
@@ -80,16 +91,24 @@ export async function runQueueBench(ctx: BenchContext): Promise<BenchResult> {
       return med;
     };
     const cpuSamples = ctx.quick ? 4 : 8;
-    const sp = await measure("cpu", cpu, cpuSamples, [["1 worker", 1], ["2 workers", 2]]);
+    const sp = await measure("cpu", cpu, cpuSamples, [
+      ["1 worker", 1],
+      ["2 workers", 2],
+    ]);
     const exSamples = ctx.quick ? 2 : 4;
-    const ov = await measure("examples", examples, exSamples, [["local -j1", "local"], ["queue, 1 worker", 1]]);
+    const ov = await measure("examples", examples, exSamples, [
+      ["local -j1", "local"],
+      ["queue, 1 worker", 1],
+    ]);
     const n = examples.length * exSamples;
     notes.push(
       `cpu-sieve (CPU-bound, ~1 s/sample), ${cpu.length * cpuSamples} samples: 1 worker ${sp["1 worker"]!.toFixed(2)} s, 2 workers ${sp["2 workers"]!.toFixed(2)} s`,
       `  speed-up 1→2 workers = ${(sp["1 worker"]! / sp["2 workers"]!).toFixed(3)} (goal >= 1.8 on 2 cores)`,
       `example tasks (short tests), ${n} samples: local -j1 ${ov["local -j1"]!.toFixed(2)} s, queue with 1 worker ${ov["queue, 1 worker"]!.toFixed(2)} s`,
       `  per-job overhead = ${(((ov["queue, 1 worker"]! - ov["local -j1"]!) / n) * 1000).toFixed(0)} ms (goal <= 50 ms)`,
-      `load average after: ${loadavg().map((l) => l.toFixed(1)).join(" ")}`,
+      `load average after: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")}`,
     );
     return { name: "queue", rows: [], notes };
   } finally {

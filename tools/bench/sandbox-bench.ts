@@ -110,8 +110,13 @@ export async function runSandboxBench(ctx: BenchContext): Promise<BenchResult & 
   const n = tasks.length * rounds;
   const notes = [
     `${tasks.length} example tasks x ${rounds} rounds = ${n} samples per backend, interleaved; reference submissions; ${python.path} ${python.version} on the host`,
-    `load average before ${load0.map((l) => l.toFixed(1)).join(" ")}, after ${loadavg().map((l) => l.toFixed(1)).join(" ")} on ${availableParallelism()} cores`,
-    ...Object.entries(med).map(([k, v]) => `  ${k.padEnd(7)} median ${v.toFixed(0).padStart(5)} ms/sample, min ${(Math.min(...seconds[k]!) * 1000).toFixed(0).padStart(5)} ms${med.local && k !== "local" ? `, +${(v - med.local).toFixed(0)} ms over local` : ""}`),
+    `load average before ${load0.map((l) => l.toFixed(1)).join(" ")}, after ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")} on ${availableParallelism()} cores`,
+    ...Object.entries(med).map(
+      ([k, v]) =>
+        `  ${k.padEnd(7)} median ${v.toFixed(0).padStart(5)} ms/sample, min ${(Math.min(...seconds[k]!) * 1000).toFixed(0).padStart(5)} ms${med.local && k !== "local" ? `, +${(v - med.local).toFixed(0)} ms over local` : ""}`,
+    ),
     ...Object.entries(ratios).map(([k, v]) => `  ${k} = ${v.toFixed(2)}${k === "docker/bwrap" ? " (goal <= 1.5 with images warm)" : ""}`),
     ...Object.entries(skipped).map(([k, v]) => `  ${k}: not measured: ${v}`),
   ];

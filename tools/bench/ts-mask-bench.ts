@@ -53,7 +53,9 @@ export async function runTsMaskBench(ctx: BenchContext): Promise<BenchResult> {
     }
   }
   const pairs = all.filter((_, i) => i % every === 0);
-  ctx.log(`ts-mask: ${pairs.length} of ${all.length} matched definitions (of ${apiDefs} the compiler API lists) in ${files.length} files of ${SWEEP_PACKAGES.join(", ")}; best of ${rounds} rounds`);
+  ctx.log(
+    `ts-mask: ${pairs.length} of ${all.length} matched definitions (of ${apiDefs} the compiler API lists) in ${files.length} files of ${SWEEP_PACKAGES.join(", ")}; best of ${rounds} rounds`,
+  );
 
   const masker = new TsMasker("ts", { cacheSize: 0 });
   const runMorph = async (sample: Pair[]): Promise<{ seconds: number; failures: number; out: (string | undefined)[] }> => {
@@ -94,7 +96,16 @@ export async function runTsMaskBench(ctx: BenchContext): Promise<BenchResult> {
   return {
     name: "ts-mask",
     labels: ["ts-morph", "compiler API"],
-    rows: [{ name: "cold: parse, index, mask, re-parse", pairs: pairs.length, ts_defs_per_s: pairs.length / morphS, py_defs_per_s: pairs.length / apiS, ratio: morphS / apiS, failures }],
+    rows: [
+      {
+        name: "cold: parse, index, mask, re-parse",
+        pairs: pairs.length,
+        ts_defs_per_s: pairs.length / morphS,
+        py_defs_per_s: pairs.length / apiS,
+        ratio: morphS / apiS,
+        failures,
+      },
+    ],
     notes: [
       "ts-morph/compiler API time: below 1 means the ts-morph masker is faster. The baseline does the same edit with none of the masker's checks (header, JSDoc and decorators kept, overlaps, indentation detection).",
       `identical outputs ts-morph vs baseline: ${same}/${pairs.length} (where they differ it is the indentation seen so far: the masker uses the file's indent unit, tabs in immer, the baseline two spaces)`,

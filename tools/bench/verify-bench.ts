@@ -11,7 +11,15 @@ import { verifyTask, type VerifyOptions } from "../../dist/verify/verify-task.js
 import type { BenchContext, BenchResult } from "./types.js";
 
 /** The pilot tasks when their upstreams are mirrored; else the offline examples. */
-const PILOTS = ["dpo-preference-loss", "adalora-svdlinear-forward", "gdpzero-find-best-action", "cad-context-aware-sampling", "knowprob-remove-object-subject-overlap", "knowprob-entity-overlap", "bertscore-greedy-cos-idf"];
+const PILOTS = [
+  "dpo-preference-loss",
+  "adalora-svdlinear-forward",
+  "gdpzero-find-best-action",
+  "cad-context-aware-sampling",
+  "knowprob-remove-object-subject-overlap",
+  "knowprob-entity-overlap",
+  "bertscore-greedy-cos-idf",
+];
 
 /** What must be equal between the two paths: the outcome of every step and the mutants' fates. */
 function verdictOf(r: VerificationRecord): string {
@@ -64,6 +72,8 @@ export async function runVerifyBench(ctx: BenchContext): Promise<BenchResult> {
     notes.push(line);
     if (!same) notes.push(`  fast ${verdictOf(fast.record)}\n  old  ${verdictOf(old.record)}`);
   }
-  notes.push(`${tasks.length} ${useTasks ? "pilot" : "example"} tasks: fast ${fastTotal.toFixed(1)} s, old ${oldTotal.toFixed(1)} s, speed-up x${(oldTotal / fastTotal).toFixed(2)} (goal >= 3); outcomes equal on ${equal}/${tasks.length}`);
+  notes.push(
+    `${tasks.length} ${useTasks ? "pilot" : "example"} tasks: fast ${fastTotal.toFixed(1)} s, old ${oldTotal.toFixed(1)} s, speed-up x${(oldTotal / fastTotal).toFixed(2)} (goal >= 3); outcomes equal on ${equal}/${tasks.length}`,
+  );
   return { name: "verify", rows: [], notes };
 }

@@ -36,10 +36,24 @@ export function listApiDefinitions(ts: Ts, file: TsNamespace.SourceFile): ApiDef
 }
 
 function isNamedFunction(ts: Ts, node: TsNamespace.Node): boolean {
-  if (ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isConstructorDeclaration(node) || ts.isGetAccessorDeclaration(node) || ts.isSetAccessorDeclaration(node)) return true;
+  if (
+    ts.isFunctionDeclaration(node) ||
+    ts.isMethodDeclaration(node) ||
+    ts.isConstructorDeclaration(node) ||
+    ts.isGetAccessorDeclaration(node) ||
+    ts.isSetAccessorDeclaration(node)
+  )
+    return true;
   if (!ts.isArrowFunction(node) && !ts.isFunctionExpression(node)) return false;
   let holder = node.parent;
-  while (ts.isParenthesizedExpression(holder) || ts.isAsExpression(holder) || ts.isSatisfiesExpression(holder) || ts.isTypeAssertionExpression(holder) || ts.isNonNullExpression(holder)) holder = holder.parent;
+  while (
+    ts.isParenthesizedExpression(holder) ||
+    ts.isAsExpression(holder) ||
+    ts.isSatisfiesExpression(holder) ||
+    ts.isTypeAssertionExpression(holder) ||
+    ts.isNonNullExpression(holder)
+  )
+    holder = holder.parent;
   if (ts.isVariableDeclaration(holder)) return ts.isIdentifier(holder.name);
   if (ts.isPropertyDeclaration(holder) || ts.isPropertyAssignment(holder) || ts.isExportAssignment(holder)) return true;
   if (ts.isBinaryExpression(holder) && holder.operatorToken.kind === ts.SyntaxKind.EqualsToken) {

@@ -95,7 +95,15 @@ export async function sweepTsFiles(files: readonly string[], options: TsSweepOpt
   const started = performance.now();
   const morph = await loadTsMorph();
   const masker = new TsMasker("ts");
-  const report: TsSweepReport = { files: files.length, defs: 0, ok: 0, failures: [], typeChecked: options.typeCheck === true, stubs: { typed: 0, any: 0, assigns: 0 }, seconds: 0 };
+  const report: TsSweepReport = {
+    files: files.length,
+    defs: 0,
+    ok: 0,
+    failures: [],
+    typeChecked: options.typeCheck === true,
+    stubs: { typed: 0, any: 0, assigns: 0 },
+    seconds: 0,
+  };
   let project: Project | undefined;
   if (options.typeCheck) {
     project = new morph.Project({ compilerOptions: sweepCompilerOptions(morph), skipAddingFilesFromTsConfig: true, skipFileDependencyResolution: true });
@@ -110,7 +118,14 @@ export async function sweepTsFiles(files: readonly string[], options: TsSweepOpt
   return report;
 }
 
-async function sweepFile(abs: string, morph: TsMorph, masker: TsMasker, project: Project | undefined, report: TsSweepReport, options: TsSweepOptions): Promise<void> {
+async function sweepFile(
+  abs: string,
+  morph: TsMorph,
+  masker: TsMasker,
+  project: Project | undefined,
+  report: TsSweepReport,
+  options: TsSweepOptions,
+): Promise<void> {
   const file = relative(options.root, abs);
   const source = await readFile(abs, "utf8");
   const api = listApiDefinitions(morph.ts, morph.ts.createSourceFile(abs, source, morph.ts.ScriptTarget.Latest, true));
@@ -140,7 +155,10 @@ async function sweepFile(abs: string, morph: TsMorph, masker: TsMasker, project:
     if (!options.plainStubs) {
       // every definition's facts from the one checker of the original text, before the masked texts replace it
       oracle = createTsTypeOracle(morph, project, abs);
-      oracle.prepare(source, api.map((d) => d.start));
+      oracle.prepare(
+        source,
+        api.map((d) => d.start),
+      );
     }
   }
 
@@ -167,13 +185,24 @@ async function sweepFile(abs: string, morph: TsMorph, masker: TsMasker, project:
       stub = insertedText(source, masked, result.targets[0]!.byte_ranges[0]!);
       if (oracle) countStub(report, stub);
       const again = (await masker.listSymbols(masked, abs)).find((s) => s.name === sym.name && s.line === sym.line);
-      const changed = !again ? "the definition is gone" : again.signature !== sym.signature ? "signature changed" : again.docstring !== sym.docstring ? "JSDoc changed" : again.decorator_line !== sym.decorator_line ? "decorators moved" : undefined;
+      const changed = !again
+        ? "the definition is gone"
+        : again.signature !== sym.signature
+          ? "signature changed"
+          : again.docstring !== sym.docstring
+            ? "JSDoc changed"
+            : again.decorator_line !== sym.decorator_line
+              ? "decorators moved"
+              : undefined;
       if (changed) {
         fail("signature", changed);
         continue;
       }
     } catch (err) {
-      fail(isLmrError(err) && (err.code === "mask/parse-error" || err.code === "mask/masked-parse-error") ? "parse" : "mask", isLmrError(err) ? `${err.code}: ${err.message}` : String(err));
+      fail(
+        isLmrError(err) && (err.code === "mask/parse-error" || err.code === "mask/masked-parse-error") ? "parse" : "mask",
+        isLmrError(err) ? `${err.code}: ${err.message}` : String(err),
+      );
       continue;
     }
     if (project && sf) {
@@ -183,7 +212,8 @@ async function sweepFile(abs: string, morph: TsMorph, masker: TsMasker, project:
       if (added.length > 0) {
         fail("types", `${added.length} new type error(s): ${added.slice(0, 2).map(formatTypeProblem).join("; ")}`);
         // the function starts before its body: the same index in the masked text
-        if (oracle && stub.includes(" as unknown as ") && oracle.sameReturnType(source, def.start, masked, def.start) === false) report.failures[report.failures.length - 1]!.category = "inexact-type";
+        if (oracle && stub.includes(" as unknown as ") && oracle.sameReturnType(source, def.start, masked, def.start) === false)
+          report.failures[report.failures.length - 1]!.category = "inexact-type";
         continue;
       }
     }
@@ -203,7 +233,8 @@ async function functionStarts(masker: TsMasker, source: string, abs: string, sym
 function checkSpan(original: string, masked: string, sym: SymbolInfo, range: [number, number] | undefined, reference: string | undefined): string | undefined {
   if (!range || reference === undefined || !sym.bytes) return "the masker reported no span";
   const [start, end] = range;
-  if (start < sym.bytes.header_end || end > sym.bytes.end) return `span ${start}-${end} leaves the body (header ends at ${sym.bytes.header_end}, definition at ${sym.bytes.end})`;
+  if (start < sym.bytes.header_end || end > sym.bytes.end)
+    return `span ${start}-${end} leaves the body (header ends at ${sym.bytes.header_end}, definition at ${sym.bytes.end})`;
   const before = Buffer.from(original, "utf8");
   const out = Buffer.from(masked, "utf8");
   const tail = before.length - end;
@@ -231,13 +262,21 @@ function countStub(report: TsSweepReport, inserted: string): void {
 /** `N/M defs masked OK (xx.x%)`, then the failures. */
 export function formatTsSweepReport(r: TsSweepReport, label = ""): string {
   const pct = r.defs === 0 ? 100 : (100 * r.ok) / r.defs;
-  const stubs = r.stubs.typed + r.stubs.any + r.stubs.assigns > 0 ? `; stubs: ${r.stubs.typed} wrote the inferred type, ${r.stubs.any} returned any (inferred any, or not writable there), ${r.stubs.assigns} kept assignments` : "";
-  const lines = [`${label}${r.ok}/${r.defs} defs masked OK (${pct.toFixed(2)}%) in ${r.files} files, ${r.seconds.toFixed(1)} s${r.typeChecked ? ", type-checked" : ""}${stubs}`];
+  const stubs =
+    r.stubs.typed + r.stubs.any + r.stubs.assigns > 0
+      ? `; stubs: ${r.stubs.typed} wrote the inferred type, ${r.stubs.any} returned any (inferred any, or not writable there), ${r.stubs.assigns} kept assignments`
+      : "";
+  const lines = [
+    `${label}${r.ok}/${r.defs} defs masked OK (${pct.toFixed(2)}%) in ${r.files} files, ${r.seconds.toFixed(1)} s${r.typeChecked ? ", type-checked" : ""}${stubs}`,
+  ];
   for (const [name, why] of Object.entries(TS_SWEEP_CATEGORIES)) {
     const n = r.failures.filter((f) => f.category === name).length;
     if (n > 0) lines.push(`  ${n} of the failures: ${name}: ${why}`);
   }
-  for (const f of r.failures) lines.push(`  FAIL [${f.check}${f.category ? `, ${f.category}` : ""}] ${f.file}${f.symbol ? ` ${f.symbol} (line ${f.line})` : f.line ? ` line ${f.line}` : ""}: ${f.message}`);
+  for (const f of r.failures)
+    lines.push(
+      `  FAIL [${f.check}${f.category ? `, ${f.category}` : ""}] ${f.file}${f.symbol ? ` ${f.symbol} (line ${f.line})` : f.line ? ` line ${f.line}` : ""}: ${f.message}`,
+    );
   return lines.join("\n");
 }
 

@@ -48,7 +48,9 @@ interface AgentRunFlags {
   json?: boolean;
 }
 
-const presetHelp = Object.values(AGENT_PRESETS).map((p) => `  ${p.name}: ${p.about}\n    ${p.template}`).join("\n");
+const presetHelp = Object.values(AGENT_PRESETS)
+  .map((p) => `  ${p.name}: ${p.about}\n    ${p.template}`)
+  .join("\n");
 
 export function registerAgent(program: Command): void {
   const agent = program.command("agent").description("run CLI agents on tasks and grade what they leave");
@@ -58,7 +60,10 @@ export function registerAgent(program: Command): void {
     .option("--cmd <TEMPLATE>", `the agent's shell command; variables: ${TEMPLATE_VARIABLES.map((v) => `{${v}}`).join(", ")}`)
     .option("--preset <NAME>", `a documented command template: ${Object.keys(AGENT_PRESETS).join(", ")}`)
     .option("--model <NAME>", "the model of the submission rows and the value of {model} (default: the preset's name, or 'agent')")
-    .requiredOption("--out <RUN_DIR>", "run folder: agent/<model>/<task>/<sample>/ (logs, patch, trajectory), agent/submissions.jsonl, results/; rerun to resume");
+    .requiredOption(
+      "--out <RUN_DIR>",
+      "run folder: agent/<model>/<task>/<sample>/ (logs, patch, trajectory), agent/submissions.jsonl, results/; rerun to resume",
+    );
   addTaskSelection(run)
     .addOption(levelOption("the agent gets at /lmr/instruction.md (default paper); the run records it"))
     .option("-n, --samples <K>", "agent runs per task (for pass@k)", "1")
@@ -122,20 +127,27 @@ Examples:
     .action(action(runAgentCommand));
 }
 
-
 async function runAgentCommand(flags: AgentRunFlags): Promise<number> {
-  if ((flags.cmd === undefined) === (flags.preset === undefined)) throw usage("--cmd", "give exactly one of --cmd TEMPLATE and --preset NAME", `presets: ${Object.keys(AGENT_PRESETS).join(", ")}`);
+  if ((flags.cmd === undefined) === (flags.preset === undefined))
+    throw usage("--cmd", "give exactly one of --cmd TEMPLATE and --preset NAME", `presets: ${Object.keys(AGENT_PRESETS).join(", ")}`);
   const command = flags.cmd ?? presetTemplate(flags.preset!);
   if (command.trim() === "") throw usage("--cmd", "--cmd is empty", "e.g. --cmd 'my-agent --repo {workspace} --task {instruction}'");
   const used = templateVariables(command, flags.cmd !== undefined ? "--cmd" : "--preset");
-  if (flags.preset && used.includes("model") && flags.model === undefined) throw usage("--model", `--preset ${flags.preset} needs --model NAME: its command passes {model} to the agent`);
+  if (flags.preset && used.includes("model") && flags.model === undefined)
+    throw usage("--model", `--preset ${flags.preset} needs --model NAME: its command passes {model} to the agent`);
   const model = flags.model ?? flags.preset ?? "agent";
   if (model.trim() === "") throw usage("--model", "--model is empty");
-  if (!(AGENT_SANDBOX_CHOICES as readonly string[]).includes(flags.agentSandbox)) throw usage("--agent-sandbox", `--agent-sandbox must be one of ${AGENT_SANDBOX_CHOICES.join(", ")}, got '${flags.agentSandbox}'`);
+  if (!(AGENT_SANDBOX_CHOICES as readonly string[]).includes(flags.agentSandbox))
+    throw usage("--agent-sandbox", `--agent-sandbox must be one of ${AGENT_SANDBOX_CHOICES.join(", ")}, got '${flags.agentSandbox}'`);
   const timeoutS = Number(flags.timeout);
   if (!Number.isFinite(timeoutS) || timeoutS <= 0) throw usage("--timeout", `--timeout must be a number of seconds > 0, got '${flags.timeout}'`);
   for (const name of flags.agentEnv ?? []) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw usage("--agent-env", "--agent-env takes NAMES of environment variables (letters, digits, '_'); one given is not a name (and is not echoed, in case it is a key)", "e.g. --agent-env ANTHROPIC_API_KEY");
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw usage(
+        "--agent-env",
+        "--agent-env takes NAMES of environment variables (letters, digits, '_'); one given is not a name (and is not echoed, in case it is a key)",
+        "e.g. --agent-env ANTHROPIC_API_KEY",
+      );
     if (process.env[name] === undefined) process.stderr.write(`lmr: note: --agent-env ${name} is not set in this environment; the agent will not get it\n`);
   }
   const samples = int(flags.samples, "--samples", 1);
@@ -147,8 +159,12 @@ async function runAgentCommand(flags: AgentRunFlags): Promise<number> {
   const mirror = flags.mirror ?? process.env.LMR_MIRROR;
   const connection = flags.queue !== undefined ? parseQueueUrl(flags.queue) : undefined;
   const attempts = int(flags.queueAttempts, "--queue-attempts", 1);
-  const agents = connection ? await openAgentQueue({ connection, runId: sha256(`${resolve(flags.out)}\n${model}`).slice(0, 16), toolkitVersion: TOOLKIT_VERSION, attempts }) : undefined;
-  const dispatcher = connection ? createQueueDispatcher({ connection, sandbox, attempts, toolkitVersion: TOOLKIT_VERSION, log: (l) => process.stderr.write(`${l}\n`) }) : undefined;
+  const agents = connection
+    ? await openAgentQueue({ connection, runId: sha256(`${resolve(flags.out)}\n${model}`).slice(0, 16), toolkitVersion: TOOLKIT_VERSION, attempts })
+    : undefined;
+  const dispatcher = connection
+    ? createQueueDispatcher({ connection, sandbox, attempts, toolkitVersion: TOOLKIT_VERSION, log: (l) => process.stderr.write(`${l}\n`) })
+    : undefined;
   const { summary, eval: outcome } = await runAgents({
     tasks,
     tasksRoot: flags.tasksDir,
@@ -175,16 +191,35 @@ async function runAgentCommand(flags: AgentRunFlags): Promise<number> {
       ...(dispatcher ? { dispatcher } : {}),
     },
     ...(agents ? { runSample: (input, hashes) => agents.run(input, hashes) } : {}),
-    onAgent: (p) => progress(`agent ${p.done}/${p.total}${p.reused ? ` (${p.reused} already run)` : ""}${p.last ? ` — ${p.last.task_id}#${p.last.sample}: ${p.last.status} in ${p.last.wall_s} s` : ""}`),
+    onAgent: (p) =>
+      progress(
+        `agent ${p.done}/${p.total}${p.reused ? ` (${p.reused} already run)` : ""}${p.last ? ` — ${p.last.task_id}#${p.last.sample}: ${p.last.status} in ${p.last.wall_s} s` : ""}`,
+      ),
     onGrade: (p) => progress(`grading ${p.done}/${p.total}${p.last ? ` — ${p.last.task_id}#${p.last.sample}: ${p.last.verdict}` : ""}`),
   }).finally(() => agents?.close());
   progressDone();
-  if (agents) process.stderr.write(`lmr: agent runs through the queue at ${connection!.display}: ${Object.entries(agents.workers()).map(([w, n]) => `${w} (${n})`).join(", ") || "none needed"}\n`);
+  if (agents)
+    process.stderr.write(
+      `lmr: agent runs through the queue at ${connection!.display}: ${
+        Object.entries(agents.workers())
+          .map(([w, n]) => `${w} (${n})`)
+          .join(", ") || "none needed"
+      }\n`,
+    );
   printProblems(outcome.problems);
   const s = await writeSummary(flags.out);
   const infra = summary.totals.infra === summary.totals.samples || (s.totals.samples > 0 && s.totals.verdicts.infra === s.totals.samples);
   if (flags.json) {
-    if (infra) printJsonFailed("agent run", new LmrError({ code: "agent/all-infra", message: "every agent run or every grading ended in an infrastructure error", hint: "see the infra reasons in agent/agent-run.json and summary.json" }), { agent: summary, summary: s });
+    if (infra)
+      printJsonFailed(
+        "agent run",
+        new LmrError({
+          code: "agent/all-infra",
+          message: "every agent run or every grading ended in an infrastructure error",
+          hint: "see the infra reasons in agent/agent-run.json and summary.json",
+        }),
+        { agent: summary, summary: s },
+      );
     else printJsonOk("agent run", { agent: summary, summary: s });
   } else process.stdout.write(describe(summary, s, flags.out));
   return infra ? EXIT.infra : EXIT.ok;
@@ -194,8 +229,14 @@ function describe(a: AgentRunSummary, s: Summary, out: string): string {
   const t = a.totals;
   const lines = [
     `${t.samples} agent runs (${t.ran} run now, ${t.reused} kept): ${t.finished} finished, ${t.timeout} timed out, ${t.workspace_deleted} deleted their workspace, ${t.infra} infra`,
-    ...a.samples.map((r) => `  ${r.task_id}#${r.sample}: ${r.status}${r.exit_code !== null ? ` (exit ${r.exit_code})` : ""}, ${r.wall_s} s, ${r.changed.length} file(s) changed → ${r.verdict ?? "?"}${r.reason ? ` — ${r.reason}` : ""}`),
-    ...s.models.map((m) => `${m.model}: pass@1 ${formatRate(m.pass_at_1)} over ${m.totals.scored_tasks} tasks; ${m.totals.samples} samples: ${formatVerdictCounts(m.totals.verdicts)}`),
+    ...a.samples.map(
+      (r) =>
+        `  ${r.task_id}#${r.sample}: ${r.status}${r.exit_code !== null ? ` (exit ${r.exit_code})` : ""}, ${r.wall_s} s, ${r.changed.length} file(s) changed → ${r.verdict ?? "?"}${r.reason ? ` — ${r.reason}` : ""}`,
+    ),
+    ...s.models.map(
+      (m) =>
+        `${m.model}: pass@1 ${formatRate(m.pass_at_1)} over ${m.totals.scored_tasks} tasks; ${m.totals.samples} samples: ${formatVerdictCounts(m.totals.verdicts)}`,
+    ),
     `run folder: ${out} (agent files under ${out}/${AGENT_DIR}/) — report with: lmr report ${out} --format md`,
   ];
   return lines.join("\n") + "\n";

@@ -72,7 +72,12 @@ Examples:
 async function runBuild(taskDirs: string[], opts: BuildOptions): Promise<number> {
   const dirs = taskDirs.length > 0 ? taskDirs : await findTaskDirs(opts.tasksDir);
   if (dirs.length === 0) {
-    throw new LmrError({ code: "usage/no-tasks", file: opts.tasksDir, message: "no task folders found", hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks" });
+    throw new LmrError({
+      code: "usage/no-tasks",
+      file: opts.tasksDir,
+      message: "no task folders found",
+      hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks",
+    });
   }
   // a task still being written (TODO(author) left in its instruction) builds; lmr validate and verify refuse it
   const report = await validateTasks(dirs, { finished: false });
@@ -105,7 +110,9 @@ async function runBuild(taskDirs: string[], opts: BuildOptions): Promise<number>
       const cell = leak.cell !== undefined ? ` cell ${leak.cell}` : "";
       const line = leak.line !== undefined ? `:${leak.line}` : "";
       const message = `${leak.kind} leak: ${leak.detail}${note}`;
-      process.stderr.write(paint("yellow", `warning: ${formatProblem({ file: `${info.task_id}: ${leak.file}${cell}${line}`, message })}`, process.stderr) + "\n");
+      process.stderr.write(
+        paint("yellow", `warning: ${formatProblem({ file: `${info.task_id}: ${leak.file}${cell}${line}`, message })}`, process.stderr) + "\n",
+      );
     }
     for (const w of info.warnings ?? []) process.stderr.write(paint("yellow", `warning: ${w}`, process.stderr) + "\n");
     if (!opts.json) {

@@ -18,7 +18,9 @@ interface InitFlags {
 export function registerCi(program: Command): void {
   const ci = program.command("ci").description("continuous integration for a dataset repository: write its GitHub Actions workflow");
   ci.command("init")
-    .description("write a GitHub Actions workflow that validates and verifies the tasks a pull request changes, pins papers, and re-verifies every task on a schedule")
+    .description(
+      "write a GitHub Actions workflow that validates and verifies the tasks a pull request changes, pins papers, and re-verifies every task on a schedule",
+    )
     .option("--out <FILE>", "where to write the workflow", DEFAULT_WORKFLOW)
     .option("--tasks-dir <DIR>", "the tasks folder, relative to the repository root", "tasks")
     .option("--install <SPEC>", "what the jobs install with npm install -g (default: this lmr, lmr@<version>; a tarball or git URL works too)")
@@ -51,11 +53,21 @@ Examples:
 }
 
 async function runInit(flags: InitFlags): Promise<number> {
-  const r = await writeCiWorkflow(flags.out, { tasksDir: flags.tasksDir, cron: flags.cron, nodeVersion: flags.node, ...(flags.install ? { install: flags.install } : {}), ...(flags.force ? { force: true } : {}) });
+  const r = await writeCiWorkflow(flags.out, {
+    tasksDir: flags.tasksDir,
+    cron: flags.cron,
+    nodeVersion: flags.node,
+    ...(flags.install ? { install: flags.install } : {}),
+    ...(flags.force ? { force: true } : {}),
+  });
   if (flags.json) printJsonOk("ci init", { path: displayPath(r.path), replaced: r.replaced });
   else {
-    process.stdout.write(`${r.replaced ? "replaced" : "wrote"} ${displayPath(r.path)}: jobs validate and verify-changed on pull requests, pin-papers and full-verify on "${flags.cron}" and by hand\n`);
-    process.stdout.write("next: check it with actionlint, commit it, and let the pin-papers job open pull requests (Settings → Actions → Workflow permissions: allow GitHub Actions to create pull requests)\n");
+    process.stdout.write(
+      `${r.replaced ? "replaced" : "wrote"} ${displayPath(r.path)}: jobs validate and verify-changed on pull requests, pin-papers and full-verify on "${flags.cron}" and by hand\n`,
+    );
+    process.stdout.write(
+      "next: check it with actionlint, commit it, and let the pin-papers job open pull requests (Settings → Actions → Workflow permissions: allow GitHub Actions to create pull requests)\n",
+    );
   }
   return EXIT.ok;
 }

@@ -3,17 +3,53 @@ import { EXIT, LmrError } from "../../core/errors.js";
 import { changedTasksSince } from "../../source/changed-tasks.js";
 import { displayPath, findTaskDirs } from "../../manifest/read.js";
 import {
-  describeSpec, ensureBase, ensureEnv, groupByEnvironment, importRootfs, listLmrImages, loadTasksFor, parseBase, planBase, planEnv,
-  pruneImages, resolveBaseSource, DEFAULT_BASE, baseMajorMinor, type BaseName, type BuildEvent, type EnvGroup, type LmrImage,
+  describeSpec,
+  ensureBase,
+  ensureEnv,
+  groupByEnvironment,
+  importRootfs,
+  listLmrImages,
+  loadTasksFor,
+  parseBase,
+  planBase,
+  planEnv,
+  pruneImages,
+  resolveBaseSource,
+  DEFAULT_BASE,
+  baseMajorMinor,
+  type BaseName,
+  type BuildEvent,
+  type EnvGroup,
+  type LmrImage,
 } from "../../env/index.js";
 import { sweepStaleContainers } from "../../runner/docker/sweep.js";
 import { action } from "../action.js";
 import { paint, printJsonFailed, printJsonOk, progress, progressDone } from "../output.js";
 
-interface BuildFlags { tasksDir: string; baseImage?: string; force?: boolean; print?: string | boolean; changedSince?: string; json?: boolean }
-interface ListFlags { tasksDir: string; json?: boolean }
-interface PruneFlags { tasksDir: string[]; all?: boolean; dryRun?: boolean; json?: boolean }
-interface BaseFlags { fromRootfs?: boolean; mirror?: string; baseImage?: string; json?: boolean }
+interface BuildFlags {
+  tasksDir: string;
+  baseImage?: string;
+  force?: boolean;
+  print?: string | boolean;
+  changedSince?: string;
+  json?: boolean;
+}
+interface ListFlags {
+  tasksDir: string;
+  json?: boolean;
+}
+interface PruneFlags {
+  tasksDir: string[];
+  all?: boolean;
+  dryRun?: boolean;
+  json?: boolean;
+}
+interface BaseFlags {
+  fromRootfs?: boolean;
+  mirror?: string;
+  baseImage?: string;
+  json?: boolean;
+}
 
 export function registerEnv(program: Command): void {
   const env = program.command("env").description("task environments as Docker images: build, list, prune, base");
@@ -25,9 +61,14 @@ export function registerEnv(program: Command): void {
     .option("--base-image <REF>", "image the base layer is built FROM (default: $LMR_BASE_IMAGE_<BASE>, a `lmr env base` rootfs, the registry's)")
     .option("--force", "rebuild both layers even when they are up to date")
     .option("--print [LAYER]", "print the Dockerfile of the first task's env (or base) layer instead of building")
-    .option("--changed-since <REF>", "only the tasks whose inputs changed since git revision REF, as lmr verify --changed-since chooses them (none: nothing to build)")
+    .option(
+      "--changed-since <REF>",
+      "only the tasks whose inputs changed since git revision REF, as lmr verify --changed-since chooses them (none: nothing to build)",
+    )
     .option("--json", "print what was built as JSON")
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 Two layers: lmr-base:<hash> per base (debian:bookworm, debian:trixie, python:X.Y-slim)
 with Python and pytest, and lmr-env:<hash> per distinct environment (system packages,
 pip requirements, the toolkit's harness). A tag is a hash of what goes into the image,
@@ -38,17 +79,21 @@ Exit codes: 0 built or up to date, 2 bad task or package, 3 Docker failed.
 
 Examples:
   $ lmr env build --tasks-dir examples/tasks
-  $ lmr env build tasks/dpo-preference-loss --print`)
+  $ lmr env build tasks/dpo-preference-loss --print`,
+    )
     .action(action(runBuild));
   env
     .command("list")
     .description("list lmr's images (rootfs, bases, environments) and the tasks that use them")
     .option("--tasks-dir <DIR>", "tasks to match images against", "tasks")
     .option("--json", "print as JSON")
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 Examples:
   $ lmr env list
-  $ lmr env list --tasks-dir examples/tasks --json`)
+  $ lmr env list --tasks-dir examples/tasks --json`,
+    )
     .action(action(runList));
   env
     .command("prune")
@@ -57,14 +102,17 @@ Examples:
     .option("--all", "remove every lmr image, rootfs imports included")
     .option("--dry-run", "only say what would be removed")
     .option("--json", "print as JSON")
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 Also removes test containers that a killed lmr left behind. The rootfs imports of
 \`lmr env base --from-rootfs\` stay unless --all (they take minutes to make again).
 Exit codes: 0 pruned, 3 an image could not be removed (in use by a container).
 
 Examples:
   $ lmr env prune --dry-run
-  $ lmr env prune --tasks-dir tasks --tasks-dir examples/tasks`)
+  $ lmr env prune --tasks-dir tasks --tasks-dir examples/tasks`,
+    )
     .action(action(runPrune));
   env
     .command("base")
@@ -74,10 +122,13 @@ Examples:
     .option("--mirror <URI>", "Debian mirror for debootstrap (default: the one apt uses here)")
     .option("--base-image <REF>", "image the base is built FROM instead")
     .option("--json", "print as JSON")
-    .addHelpText("after", `
+    .addHelpText(
+      "after",
+      `
 Examples:
   $ sudo lmr env base debian:bookworm --from-rootfs      # ~2 min, offline from registries
-  $ LMR_BASE_IMAGE_DEBIAN_TRIXIE=my/trixie lmr env base debian:trixie`)
+  $ LMR_BASE_IMAGE_DEBIAN_TRIXIE=my/trixie lmr env base debian:trixie`,
+    )
     .action(action(runBase));
 }
 
@@ -108,7 +159,8 @@ async function runBuild(dirs: string[], flags: BuildFlags): Promise<number> {
     }
   }
   const tasks = await loadTasksFor(dirs, flags.tasksDir);
-  if (tasks.length === 0) throw new LmrError({ code: "usage/no-tasks", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders or --tasks-dir" });
+  if (tasks.length === 0)
+    throw new LmrError({ code: "usage/no-tasks", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders or --tasks-dir" });
   const groups = await groupByEnvironment(tasks);
   if (flags.print !== undefined) {
     const layer = flags.print === true ? "env" : flags.print;
@@ -124,11 +176,27 @@ async function runBuild(dirs: string[], flags: BuildFlags): Promise<number> {
     const r = await ensureEnv(g.spec, { ...(flags.baseImage ? { baseImage: flags.baseImage } : {}), force: flags.force ?? false, onEvent })
       .catch((err: unknown) => {
         // A package that does not install is the manifest's: name the first task that asks for it.
-        if (err instanceof LmrError && !err.file && err.pointer) throw new LmrError({ code: err.code, file: displayPath(g.tasks[0]!.manifestPath), pointer: err.pointer, message: err.message, ...(err.hint ? { hint: err.hint } : {}) });
+        if (err instanceof LmrError && !err.file && err.pointer)
+          throw new LmrError({
+            code: err.code,
+            file: displayPath(g.tasks[0]!.manifestPath),
+            pointer: err.pointer,
+            message: err.message,
+            ...(err.hint ? { hint: err.hint } : {}),
+          });
         throw err;
       })
       .finally(progressDone);
-    rows.push({ image: r.env.tag, id: r.env.id, size: r.env.size, built: r.env.built, seconds: r.env.seconds, base: { image: r.base.tag, built: r.base.built, seconds: r.base.seconds }, spec: g.spec, tasks: g.tasks.map((t) => t.manifest.id) });
+    rows.push({
+      image: r.env.tag,
+      id: r.env.id,
+      size: r.env.size,
+      built: r.env.built,
+      seconds: r.env.seconds,
+      base: { image: r.base.tag, built: r.base.built, seconds: r.base.seconds },
+      spec: g.spec,
+      tasks: g.tasks.map((t) => t.manifest.id),
+    });
     if (!flags.json) {
       const what = r.env.built ? paint("green", `built in ${r.env.seconds.toFixed(1)} s`) : "up to date, nothing built";
       process.stdout.write(`${r.env.tag} ${what} (${mb(r.env.size)}; ${describeSpec(g.spec)}) ← ${g.tasks.map((t) => t.manifest.id).join(", ")}\n`);
@@ -151,7 +219,8 @@ async function usersOf(tasksDir: string): Promise<EnvGroup[]> {
 async function runList(flags: ListFlags): Promise<number> {
   const images = await listLmrImages();
   const groups = await usersOf(flags.tasksDir);
-  const tasksOf = (i: LmrImage): string[] => groups.filter((g) => g.envTag === i.tag || (i.kind === "base" && g.baseTag === i.tag)).flatMap((g) => g.tasks.map((t) => t.manifest.id));
+  const tasksOf = (i: LmrImage): string[] =>
+    groups.filter((g) => g.envTag === i.tag || (i.kind === "base" && g.baseTag === i.tag)).flatMap((g) => g.tasks.map((t) => t.manifest.id));
   if (flags.json) {
     printJsonOk("env list", { images: images.map((i) => ({ ...i, tasks: tasksOf(i) })) });
     return EXIT.ok;
@@ -160,7 +229,9 @@ async function runList(flags: ListFlags): Promise<number> {
   for (const i of images) {
     const users = tasksOf(i);
     const what = i.spec ? describeSpec(i.spec) : (i.base ?? "");
-    process.stdout.write(`${i.kind.padEnd(6)} ${i.tag.padEnd(30)} ${mb(i.size).padStart(8)}  ${i.created.slice(0, 19)}  ${what}${users.length ? ` ← ${users.join(", ")}` : i.kind === "env" ? paint("dim", " (no task under " + displayPath(flags.tasksDir) + ")") : ""}\n`);
+    process.stdout.write(
+      `${i.kind.padEnd(6)} ${i.tag.padEnd(30)} ${mb(i.size).padStart(8)}  ${i.created.slice(0, 19)}  ${what}${users.length ? ` ← ${users.join(", ")}` : i.kind === "env" ? paint("dim", " (no task under " + displayPath(flags.tasksDir) + ")") : ""}\n`,
+    );
   }
   return EXIT.ok;
 }
@@ -168,13 +239,24 @@ async function runList(flags: ListFlags): Promise<number> {
 async function runPrune(flags: PruneFlags): Promise<number> {
   const groups = (await Promise.all(flags.tasksDir.map(usersOf))).flat();
   const removedContainers = flags.dryRun ? [] : await sweepStaleContainers();
-  const r = await pruneImages({ envTags: new Set(groups.map((g) => g.envTag)), baseTags: new Set(groups.map((g) => g.baseTag)) }, { all: flags.all ?? false, dryRun: flags.dryRun ?? false });
+  const r = await pruneImages(
+    { envTags: new Set(groups.map((g) => g.envTag)), baseTags: new Set(groups.map((g) => g.baseTag)) },
+    { all: flags.all ?? false, dryRun: flags.dryRun ?? false },
+  );
   if (flags.json) {
     const data = { removed: r.removed, kept: r.kept, failed: r.failed, containers: removedContainers };
     if (r.failed.length === 0) printJsonOk("env prune", data);
-    else printJsonFailed("env prune", new LmrError({ code: "env/prune-failed", message: `could not remove ${r.failed.length} image(s): ${r.failed.map((f) => `${f.image.tag} (${f.reason})`).join("; ")}`, hint: "an image a container still uses stays; stop the container and prune again" }), data);
-  }
-  else {
+    else
+      printJsonFailed(
+        "env prune",
+        new LmrError({
+          code: "env/prune-failed",
+          message: `could not remove ${r.failed.length} image(s): ${r.failed.map((f) => `${f.image.tag} (${f.reason})`).join("; ")}`,
+          hint: "an image a container still uses stays; stop the container and prune again",
+        }),
+        data,
+      );
+  } else {
     for (const i of r.removed) process.stdout.write(`${flags.dryRun ? "would remove" : "removed"} ${i.kind} ${i.tag} (${mb(i.size)})\n`);
     for (const f of r.failed) process.stderr.write(`lmr: could not remove ${f.image.tag}: ${f.reason}\n`);
     if (removedContainers.length) process.stdout.write(`removed ${removedContainers.length} leftover test container(s)\n`);
@@ -186,15 +268,27 @@ async function runPrune(flags: PruneFlags): Promise<number> {
 async function runBase(base: string, flags: BaseFlags): Promise<number> {
   const b = parseBase(base);
   const python = baseMajorMinor(base);
-  if (!b || !python) throw new LmrError({ code: "usage/bad-base", message: `unknown base '${base}'`, hint: "debian:bookworm, debian:trixie or python:3.X-slim" });
+  if (!b || !python)
+    throw new LmrError({ code: "usage/bad-base", message: `unknown base '${base}'`, hint: "debian:bookworm, debian:trixie or python:3.X-slim" });
   let rootfs;
   if (flags.fromRootfs) {
-    if (b.kind !== "debian") throw new LmrError({ code: "usage/rootfs-not-debian", message: `--from-rootfs makes Debian bases only, not ${base}`, hint: "pull the official image where a registry is reachable, or pass --base-image" });
+    if (b.kind !== "debian")
+      throw new LmrError({
+        code: "usage/rootfs-not-debian",
+        message: `--from-rootfs makes Debian bases only, not ${base}`,
+        hint: "pull the official image where a registry is reachable, or pass --base-image",
+      });
     const tty = process.stderr.isTTY && !flags.json;
-    rootfs = await importRootfs(b.suite, { ...(flags.mirror ? { mirror: flags.mirror } : {}), onLine: (l) => (tty ? progress(l.slice(0, 100)) : undefined) }).finally(progressDone);
+    rootfs = await importRootfs(b.suite, {
+      ...(flags.mirror ? { mirror: flags.mirror } : {}),
+      onLine: (l) => (tty ? progress(l.slice(0, 100)) : undefined),
+    }).finally(progressDone);
     if (!flags.json) process.stdout.write(`imported ${rootfs.tag} (${mb(rootfs.size)}) from ${rootfs.mirror} in ${rootfs.seconds.toFixed(0)} s\n`);
   }
-  const r = await ensureBase({ base: base as BaseName, python }, { ...(flags.baseImage ? { baseImage: flags.baseImage } : rootfs ? { baseImage: rootfs.tag } : {}), onEvent: reporter(flags.json ?? false) }).finally(progressDone);
+  const r = await ensureBase(
+    { base: base as BaseName, python },
+    { ...(flags.baseImage ? { baseImage: flags.baseImage } : rootfs ? { baseImage: rootfs.tag } : {}), onEvent: reporter(flags.json ?? false) },
+  ).finally(progressDone);
   if (flags.json) printJsonOk("env base", { rootfs: rootfs ?? null, base: r });
   else process.stdout.write(`${r.tag} ${r.built ? `built in ${r.seconds.toFixed(1)} s` : "up to date"} (${mb(r.size)})\n`);
   return EXIT.ok;

@@ -110,7 +110,16 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
   const samples = count(flags.samples, "--samples");
   const { tasks: loaded, knownTaskIds } = await loadChosenTasks(flags, "eval");
   const level = await resolveSubmissionLevel(flags.submissions, flags.level);
-  const queue = flags.queue ? createQueueDispatcher({ connection: parseQueueUrl(flags.queue), sandbox, attempts: count(flags.queueAttempts, "--queue-attempts") ?? 3, toolkitVersion: TOOLKIT_VERSION, onStatus: (s) => progress(formatQueueStatus(s)), log: (l) => process.stderr.write(`${l}\n`) }) : undefined;
+  const queue = flags.queue
+    ? createQueueDispatcher({
+        connection: parseQueueUrl(flags.queue),
+        sandbox,
+        attempts: count(flags.queueAttempts, "--queue-attempts") ?? 3,
+        toolkitVersion: TOOLKIT_VERSION,
+        onStatus: (s) => progress(formatQueueStatus(s)),
+        log: (l) => process.stderr.write(`${l}\n`),
+      })
+    : undefined;
   const outcome = await runEval({
     submissions: flags.submissions,
     tasks: loaded,
@@ -126,7 +135,12 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
     ...(flags.mirror ? { mirror: flags.mirror } : {}),
     ...(flags.shard ? { shard: parseShard(flags.shard) } : {}),
     ...(queue ? { dispatcher: queue } : {}),
-    onProgress: queue ? undefined :  (p) => progress(`grading ${p.done}/${p.total}${p.skipped ? ` (${p.skipped} already graded)` : ""}${p.last ? ` — ${p.last.task_id} ${p.last.model}#${p.last.sample}: ${p.last.verdict}` : ""}`),
+    onProgress: queue
+      ? undefined
+      : (p) =>
+          progress(
+            `grading ${p.done}/${p.total}${p.skipped ? ` (${p.skipped} already graded)` : ""}${p.last ? ` — ${p.last.task_id} ${p.last.model}#${p.last.sample}: ${p.last.verdict}` : ""}`,
+          ),
   });
   progressDone();
   printProblems(outcome.problems);
@@ -140,22 +154,36 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
   const infra = allInfra(s);
   if (flags.json) {
     const data = queue ? { summary: s, queue: queue.finalStatus() ?? null } : s;
-    if (infra) printJsonFailed("eval", new LmrError({ code: "eval/all-infra", message: `every one of the ${s.totals.samples} samples ended in an infrastructure error`, hint: "see the infra reasons in the summary" }), data);
+    if (infra)
+      printJsonFailed(
+        "eval",
+        new LmrError({
+          code: "eval/all-infra",
+          message: `every one of the ${s.totals.samples} samples ended in an infrastructure error`,
+          hint: "see the infra reasons in the summary",
+        }),
+        data,
+      );
     else printJsonOk("eval", data);
   } else {
-    if (outcome.shard) process.stdout.write(`shard ${outcome.shard.index}/${outcome.shard.count} (plan ${outcome.shard.plan.slice(0, 12)}): merge the shards with lmr report RUN_1 … RUN_${outcome.shard.count}\n`);
+    if (outcome.shard)
+      process.stdout.write(
+        `shard ${outcome.shard.index}/${outcome.shard.count} (plan ${outcome.shard.plan.slice(0, 12)}): merge the shards with lmr report RUN_1 … RUN_${outcome.shard.count}\n`,
+      );
     process.stdout.write(describeOutcome(s, outcome.graded, outcome.reused, flags.out));
   }
   return infra ? EXIT.infra : EXIT.ok;
 }
-
 
 function describeOutcome(s: Summary, graded: number, reused: number, out: string): string {
   const v = s.totals.verdicts;
   const over = `${s.totals.tasks} tasks${s.totals.models > 1 ? `, ${s.totals.models} models` : ""}`;
   const lines = [
     `${s.totals.samples} samples over ${over}: ${v.passed} passed, ${v.failed} failed, ${v.error} error, ${v.timeout} timeout, ${v.invalid} invalid, ${v.infra} infra (graded ${graded}, reused ${reused})`,
-    ...s.models.map((m) => `  ${m.model}: pass@1 ${formatRate(m.pass_at_1)} over ${m.totals.scored_tasks} tasks; ${m.totals.samples} samples: ${formatVerdictCounts(m.totals.verdicts)}`),
+    ...s.models.map(
+      (m) =>
+        `  ${m.model}: pass@1 ${formatRate(m.pass_at_1)} over ${m.totals.scored_tasks} tasks; ${m.totals.samples} samples: ${formatVerdictCounts(m.totals.verdicts)}`,
+    ),
     `run folder: ${out} — report with: lmr report ${out} --format md`,
   ];
   return lines.join("\n") + "\n";

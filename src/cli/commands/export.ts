@@ -36,8 +36,18 @@ export function registerExport(program: Command): void {
     .command("export")
     .description("export built tasks for other harnesses: LMR-Bench folders, JSONL rows, a Hugging Face dataset, Harbor tasks or an Inspect AI task")
     .argument("[TASK_DIR...]", "task folders to export; default: every task under --tasks-dir")
-    .addOption(new Option("--format <FORMAT>", "lmr-bench (a folder per task), jsonl (one row per task), hf (a Hugging Face dataset folder), harbor (a Harbor task folder per task) or inspect (an Inspect AI task)").choices(FORMATS).makeOptionMandatory())
-    .requiredOption("--out <DIR|FILE>", "lmr-bench: the folder that receives <n>-<id>/ folders; jsonl: the file to write; hf, harbor, inspect: the dataset folder")
+    .addOption(
+      new Option(
+        "--format <FORMAT>",
+        "lmr-bench (a folder per task), jsonl (one row per task), hf (a Hugging Face dataset folder), harbor (a Harbor task folder per task) or inspect (an Inspect AI task)",
+      )
+        .choices(FORMATS)
+        .makeOptionMandatory(),
+    )
+    .requiredOption(
+      "--out <DIR|FILE>",
+      "lmr-bench: the folder that receives <n>-<id>/ folders; jsonl: the file to write; hf, harbor, inspect: the dataset folder",
+    )
     .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
     .option("--tasks <ID...>", "only these task ids (as lmr eval takes them)")
     .addOption(new Option("--set <SET>", "only the tasks of this set (default: all)").choices(TASK_SET_CHOICES))
@@ -130,23 +140,48 @@ async function runExport(taskDirs: string[], opts: ExportOptions): Promise<numbe
   if (opts.format === "jsonl") {
     const file = resolve(opts.out);
     await writeFileAtomic(file, renderJsonl(rows)).catch((err: unknown) => {
-      throw new LmrError({ code: "export/write-failed", file, message: `cannot write it (${(err as Error).message})`, hint: "choose a writable --out file", cause: err });
+      throw new LmrError({
+        code: "export/write-failed",
+        file,
+        message: `cannot write it (${(err as Error).message})`,
+        hint: "choose a writable --out file",
+        cause: err,
+      });
     });
     written.push(file);
   }
   if (opts.format === "hf") {
     const dir = resolve(opts.out);
-    written.push(...(await writeHfDataset(dir, hfRows).catch((err: unknown) => {
-      throw new LmrError({ code: "export/write-failed", file: dir, message: `cannot write the dataset there (${(err as Error).message})`, hint: "choose a writable --out folder", cause: err });
-    })));
+    written.push(
+      ...(await writeHfDataset(dir, hfRows).catch((err: unknown) => {
+        throw new LmrError({
+          code: "export/write-failed",
+          file: dir,
+          message: `cannot write the dataset there (${(err as Error).message})`,
+          hint: "choose a writable --out folder",
+          cause: err,
+        });
+      })),
+    );
   }
   if (opts.format === "harbor") written.push(...(await writeHarborDatasetFiles(opts.out, harnessTasks, level)));
-  if (opts.format === "inspect") written.push(...(await writeInspectFiles(opts.out, harnessTasks.map((t) => t.id), level)));
+  if (opts.format === "inspect")
+    written.push(
+      ...(await writeInspectFiles(
+        opts.out,
+        harnessTasks.map((t) => t.id),
+        level,
+      )),
+    );
   for (const w of warnings) process.stderr.write(`${paint("yellow", `warning: ${w}`, process.stderr)}\n`);
   const nRows = opts.format === "jsonl" ? rows.length : hfRows.length;
-  if (opts.json) printJsonOk("export", { format: opts.format, level, written, warnings, ...(opts.format === "jsonl" || opts.format === "hf" ? { rows: nRows } : {}) });
+  if (opts.json)
+    printJsonOk("export", { format: opts.format, level, written, warnings, ...(opts.format === "jsonl" || opts.format === "hf" ? { rows: nRows } : {}) });
   else {
-    const what = opts.format === "jsonl" || opts.format === "hf" ? `${nRows} row${nRows === 1 ? "" : "s"} → ${written.map(shown).join(", ")}` : written.map(shown).join(", ");
+    const what =
+      opts.format === "jsonl" || opts.format === "hf"
+        ? `${nRows} row${nRows === 1 ? "" : "s"} → ${written.map(shown).join(", ")}`
+        : written.map(shown).join(", ");
     process.stdout.write(`exported ${dirs.length} task${dirs.length === 1 ? "" : "s"} (${opts.format}): ${what}\n`);
   }
   return EXIT.ok;

@@ -65,7 +65,7 @@ export function registerGenerate(program: Command): void {
     .option("--price <IN,OUT>", "US dollars per million prompt and completion tokens, for the cost in the summary")
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
     .addOption(levelOption("of the prompts (default paper); generate.json records it and lmr eval grades at it"))
-    .option("--dry-run", "print each task's prompt and token counts; no request, nothing written")
+    .option("--dry-run", "print each task's prompt and token counts; no request, nothing written");
   addQueue(cmd, "make the requests (each worker with the API key in its own environment)");
   cmd
     .option("--json", "print generate.json (with --dry-run: the prompts) to stdout")
@@ -99,7 +99,8 @@ Examples:
 async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
   // Every flag is read before anything is built or written.
   const baseUrl = parseBaseUrl(flags.baseUrl);
-  if (flags.model === undefined || flags.model.trim() === "") throw usage("--model", "--model is required", "the model name the API knows, e.g. --model gpt-4o-mini");
+  if (flags.model === undefined || flags.model.trim() === "")
+    throw usage("--model", "--model is required", "the model name the API knows, e.g. --model gpt-4o-mini");
   if (!flags.dryRun && flags.out === undefined) throw usage("--out", "--out is required (unless --dry-run)", "e.g. --out gen/my-model");
   checkKeyEnvName(flags.apiKeyEnv);
   const samples = int(flags.samples, "--samples", 1);
@@ -118,7 +119,8 @@ async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
   const connection = flags.queue !== undefined && !flags.dryRun ? parseQueueUrl(flags.queue) : undefined;
   // With --queue the workers hold the key; the coordinator never needs it.
   const apiKey = flags.dryRun || connection ? undefined : readApiKey(flags.apiKeyEnv);
-  if (samples > 1 && temperature === 0 && flags.seed === undefined) process.stderr.write(`lmr: note: ${samples} samples at temperature 0 are likely the same reply; pass --temperature (and --seed) for pass@k\n`);
+  if (samples > 1 && temperature === 0 && flags.seed === undefined)
+    process.stderr.write(`lmr: note: ${samples} samples at temperature 0 are likely the same reply; pass --temperature (and --seed) for pass@k\n`);
 
   const { tasks } = await loadChosenTasks(flags, "generate");
   const timeoutMs = Math.round(timeoutS * 1000);
@@ -149,13 +151,29 @@ async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
   progressDone();
   if (queued && !outcome.dryRun) {
     const st = queued.stats();
-    process.stderr.write(`lmr: ${st.jobs} request(s) went through the queue at ${connection!.display}; answered by ${Object.entries(st.workers).map(([w, n]) => `${w} (${n})`).join(", ") || "no worker"}\n`);
+    process.stderr.write(
+      `lmr: ${st.jobs} request(s) went through the queue at ${connection!.display}; answered by ${
+        Object.entries(st.workers)
+          .map(([w, n]) => `${w} (${n})`)
+          .join(", ") || "no worker"
+      }\n`,
+    );
   }
   if (outcome.dryRun) {
-    if (flags.json) printJsonOk("generate", { dry_run: true, model: flags.model, base_url: redactUrl(baseUrl), samples, max_prompt_tokens: maxPromptTokens, tasks: outcome.tasks });
+    if (flags.json)
+      printJsonOk("generate", {
+        dry_run: true,
+        model: flags.model,
+        base_url: redactUrl(baseUrl),
+        samples,
+        max_prompt_tokens: maxPromptTokens,
+        tasks: outcome.tasks,
+      });
     else {
       for (const t of outcome.tasks) {
-        process.stdout.write(`===== ${t.task_id}: ${t.prompt_tokens} prompt tokens${t.paper ? `, paper ${t.paper.tokens} tokens (${t.paper.kept}/${t.paper.sections} sections${t.paper.omitted.length > 0 ? `; left out: ${t.paper.omitted.join("; ")}` : ""})` : ", no paper"}; ${t.cached}/${samples} samples cached\n`);
+        process.stdout.write(
+          `===== ${t.task_id}: ${t.prompt_tokens} prompt tokens${t.paper ? `, paper ${t.paper.tokens} tokens (${t.paper.kept}/${t.paper.sections} sections${t.paper.omitted.length > 0 ? `; left out: ${t.paper.omitted.join("; ")}` : ""})` : ", no paper"}; ${t.cached}/${samples} samples cached\n`,
+        );
         for (const m of t.messages) process.stdout.write(`----- ${m.role}\n${m.content}\n`);
       }
       const total = outcome.tasks.reduce((a, t) => a + t.prompt_tokens, 0);
@@ -166,9 +184,19 @@ async function runGenerateCommand(flags: GenerateFlags): Promise<number> {
   const s = outcome.summary;
   if (flags.json) {
     if (s.complete) printJsonOk("generate", s);
-    else printJsonFailed("generate", new LmrError({ code: "generate/incomplete", message: "some requests failed; the samples they were for are missing", hint: "run the same command again: what is cached is kept" }), s);
+    else
+      printJsonFailed(
+        "generate",
+        new LmrError({
+          code: "generate/incomplete",
+          message: "some requests failed; the samples they were for are missing",
+          hint: "run the same command again: what is cached is kept",
+        }),
+        s,
+      );
   } else process.stdout.write(describe(s, flags.out!));
-  for (const t of s.tasks) for (const r of t.samples) if (r.status === "failed") process.stderr.write(`lmr: ${t.task_id}#${r.sample}: request failed: ${r.reason}\n`);
+  for (const t of s.tasks)
+    for (const r of t.samples) if (r.status === "failed") process.stderr.write(`lmr: ${t.task_id}#${r.sample}: request failed: ${r.reason}\n`);
   return s.complete ? EXIT.ok : EXIT.infra;
 }
 
@@ -182,4 +210,3 @@ function describe(s: GenerateSummary, out: string): string {
   ];
   return lines.join("\n") + "\n";
 }
-

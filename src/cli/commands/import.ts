@@ -28,7 +28,7 @@ export function registerImport(program: Command): void {
     .description("import an LMR-Bench benchmark folder (one folder per paper with info.json) as task folders")
     .argument("<DIR>", "the benchmark folder (or one paper folder)")
     .requiredOption("--out <DIR>", "folder that receives one task folder per task (OUT/<task-id>/)")
-    .option("--commit-map <FILE>", "JSON {\"<repo url>\": \"<40-hex sha>\"} (or {\"commit\", \"paper_url\", \"year\", \"license\"}): LMR-Bench pins no commits")
+    .option("--commit-map <FILE>", 'JSON {"<repo url>": "<40-hex sha>"} (or {"commit", "paper_url", "year", "license"}): LMR-Bench pins no commits')
     .option("--default-category <C>", "category for implementations whose category is missing or not one of the nine")
     .option("--force", "replace task folders that already exist")
     .option("--dry-run", "report defects and what would be written; write nothing")
@@ -69,7 +69,16 @@ async function runLmrBench(dir: string, opts: LmrBenchOptions): Promise<number> 
   if (opts.json) {
     const data = { tasks: result.tasks.map((t) => t.id), written: result.written, skipped: result.skipped, defects: result.defects };
     if (unrepaired === 0) printJsonOk("import lmr-bench", data);
-    else printJsonFailed("import lmr-bench", new LmrError({ code: "import/unrepaired-defects", message: `${unrepaired} defect${unrepaired === 1 ? "" : "s"} not repaired`, hint: "see data.defects: fix them in the source or by hand in the imported tasks" }), data);
+    else
+      printJsonFailed(
+        "import lmr-bench",
+        new LmrError({
+          code: "import/unrepaired-defects",
+          message: `${unrepaired} defect${unrepaired === 1 ? "" : "s"} not repaired`,
+          hint: "see data.defects: fix them in the source or by hand in the imported tasks",
+        }),
+        data,
+      );
   } else {
     for (const d of result.defects) process.stdout.write(`${formatDefect(d)}\n`);
     const verb = opts.dryRun ? "would import" : "imported";

@@ -35,7 +35,9 @@ interface JudgeFlags {
 export function registerJudge(program: Command): void {
   program
     .command("judge")
-    .description("the LLM judge: classify each graded sample's code against the reference (incorrect logic / implementation errors / fully correct), judge.json beside result.json")
+    .description(
+      "the LLM judge: classify each graded sample's code against the reference (incorrect logic / implementation errors / fully correct), judge.json beside result.json",
+    )
     .argument("<RUN_DIR>", "run folder graded by `lmr eval`")
     .option("--base-url <URL>", "the judge API's base URL (OpenAI-compatible), e.g. https://api.openai.com/v1")
     .option("--model <NAME>", "judge model name sent to the API")
@@ -94,7 +96,11 @@ async function runJudgeCommand(runDir: string, flags: JudgeFlags): Promise<numbe
   checkKeyEnvName(flags.apiKeyEnv);
   const votes = int(flags.samples, "--samples", 1);
   const temperature = num(flags.temperature, "--temperature", 0, 2);
-  const parameters = { temperature, max_tokens: int(flags.maxTokens, "--max-tokens", 1), ...(flags.seed !== undefined ? { seed: int(flags.seed, "--seed", 0) } : {}) };
+  const parameters = {
+    temperature,
+    max_tokens: int(flags.maxTokens, "--max-tokens", 1),
+    ...(flags.seed !== undefined ? { seed: int(flags.seed, "--seed", 0) } : {}),
+  };
   const maxPromptTokens = int(flags.maxPromptTokens, "--max-prompt-tokens", 256);
   const jobs = int(flags.jobs, "--jobs", 1);
   const timeoutS = num(flags.timeout, "--timeout", 0.001, 86_400);
@@ -102,7 +108,10 @@ async function runJudgeCommand(runDir: string, flags: JudgeFlags): Promise<numbe
   const parseRetries = int(flags.parseRetries, "--parse-retries", 0);
   const price = flags.price !== undefined ? parsePrice(flags.price) : undefined;
   const apiKey = flags.dryRun ? undefined : readApiKey(flags.apiKeyEnv);
-  if (votes > 1 && temperature === 0 && flags.seed === undefined) process.stderr.write(`lmr: note: ${votes} judge calls at temperature 0 are likely the same reply; pass --temperature (and --seed) for votes that can differ\n`);
+  if (votes > 1 && temperature === 0 && flags.seed === undefined)
+    process.stderr.write(
+      `lmr: note: ${votes} judge calls at temperature 0 are likely the same reply; pass --temperature (and --seed) for votes that can differ\n`,
+    );
 
   const outcome = await runJudge({
     runDir,
@@ -133,16 +142,25 @@ async function runJudgeCommand(runDir: string, flags: JudgeFlags): Promise<numbe
         process.stdout.write(`===== ${s.task_id}#${s.sample} (${s.model}): ${s.prompt_tokens} prompt tokens; ${s.cached_votes}/${votes} votes cached\n`);
         for (const m of s.messages) process.stdout.write(`----- ${m.role}\n${m.content}\n`);
       }
-      process.stdout.write(`${outcome.samples.length} samples to judge, ${outcome.samples.reduce((a, s) => a + s.prompt_tokens, 0) * votes} prompt tokens for -n ${votes}; no request made\n`);
+      process.stdout.write(
+        `${outcome.samples.length} samples to judge, ${outcome.samples.reduce((a, s) => a + s.prompt_tokens, 0) * votes} prompt tokens for -n ${votes}; no request made\n`,
+      );
     }
     return EXIT.ok;
   }
   const s = outcome.summary;
   if (flags.json) {
     if (s.complete) printJsonOk("judge", s);
-    else printJsonFailed("judge", new LmrError({ code: "judge/incomplete", message: "some samples got no vote with a class", hint: "run the same command again to ask for them" }), s);
+    else
+      printJsonFailed(
+        "judge",
+        new LmrError({ code: "judge/incomplete", message: "some samples got no vote with a class", hint: "run the same command again to ask for them" }),
+        s,
+      );
   } else process.stdout.write(describe(s));
-  for (const r of s.samples) if (r.status === "infra") process.stderr.write(`lmr: ${r.task_id}#${r.sample} (${r.model}): no vote got a class; see its ${JUDGE_FILE}, rerun to ask again\n`);
+  for (const r of s.samples)
+    if (r.status === "infra")
+      process.stderr.write(`lmr: ${r.task_id}#${r.sample} (${r.model}): no vote got a class; see its ${JUDGE_FILE}, rerun to ask again\n`);
   return s.complete ? EXIT.ok : EXIT.infra;
 }
 

@@ -61,7 +61,12 @@ async function runList(flags: ListFlags): Promise<number> {
   if (flags.check) {
     const current = await readFile(flags.check, "utf8").catch(() => "");
     if (current !== text) {
-      const err = new LmrError({ code: "list/out-of-date", file: flags.check, message: "is out of date", hint: `run lmr list --format ${format}${flags.set === "all" ? "" : ` --set ${flags.set}`} --write ${flags.check}` });
+      const err = new LmrError({
+        code: "list/out-of-date",
+        file: flags.check,
+        message: "is out of date",
+        hint: `run lmr list --format ${format}${flags.set === "all" ? "" : ` --set ${flags.set}`} --write ${flags.check}`,
+      });
       if (flags.json) printJsonFailed("list", err, rows);
       process.stderr.write(`lmr: ${flags.check} is out of date (hint: ${err.hint})\n`);
       return EXIT.check;

@@ -29,12 +29,17 @@ const MODES: readonly MaskMode[] = ["body", "region", "class"];
 export function registerMask(program: Command): void {
   program
     .command("mask")
-    .description("mask functions, methods or classes of a source file: the body becomes a TODO comment and `raise NotImplementedError` (Python) or `throw new Error(\"not implemented: NAME\")` (TS/JS)")
+    .description(
+      'mask functions, methods or classes of a source file: the body becomes a TODO comment and `raise NotImplementedError` (Python) or `throw new Error("not implemented: NAME")` (TS/JS)',
+    )
     .argument("<FILE>", "source file: .py, or .ts/.tsx/.mts/.cts/.js/.mjs/.cjs/.jsx")
     .option("-s, --symbol <NAME>", "qualified name to mask: `fn`, `Class.method`, `Class`, `outer.inner` (repeatable)", collect, [])
     .option("-m, --mode <MODE>", "body | region | class (default: class for a class, region with --region, else body)")
     .option("--line <N>", "line of the `def`/`class` (or of its first decorator) when the name is defined more than once")
-    .option("--region <START:END>", "mode region: first and last line to mask, 1-based and inclusive; a side that is not a number is an anchor (text of the line)")
+    .option(
+      "--region <START:END>",
+      "mode region: first and last line to mask, 1-based and inclusive; a side that is not a number is an anchor (text of the line)",
+    )
     .option("-o, --out <PATH>", "write the masked source here (atomically) instead of printing it")
     .option("--list", "list the file's functions, methods and classes instead of masking")
     .option("--json", "print JSON: {file, targets} as the envelope's data (the source is written only with --out)")
@@ -123,10 +128,12 @@ async function readSource(file: string): Promise<string> {
 }
 
 async function buildSpecs(masker: Masker, source: string, opts: MaskOptions): Promise<MaskSpec[]> {
-  if (opts.mode !== undefined && !MODES.includes(opts.mode as MaskMode)) throw usage("--mode", `unknown --mode "${opts.mode}"; use body, region or class`, MASK_HELP);
+  if (opts.mode !== undefined && !MODES.includes(opts.mode as MaskMode))
+    throw usage("--mode", `unknown --mode "${opts.mode}"; use body, region or class`, MASK_HELP);
   if (opts.line !== undefined && opts.symbol.length > 1) throw usage("--line", "--line applies to one symbol; mask the others in a separate call", MASK_HELP);
   if (opts.region !== undefined && opts.symbol.length > 1) throw usage("--region", "--region applies to one symbol", MASK_HELP);
-  if (opts.region !== undefined && opts.mode !== undefined && opts.mode !== "region") throw usage("--region", `--region needs --mode region, not ${opts.mode}`, MASK_HELP);
+  if (opts.region !== undefined && opts.mode !== undefined && opts.mode !== "region")
+    throw usage("--region", `--region needs --mode region, not ${opts.mode}`, MASK_HELP);
   const line = opts.line === undefined ? undefined : parsePositive(opts.line, "--line");
   const region = opts.region === undefined ? undefined : parseRegion(opts.region);
   const kinds = opts.mode === undefined && region === undefined ? await masker.listSymbols(source) : [];

@@ -18,9 +18,12 @@ export function registerNew(program: Command): void {
     .option("--paper-title <TEXT>", "the paper's title")
     .option("--paper-url <URL>", "a stable link to the paper; an arXiv link with a version (https://arxiv.org/abs/2305.18290v3) pins the PDF")
     .option("--paper-pdf <FILE>", "the paper's PDF: its sha256 is pinned (whatever the URL looks like) and the PDF cached; its text never enters the task")
-    .option("--pdf-url <URL>", "where the PDF is downloaded from (paper.pdf_url), e.g. https://github.com/OWNER/NAME/raw/COMMIT/paper.pdf: a PDF in the upstream at the pinned commit is hashed from the checkout")
+    .option(
+      "--pdf-url <URL>",
+      "where the PDF is downloaded from (paper.pdf_url), e.g. https://github.com/OWNER/NAME/raw/COMMIT/paper.pdf: a PDF in the upstream at the pinned commit is hashed from the checkout",
+    )
     .option("--year <YYYY>", "year of publication")
-    .option("--venue <TEXT>", "where it was published, e.g. \"NeurIPS 2023\"")
+    .option("--venue <TEXT>", 'where it was published, e.g. "NeurIPS 2023"')
     .option("--repo <URL|PATH>", "the paper's code: a git URL, or a local folder inside this project")
     .option("--commit <SHA>", "commit to pin (a short SHA is resolved to the full one); needed for a URL")
     .option("--file <PATH>", "the target file, relative to the repository")
@@ -85,7 +88,17 @@ async function runNew(flags: NewCliFlags): Promise<number> {
   if (flags.json) {
     const data = { task_dir: result.taskDir, files: result.files, manifest: result.manifest, problems: result.problems, next: result.next };
     if (result.problems.length === 0) printJsonOk("new", data);
-    else printJsonFailed("new", new LmrError({ code: "new/not-valid-yet", file: result.taskDir, message: `the new task does not validate yet: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`, hint: "see data.problems and data.next: the steps that fill in what is missing" }), data);
+    else
+      printJsonFailed(
+        "new",
+        new LmrError({
+          code: "new/not-valid-yet",
+          file: result.taskDir,
+          message: `the new task does not validate yet: ${result.problems.length} problem${result.problems.length === 1 ? "" : "s"}`,
+          hint: "see data.problems and data.next: the steps that fill in what is missing",
+        }),
+        data,
+      );
     return result.problems.length === 0 ? EXIT.ok : EXIT.check;
   }
   if (result.problems.length > 0) {

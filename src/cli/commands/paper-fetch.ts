@@ -54,12 +54,21 @@ Examples:
 async function runFetch(taskDirs: string[], flags: FetchFlags): Promise<number> {
   const dirs = taskDirs.length > 0 ? taskDirs : await findTaskDirs(flags.tasksDir);
   if (dirs.length === 0) {
-    throw new LmrError({ code: "usage/no-tasks", file: flags.tasksDir, message: "no task folders found", hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks" });
+    throw new LmrError({
+      code: "usage/no-tasks",
+      file: flags.tasksDir,
+      message: "no task folders found",
+      hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks",
+    });
   }
   const papersDir = papersDirFrom(flags.papers);
   const arxivBase = arxivBaseFrom(flags.arxivBase);
   if (!/^https?:\/\//.test(arxivBase)) {
-    throw new LmrError({ code: "paper/bad-arxiv-base", message: `--arxiv-base must be an http(s) URL, got '${arxivBase}'`, hint: "e.g. --arxiv-base https://export.arxiv.org/pdf/" });
+    throw new LmrError({
+      code: "paper/bad-arxiv-base",
+      message: `--arxiv-base must be an http(s) URL, got '${arxivBase}'`,
+      hint: "e.g. --arxiv-base https://export.arxiv.org/pdf/",
+    });
   }
   const results: FetchResult[] = [];
   const failures: LmrError[] = [];
@@ -68,7 +77,11 @@ async function runFetch(taskDirs: string[], flags: FetchFlags): Promise<number> 
     try {
       const task = await loadTask(dir);
       const owner = { id: task.manifest.id, manifestPath: task.manifestPath, paper: task.manifest.paper };
-      const r = await fetchTaskPaper(owner, { arxivBase, ...(papersDir !== undefined ? { papersDir } : {}), ...(flags.updateManifest ? { updateManifest: true } : {}) });
+      const r = await fetchTaskPaper(owner, {
+        arxivBase,
+        ...(papersDir !== undefined ? { papersDir } : {}),
+        ...(flags.updateManifest ? { updateManifest: true } : {}),
+      });
       results.push(r);
       if (!flags.json) process.stdout.write(`${describe(r)}\n`);
     } catch (err) {
@@ -92,7 +105,12 @@ function describe(r: FetchResult): string {
   const task = displayPath(r.manifest).replace(/\/task\.json$/, "");
   if (r.status === "not-pinned") return `${task}: no PDF pinned (set paper.arxiv or paper.pdf_url); nothing to fetch`;
   const what = `${formatBytes(r.bytes!)}, sha256 ${r.sha256!.slice(0, 12)}…`;
-  const how = r.status === "downloaded" ? `downloaded ${r.url}${r.resumed_from !== undefined ? ` (resumed at byte ${r.resumed_from})` : ""}` : r.status === "cached" ? "cached" : "copied from the papers folder";
+  const how =
+    r.status === "downloaded"
+      ? `downloaded ${r.url}${r.resumed_from !== undefined ? ` (resumed at byte ${r.resumed_from})` : ""}`
+      : r.status === "cached"
+        ? "cached"
+        : "copied from the papers folder";
   const pin = r.manifest_updated ? "; pinned sha256/bytes in task.json" : !r.pinned ? " (task.json pins no sha256 yet: --update-manifest writes it)" : "";
   return `${task}: ${how} → ${displayPath(r.path!)} (${what})${pin}`;
 }

@@ -34,7 +34,7 @@ Examples:
 
   paper
     .command("extract")
-    .description("extract the text of every page of a PDF as paper.json ({\"1\": text, ...})")
+    .description('extract the text of every page of a PDF as paper.json ({"1": text, ...})')
     .argument("<PDF>", "the paper as a PDF file")
     .option("--out <FILE>", "write paper.json to FILE (default: print it to stdout)")
     .option("--md <FILE>", "also write paper.md: a '## Page N' section per page, line-end hyphenation joined")
@@ -92,7 +92,17 @@ async function runFind(paperPath: string, terms: string[], opts: FindOptions): P
   const { pages } = await readPaperPages(paperPath);
   const findings = findInPaper(pages, terms);
   const missing = terms.filter((t) => !findings.some((f) => f.term === t));
-  if (opts.json && missing.length > 0) printJsonFailed("paper find", new LmrError({ code: "paper/term-not-found", file: paperPath, message: `not found: ${missing.map((t) => JSON.stringify(t)).join(", ")}`, hint: "try another spelling, or a shorter term" }), findings);
+  if (opts.json && missing.length > 0)
+    printJsonFailed(
+      "paper find",
+      new LmrError({
+        code: "paper/term-not-found",
+        file: paperPath,
+        message: `not found: ${missing.map((t) => JSON.stringify(t)).join(", ")}`,
+        hint: "try another spelling, or a shorter term",
+      }),
+      findings,
+    );
   else if (opts.json) printJsonOk("paper find", findings);
   else for (const f of findings) process.stdout.write(`${formatFinding(f)}\n`);
   for (const t of missing) process.stderr.write(`lmr: ${paperPath}: "${t}" not found\n`);
@@ -103,6 +113,12 @@ async function write(file: string, run: () => Promise<void>): Promise<void> {
   try {
     await run();
   } catch (err) {
-    throw new LmrError({ code: "paper/write-failed", file, message: `cannot write it (${(err as Error).message})`, hint: "choose a writable path", cause: err });
+    throw new LmrError({
+      code: "paper/write-failed",
+      file,
+      message: `cannot write it (${(err as Error).message})`,
+      hint: "choose a writable path",
+      cause: err,
+    });
   }
 }

@@ -53,7 +53,7 @@ export function registerPrepare(program: Command): void {
     .option("--param <NAME...>", "parameter of the new function (repeat, or comma-separate); default: the suggested ones")
     .option("--return <NAME...>", "name the new function returns (repeat, or comma-separate); default: the suggested ones")
     .option("--as-method", "make a method of the same class, called as self.NAME(...)")
-    .option("--main-guard", "then put the file's top-level script code under `if __name__ == \"__main__\":` (default: when importing the file runs code)")
+    .option("--main-guard", 'then put the file\'s top-level script code under `if __name__ == "__main__":` (default: when importing the file runs code)')
     .option("--no-main-guard", "leave the top-level code as it is")
     .option("--suggest", "only propose params/returns and print a ready-to-paste manifest step")
     .option("--root <DIR>", "upstream tree root, to write the step's `file` relative to it", ".")
@@ -107,7 +107,16 @@ async function runExtract(file: string, opts: ExtractOptions): Promise<number> {
   const returns = opts.return ? splitList(opts.return) : sig.returns;
   const name = opts.name ?? "extracted_block";
   const mainGuard = opts.mainGuard ?? sig.main_guard === true;
-  const spec = { ...(opts.within !== undefined ? { within: opts.within } : {}), start, end, name, params, returns, ...(asMethod ? { as_method: true } : {}), ...(mainGuard ? { main_guard: true } : {}) };
+  const spec = {
+    ...(opts.within !== undefined ? { within: opts.within } : {}),
+    start,
+    end,
+    name,
+    params,
+    returns,
+    ...(asMethod ? { as_method: true } : {}),
+    ...(mainGuard ? { main_guard: true } : {}),
+  };
   // A suggestion is only useful if it extracts: try it.
   const result = await located(file, () => extractFunction(source, spec));
 
@@ -117,18 +126,32 @@ async function runExtract(file: string, opts: ExtractOptions): Promise<number> {
     if (opts.json) printJsonOk("prepare extract", { params, returns, start_line: result.start_line, end_line: result.end_line, ...onImport, step });
     else {
       const guard = sig.runs_on_import
-        ? `import:  runs lines ${sig.runs_on_import.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ")}${mainGuard ? " (main_guard puts them under `if __name__ == \"__main__\":`)" : " (main_guard off)"}\n`
+        ? `import:  runs lines ${sig.runs_on_import.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ")}${mainGuard ? ' (main_guard puts them under `if __name__ == "__main__":`)' : " (main_guard off)"}\n`
         : "";
-      process.stdout.write(`lines:   ${result.start_line}-${result.end_line}\nparams:  ${params.join(", ") || "(none)"}\nreturns: ${returns.join(", ") || "(none)"}\ncall:    ${result.call}\n${guard}step:\n${JSON.stringify(step, null, 2)}\n`);
+      process.stdout.write(
+        `lines:   ${result.start_line}-${result.end_line}\nparams:  ${params.join(", ") || "(none)"}\nreturns: ${returns.join(", ") || "(none)"}\ncall:    ${result.call}\n${guard}step:\n${JSON.stringify(step, null, 2)}\n`,
+      );
     }
     return EXIT.ok;
   }
   if (!given) process.stderr.write(`lmr: using the suggested signature: ${result.call} (pass --param/--return to choose)\n`);
-  if (opts.mainGuard === undefined && mainGuard) process.stderr.write(`lmr: importing ${file} runs top-level code: main_guard is on (pass --no-main-guard to leave it)\n`);
+  if (opts.mainGuard === undefined && mainGuard)
+    process.stderr.write(`lmr: importing ${file} runs top-level code: main_guard is on (pass --no-main-guard to leave it)\n`);
   if (opts.out) await writeFileAtomic(opts.out, result.source);
-  const summary = { file, out: opts.out ?? null, start_line: result.start_line, end_line: result.end_line, def_line: result.def_line, call: result.call, params, returns, ...(result.guarded ? { main_guard: true, guarded: result.guarded } : {}) };
+  const summary = {
+    file,
+    out: opts.out ?? null,
+    start_line: result.start_line,
+    end_line: result.end_line,
+    def_line: result.def_line,
+    call: result.call,
+    params,
+    returns,
+    ...(result.guarded ? { main_guard: true, guarded: result.guarded } : {}),
+  };
   if (opts.json) printJsonOk("prepare extract", opts.out ? summary : { ...summary, source: result.source });
-  else if (opts.out) process.stdout.write(`extracted lines ${result.start_line}-${result.end_line} into ${name} (line ${result.def_line} of ${opts.out}): ${result.call}\n`);
+  else if (opts.out)
+    process.stdout.write(`extracted lines ${result.start_line}-${result.end_line} into ${name} (line ${result.def_line} of ${opts.out}): ${result.call}\n`);
   else process.stdout.write(result.source);
   return EXIT.ok;
 }
@@ -140,7 +163,10 @@ async function runNotebook(notebook: string, opts: NotebookOptions): Promise<num
   if (opts.out) await writeFileAtomic(opts.out, mod.source);
   const summary = { notebook, out: opts.out ?? null, cells: mod.cells, dropped_lines: mod.dropped_lines, dropped_cells: mod.dropped_cells };
   if (opts.json) printJsonOk("prepare notebook", opts.out ? summary : { ...summary, source: mod.source });
-  else if (opts.out) process.stdout.write(`wrote ${opts.out}: code cells ${mod.cells.join(", ")}, ${mod.dropped_lines} IPython line(s) and ${mod.dropped_cells.length} cell(s) dropped\n`);
+  else if (opts.out)
+    process.stdout.write(
+      `wrote ${opts.out}: code cells ${mod.cells.join(", ")}, ${mod.dropped_lines} IPython line(s) and ${mod.dropped_cells.length} cell(s) dropped\n`,
+    );
   else process.stdout.write(mod.source);
   return EXIT.ok;
 }
@@ -160,19 +186,28 @@ function parseRef(text: string, occurrence: string | undefined, flag: string): L
 
 function parseCells(text: string): number[] {
   const parts = text.split(",").map((s) => s.trim());
-  if (parts.some((p) => !/^\d+$/.test(p))) throw usage("--cells", `--cells '${text}': give 0-based code-cell indices separated by commas, e.g. 0,2,3`, PREPARE_HELP);
+  if (parts.some((p) => !/^\d+$/.test(p)))
+    throw usage("--cells", `--cells '${text}': give 0-based code-cell indices separated by commas, e.g. 0,2,3`, PREPARE_HELP);
   return parts.map(Number);
 }
 
 function splitList(values: string[]): string[] {
-  return values.flatMap((v) => v.split(",")).map((s) => s.trim()).filter((s) => s !== "");
+  return values
+    .flatMap((v) => v.split(","))
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
 }
 
 async function readInput(path: string): Promise<string> {
   try {
     return await readFile(path, "utf8");
   } catch (err) {
-    throw new LmrError({ code: "prepare/file-unreadable", message: `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, file: path, hint: "check the path" });
+    throw new LmrError({
+      code: "prepare/file-unreadable",
+      message: `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      file: path,
+      hint: "check the path",
+    });
   }
 }
 

@@ -26,9 +26,27 @@ export async function runRecordCheck(taskDirs: string[], opts: FixtureCheckOptio
     const different = results.filter((r) => r.status === "different");
     if (failed.length > 0) {
       const e = failed[0]!.error!;
-      printJsonFailed("record", new LmrError({ code: "record/check-failed", message: `${failed.length} task${failed.length === 1 ? "" : "s"} could not regenerate ${failed.length === 1 ? "its" : "their"} fixtures; ${failed[0]!.task_id}: ${e.code}: ${e.message}`, ...(e.file ? { file: e.file } : {}), ...(e.pointer ? { pointer: e.pointer } : {}), ...(e.hint ? { hint: e.hint } : {}) }), { results });
+      printJsonFailed(
+        "record",
+        new LmrError({
+          code: "record/check-failed",
+          message: `${failed.length} task${failed.length === 1 ? "" : "s"} could not regenerate ${failed.length === 1 ? "its" : "their"} fixtures; ${failed[0]!.task_id}: ${e.code}: ${e.message}`,
+          ...(e.file ? { file: e.file } : {}),
+          ...(e.pointer ? { pointer: e.pointer } : {}),
+          ...(e.hint ? { hint: e.hint } : {}),
+        }),
+        { results },
+      );
     } else if (different.length > 0) {
-      printJsonFailed("record", new LmrError({ code: "record/fixtures-differ", message: `the regenerated fixtures of ${different.map((r) => r.task_id).join(", ")} differ from the committed ones`, hint: "see data.results[].differences; re-record with lmr record if the change is meant" }), { results });
+      printJsonFailed(
+        "record",
+        new LmrError({
+          code: "record/fixtures-differ",
+          message: `the regenerated fixtures of ${different.map((r) => r.task_id).join(", ")} differ from the committed ones`,
+          hint: "see data.results[].differences; re-record with lmr record if the change is meant",
+        }),
+        { results },
+      );
     } else printJsonOk("record", { results });
   }
   return code;
@@ -38,7 +56,9 @@ function printResult(where: string, r: FixtureCheckResult): void {
   const took = `in ${r.duration_s.toFixed(1)} s`;
   if (r.status === "failed") {
     const e = r.error!;
-    process.stdout.write(`${paint("red", `${where}: cannot regenerate the fixtures`)} ${took}\n  ${formatProblem({ file: e.file, pointer: e.pointer, message: e.message, hint: e.hint })}\n`);
+    process.stdout.write(
+      `${paint("red", `${where}: cannot regenerate the fixtures`)} ${took}\n  ${formatProblem({ file: e.file, pointer: e.pointer, message: e.message, hint: e.hint })}\n`,
+    );
     return;
   }
   if (r.status === "identical") {
@@ -46,7 +66,9 @@ function printResult(where: string, r: FixtureCheckResult): void {
     process.stdout.write(`${where}: ${paint("green", "identical")} (${what}) ${took}\n`);
     return;
   }
-  process.stdout.write(`${where}: ${paint("red", `${r.differences.length} fixture file${r.differences.length === 1 ? "" : "s"} differ${r.differences.length === 1 ? "s" : ""}`)} ${took}\n`);
+  process.stdout.write(
+    `${where}: ${paint("red", `${r.differences.length} fixture file${r.differences.length === 1 ? "" : "s"} differ${r.differences.length === 1 ? "s" : ""}`)} ${took}\n`,
+  );
   for (const d of r.differences) {
     process.stdout.write(`  ${where}/${d.file}: ${d.message}${d.hint ? ` (hint: ${d.hint})` : ""}\n`);
   }

@@ -99,21 +99,45 @@ async function runRecord(taskDirs: string[], flags: RecordFlags): Promise<number
   const timeoutS = wholeNumber(flags.timeout, "--timeout", 1);
   const sandbox = parseSandboxChoice(flags.sandbox);
   if (flags.check) {
-    for (const [flag, given] of [["--driver", flags.driver], ["--driver-file", flags.driverFile], ["--max-calls", flags.maxCalls], ["--seed", flags.seed]] as const) {
+    for (const [flag, given] of [
+      ["--driver", flags.driver],
+      ["--driver-file", flags.driverFile],
+      ["--max-calls", flags.maxCalls],
+      ["--seed", flags.seed],
+    ] as const) {
       if (given !== undefined) {
-        throw new LmrError({ code: "usage/check-flag", message: `--check regenerates fixtures as task.json says; ${flag} does not apply`, hint: "set record.driver (and record.max_calls) in task.json; the seed comes from the committed calls.json" });
+        throw new LmrError({
+          code: "usage/check-flag",
+          message: `--check regenerates fixtures as task.json says; ${flag} does not apply`,
+          hint: "set record.driver (and record.max_calls) in task.json; the seed comes from the committed calls.json",
+        });
       }
     }
-    return runRecordCheck(taskDirs, { sandbox, ...(timeoutS !== undefined ? { timeoutS } : {}), ...(flags.python ? { python: flags.python } : {}), ...(flags.mirror ? { mirror: flags.mirror } : {}), json: flags.json === true });
+    return runRecordCheck(taskDirs, {
+      sandbox,
+      ...(timeoutS !== undefined ? { timeoutS } : {}),
+      ...(flags.python ? { python: flags.python } : {}),
+      ...(flags.mirror ? { mirror: flags.mirror } : {}),
+      json: flags.json === true,
+    });
   }
   if (taskDirs.length !== 1) {
-    throw new LmrError({ code: "usage/one-task", message: `lmr record records one task at a time, got ${taskDirs.length}`, hint: "pass one TASK_DIR, or --check to compare several" });
+    throw new LmrError({
+      code: "usage/one-task",
+      message: `lmr record records one task at a time, got ${taskDirs.length}`,
+      hint: "pass one TASK_DIR, or --check to compare several",
+    });
   }
   const taskDir = taskDirs[0]!;
   if (flags.driver !== undefined && flags.driverFile !== undefined) {
-    throw new LmrError({ code: "usage/driver-twice", message: "pass --driver or --driver-file, not both", hint: "use --driver-file for anything longer than a line" });
+    throw new LmrError({
+      code: "usage/driver-twice",
+      message: "pass --driver or --driver-file, not both",
+      hint: "use --driver-file for anything longer than a line",
+    });
   }
-  const driver: DriverSpec | undefined = flags.driver !== undefined ? { code: flags.driver } : flags.driverFile !== undefined ? { file: flags.driverFile } : undefined;
+  const driver: DriverSpec | undefined =
+    flags.driver !== undefined ? { code: flags.driver } : flags.driverFile !== undefined ? { file: flags.driverFile } : undefined;
   const maxCalls = wholeNumber(flags.maxCalls, "--max-calls", 1);
   const seed = wholeNumber(flags.seed, "--seed", 0);
   const task = await loadTaskForRecording(taskDir);
@@ -147,7 +171,13 @@ async function runRecord(taskDirs: string[], flags: RecordFlags): Promise<number
   if (low !== undefined) process.stderr.write(paint("yellow", `warning: ${low}`, process.stderr) + "\n");
   const total = result.bytes.reduce((a, b) => a + b, 0);
   if (total > LARGE_FIXTURES) {
-    process.stderr.write(paint("yellow", `warning: the recording is ${formatBytes(total)}; fixtures should stay small: lower --max-calls or use smaller inputs in the driver`, process.stderr) + "\n");
+    process.stderr.write(
+      paint(
+        "yellow",
+        `warning: the recording is ${formatBytes(total)}; fixtures should stay small: lower --max-calls or use smaller inputs in the driver`,
+        process.stderr,
+      ) + "\n",
+    );
   }
   return EXIT.ok;
 }

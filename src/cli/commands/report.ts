@@ -25,7 +25,10 @@ export function registerReport(program: Command): void {
   program
     .command("report")
     .description("summarise a run folder (writes RUN_DIR/summary.json) and print a report")
-    .argument("<RUN_DIR...>", "run folder written by `lmr eval` (holds run.json and results/); several: merged into one report (e.g. the shards of --shard I/N)")
+    .argument(
+      "<RUN_DIR...>",
+      "run folder written by `lmr eval` (holds run.json and results/); several: merged into one report (e.g. the shards of --shard I/N)",
+    )
     .addOption(new Option("--format <format>", "report format").choices(REPORT_FORMATS).default("md"))
     .option("--out <file>", "write the report to FILE instead of stdout")
     .addOption(new Option("--set <set>", "report only the tasks of this set").choices(TASK_SET_CHOICES).default("all"))
@@ -82,7 +85,12 @@ Examples:
           summary = buildSummary(merged, opts.set === "all" ? {} : { set: opts.set });
           // a merged summary is written nowhere, but what --format json prints is the schema's all the same
           const check = await validateSummary(summary);
-          if (!check.ok) throw new LmrError({ code: "report/summary-invalid", message: `the merged summary does not match schema/summary.schema.json: ${check.problems.map((p) => `${p.pointer || "/"} ${p.message}`).join("; ")}`, hint: "this is a bug in lmr; please report it with the run folders" });
+          if (!check.ok)
+            throw new LmrError({
+              code: "report/summary-invalid",
+              message: `the merged summary does not match schema/summary.schema.json: ${check.problems.map((p) => `${p.pointer || "/"} ${p.message}`).join("; ")}`,
+              hint: "this is a bug in lmr; please report it with the run folders",
+            });
           dir = ""; // problems name their folder themselves
         } else {
           const whole = await writeSummary(dir);
@@ -102,7 +110,13 @@ Examples:
         } else {
           const out = resolve(opts.out);
           await writeFileAtomic(out, text).catch((err: unknown) => {
-            throw new LmrError({ code: "report/write-failed", message: `cannot write the report: ${(err as Error).message}`, file: out, hint: "choose a writable --out path", cause: err });
+            throw new LmrError({
+              code: "report/write-failed",
+              message: `cannot write the report: ${(err as Error).message}`,
+              file: out,
+              hint: "choose a writable --out path",
+              cause: err,
+            });
           });
           process.stderr.write(`lmr: wrote ${format} report to ${out}${dir ? ` (summary: ${join(dir, SUMMARY_FILE)})` : ""}\n`);
         }
@@ -118,6 +132,8 @@ function printWarnings(runDir: string, problems: SummaryProblem[]): void {
     process.stderr.write(`${paint("yellow", "lmr: warning:", process.stderr)} ${line}\n`);
   }
   if (problems.length > shown.length) {
-    process.stderr.write(`lmr: ... and ${problems.length - shown.length} more warnings${runDir ? ` in ${join(runDir, SUMMARY_FILE)}` : " (--format json lists them)"}\n`);
+    process.stderr.write(
+      `lmr: ... and ${problems.length - shown.length} more warnings${runDir ? ` in ${join(runDir, SUMMARY_FILE)}` : " (--format json lists them)"}\n`,
+    );
   }
 }

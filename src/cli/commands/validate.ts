@@ -18,7 +18,10 @@ export function registerValidate(program: Command): void {
     .description("check task manifests against the schema, their files and each other (writes nothing)")
     .argument("[TASK_DIR...]", "task folders (or their task.json) to check; default: every task under --tasks-dir")
     .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
-    .option("--changed-since <REF>", "only the tasks whose inputs changed between git revision REF and the working tree (the task folder, its local upstream); ids are still compared with every task")
+    .option(
+      "--changed-since <REF>",
+      "only the tasks whose inputs changed between git revision REF and the working tree (the task folder, its local upstream); ids are still compared with every task",
+    )
     .option("--json", "print {tasks, problems[], giveaway} as JSON (the data of the --json envelope)")
     .addHelpText(
       "after",
@@ -49,7 +52,9 @@ async function runValidate(taskDirs: string[], opts: ValidateOptions): Promise<n
       const changed = await changedTasksSince(all, opts.changedSince);
       dirs = changed.changed.map((c) => c.dir);
       if (!opts.json) {
-        process.stdout.write(`changed since ${changed.ref} (${changed.commit.slice(0, 12)}): ${dirs.length} of ${all.length} task${all.length === 1 ? "" : "s"}\n`);
+        process.stdout.write(
+          `changed since ${changed.ref} (${changed.commit.slice(0, 12)}): ${dirs.length} of ${all.length} task${all.length === 1 ? "" : "s"}\n`,
+        );
         for (const c of changed.changed) process.stdout.write(`  ${displayPath(resolveTaskDir(c.dir))}: ${c.reason}\n`);
       }
     }
@@ -66,7 +71,16 @@ async function runValidate(taskDirs: string[], opts: ValidateOptions): Promise<n
   if (opts.json) {
     const data = { tasks: report.tasks, problems: report.problems.map(normalizeProblem), giveaway: report.giveaway };
     if (report.ok) printJsonOk("validate", data);
-    else printJsonFailed("validate", new LmrError({ code: "validate/problems", message: `${plural(report.problems.length, "problem")} in ${plural(report.tasks, "task")}`, hint: "see data.problems" }), data);
+    else
+      printJsonFailed(
+        "validate",
+        new LmrError({
+          code: "validate/problems",
+          message: `${plural(report.problems.length, "problem")} in ${plural(report.tasks, "task")}`,
+          hint: "see data.problems",
+        }),
+        data,
+      );
   } else {
     for (const p of report.problems) process.stdout.write(`${formatProblem(p)}\n`);
     if (report.giveaway.length > 0) process.stdout.write(formatGiveaway(report.giveaway));
@@ -79,14 +93,20 @@ async function runValidate(taskDirs: string[], opts: ValidateOptions): Promise<n
 /** One line per task: the giveaway score of each instruction level, as lmr verify recorded it; medians last. */
 function formatGiveaway(rows: { task: string; paper: number; hinted?: number; allowed: boolean }[]): string {
   const width = Math.max(...rows.map((r) => r.task.length));
-  const lines = rows.map((r) => `giveaway  ${r.task.padEnd(width)}  paper ${r.paper.toFixed(2)}${r.allowed ? " (allowed)" : ""}  hinted ${r.hinted === undefined ? "—" : r.hinted.toFixed(2)}`);
+  const lines = rows.map(
+    (r) =>
+      `giveaway  ${r.task.padEnd(width)}  paper ${r.paper.toFixed(2)}${r.allowed ? " (allowed)" : ""}  hinted ${r.hinted === undefined ? "—" : r.hinted.toFixed(2)}`,
+  );
   const median = (xs: number[]): string => {
     if (xs.length === 0) return "—";
     const s = [...xs].sort((a, b) => a - b);
     const m = s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
     return m.toFixed(2);
   };
-  if (rows.length > 1) lines.push(`giveaway  median: paper ${median(rows.map((r) => r.paper))}, hinted ${median(rows.flatMap((r) => (r.hinted === undefined ? [] : [r.hinted])))}`);
+  if (rows.length > 1)
+    lines.push(
+      `giveaway  median: paper ${median(rows.map((r) => r.paper))}, hinted ${median(rows.flatMap((r) => (r.hinted === undefined ? [] : [r.hinted])))}`,
+    );
   return lines.join("\n") + "\n";
 }
 

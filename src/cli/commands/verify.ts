@@ -43,16 +43,28 @@ export function registerVerify(program: Command): void {
     .argument("[TASK_DIR...]", "task folders; default: every task under --tasks-dir")
     .option("--tasks-dir <DIR>", "folder whose subfolders are tasks", "tasks")
     .option("--runs <N>", "reference and stub runs (default: the manifest's verification.runs, else 3)")
-    .option("--mutants <K>", "mutants of the reference to run, 0 to skip, 'all' for every mutant the generator makes (then listed with their fates, as --list-mutants); default: manifest, else 20")
+    .option(
+      "--mutants <K>",
+      "mutants of the reference to run, 0 to skip, 'all' for every mutant the generator makes (then listed with their fates, as --list-mutants); default: manifest, else 20",
+    )
     .option("--min-kill-ratio <R>", "share of mutants the tests must kill (default: manifest, else 0.8)")
     .option("--min-alternatives <N>", "alternatives/ solutions that must exist and pass (default: manifest, else 2)")
     .option("--mirror <DIR>", "local mirror of github.com repositories; default $LMR_MIRROR")
     .option("--python <PATH>", "Python interpreter to run the tests with; default $LMR_PYTHON, else python3")
     .option("--sandbox <MODE>", "auto | docker | bwrap | none (auto: docker where the task's image is built, else bwrap, else none)", "auto")
-    .option("-j, --jobs <N>", "test runs at once, shared by the tasks being verified (reference, stub, alternatives, mutants, fixtures; default: the CPU count + 2, since runs also wait on process starts and copies)")
+    .option(
+      "-j, --jobs <N>",
+      "test runs at once, shared by the tasks being verified (reference, stub, alternatives, mutants, fixtures; default: the CPU count + 2, since runs also wait on process starts and copies)",
+    )
     .option("--tasks-at-once <N>", "tasks verified side by side, so one task's builds, first runs and leak scan overlap another's runs (default: 3)")
-    .option("--changed-since <REF>", "only the tasks whose inputs changed between git revision REF and the working tree (the task folder, its local upstream, tasks over the same upstream; see below)")
-    .option("--draft", "a task still being written: every step but the finished-instruction check (TODO(author) markers); always runs, never writes verification.json")
+    .option(
+      "--changed-since <REF>",
+      "only the tasks whose inputs changed between git revision REF and the working tree (the task folder, its local upstream, tasks over the same upstream; see below)",
+    )
+    .option(
+      "--draft",
+      "a task still being written: every step but the finished-instruction check (TODO(author) markers); always runs, never writes verification.json",
+    )
     .option("--list-mutants", "print every mutant with its fate: killed (by which test), survived, reached by no test, or declared equivalent")
     .option("--force", "verify even when verification.json records the same inputs")
     .option("--no-write", "do not write verification.json")
@@ -105,7 +117,11 @@ Examples:
 function mutantCount(value: string | undefined): number | "all" | undefined {
   if (value?.trim().toLowerCase() === "all") return "all";
   if (value !== undefined && !/^\s*\d+\s*$/.test(value)) {
-    throw new LmrError({ code: "usage/bad-number", message: `--mutants must be a whole number >= 0 or 'all', got '${value}'`, hint: "e.g. --mutants 20, or --mutants all to list every mutant" });
+    throw new LmrError({
+      code: "usage/bad-number",
+      message: `--mutants must be a whole number >= 0 or 'all', got '${value}'`,
+      hint: "e.g. --mutants 20, or --mutants all to list every mutant",
+    });
   }
   return count(value, "--mutants", 0);
 }
@@ -113,7 +129,8 @@ function mutantCount(value: string | undefined): number | "all" | undefined {
 function ratio(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const r = Number(value);
-  if (value.trim() === "" || !(r >= 0 && r <= 1)) throw new LmrError({ code: "usage/bad-ratio", message: `--min-kill-ratio must be between 0 and 1, got '${value}'`, hint: "e.g. --min-kill-ratio 0.8" });
+  if (value.trim() === "" || !(r >= 0 && r <= 1))
+    throw new LmrError({ code: "usage/bad-ratio", message: `--min-kill-ratio must be between 0 and 1, got '${value}'`, hint: "e.g. --min-kill-ratio 0.8" });
   return r;
 }
 
@@ -176,10 +193,27 @@ async function runVerify(taskDirs: string[], flags: VerifyFlags): Promise<number
   // exit 3 only when every failure is the toolkit's (no interpreter, no sandbox): nothing was learned about the tasks
   const infra = failed.length > 0 && failed.every((r) => r.failure?.kind === "infra");
   if (flags.json) {
-    const data = { tasks: records, ...(problems.length > 0 ? { problems } : {}), ...(changed ? { changed_since: changedJson(changed) } : {}), ...(opts.draft ? { draft: true } : {}) };
+    const data = {
+      tasks: records,
+      ...(problems.length > 0 ? { problems } : {}),
+      ...(changed ? { changed_since: changedJson(changed) } : {}),
+      ...(opts.draft ? { draft: true } : {}),
+    };
     if (failed.length === 0) printJsonOk("verify", data);
-    else printJsonFailed("verify", new LmrError({ code: infra ? "verify/infra" : "verify/failed", message: `${failed.length} of ${records.length} tasks failed verification: ${failed.map((r) => r.task_id).join(", ")}`, hint: "see data.tasks[].failure" }), data);
-  } else process.stdout.write(`${records.length - failed.length}/${records.length} tasks verified${opts.draft ? " as drafts (nothing written; run lmr verify without --draft once the instruction is finished)" : ""}\n`);
+    else
+      printJsonFailed(
+        "verify",
+        new LmrError({
+          code: infra ? "verify/infra" : "verify/failed",
+          message: `${failed.length} of ${records.length} tasks failed verification: ${failed.map((r) => r.task_id).join(", ")}`,
+          hint: "see data.tasks[].failure",
+        }),
+        data,
+      );
+  } else
+    process.stdout.write(
+      `${records.length - failed.length}/${records.length} tasks verified${opts.draft ? " as drafts (nothing written; run lmr verify without --draft once the instruction is finished)" : ""}\n`,
+    );
   if (failed.length === 0) return EXIT.ok;
   return infra ? EXIT.infra : EXIT.check;
 }
@@ -194,7 +228,12 @@ function describeChanged(c: ChangedTasks): string {
 }
 
 function changedJson(c: ChangedTasks): { ref: string; commit: string; changed: { task: string; reason: string }[]; unchanged: string[] } {
-  return { ref: c.ref, commit: c.commit, changed: c.changed.map((t) => ({ task: displayPath(resolveTaskDir(t.dir)), reason: t.reason })), unchanged: c.unchanged.map((d) => displayPath(resolveTaskDir(d))) };
+  return {
+    ref: c.ref,
+    commit: c.commit,
+    changed: c.changed.map((t) => ({ task: displayPath(resolveTaskDir(t.dir)), reason: t.reason })),
+    unchanged: c.unchanged.map((d) => displayPath(resolveTaskDir(d))),
+  };
 }
 
 /** One task's result as the terminal shows it: the verdict line, then what to look at. */
@@ -257,7 +296,13 @@ export function mutantTable(r: VerificationRecord): string {
   if (rows.length === 0) return "  mutants: none could be made\n";
   const count = (f: MutantFateRow["fate"]): number => rows.filter((x) => x.fate === f).length;
   const fateText = (x: MutantFateRow): string =>
-    x.fate === "killed" ? `killed by ${x.killer ?? "a failing run (no test named)"}` : x.fate === "survived" ? "SURVIVED" : x.fate === "uncovered" ? "SURVIVED, reached by no test" : `equivalent: ${x.reason ?? ""}`;
+    x.fate === "killed"
+      ? `killed by ${x.killer ?? "a failing run (no test named)"}`
+      : x.fate === "survived"
+        ? "SURVIVED"
+        : x.fate === "uncovered"
+          ? "SURVIVED, reached by no test"
+          : `equivalent: ${x.reason ?? ""}`;
   const idWidth = Math.max(...rows.map((x) => x.id.length));
   const descWidth = Math.min(60, Math.max(...rows.map((x) => x.description.length)));
   const cut = (s: string): string => (s.length <= descWidth ? s.padEnd(descWidth) : `${s.slice(0, descWidth - 1)}…`);
@@ -283,12 +328,21 @@ function describe(r: VerificationRecord, unchanged: boolean, where: string, writ
     r.steps.reference.skipped ? "reference not run" : `reference ${ref}/${r.steps.reference.runs.length} pass`,
     r.steps.stub.skipped ? "stub not run" : `stub ${stub}/${r.steps.stub.runs.length} fail in-test`,
     alts.skipped ? "alternatives not run" : `alternatives ${altPassed}/${alts.alternatives.length} pass`,
-    mut.skipped ? "mutants not run" : `mutants ${mut.killed}/${mut.total} killed${mut.uncovered?.length ? ` (${mut.uncovered.length} reached by no test)` : ""}`,
+    mut.skipped
+      ? "mutants not run"
+      : `mutants ${mut.killed}/${mut.total} killed${mut.uncovered?.length ? ` (${mut.uncovered.length} reached by no test)` : ""}`,
     r.steps.leaks.skipped ? "leaks not scanned" : `leaks ${leaks.length - allowed}${allowed > 0 ? ` (+${allowed} allowed)` : ""}`,
   ].join(", ");
   const notes = reviewNotes(r);
-  if (r.ok) return [`${paint("green", "✓")} ${r.task_id} ${unchanged ? "(unchanged since last verification) " : ""}${draft ? "(draft, not recorded) " : ""}— ${figures}`, ...notes].join("\n");
-  const lines = [`${paint("red", "✗")} ${r.task_id} — failed at ${r.failure?.step}${r.failure?.kind === "infra" ? " (infrastructure)" : ""}: ${r.failure?.reason}`, `  ${figures}`];
+  if (r.ok)
+    return [
+      `${paint("green", "✓")} ${r.task_id} ${unchanged ? "(unchanged since last verification) " : ""}${draft ? "(draft, not recorded) " : ""}— ${figures}`,
+      ...notes,
+    ].join("\n");
+  const lines = [
+    `${paint("red", "✗")} ${r.task_id} — failed at ${r.failure?.step}${r.failure?.kind === "infra" ? " (infrastructure)" : ""}: ${r.failure?.reason}`,
+    `  ${figures}`,
+  ];
   for (const s of STEP_NAMES) {
     const step = r.steps[s];
     if (!step.ok && !step.skipped && s !== r.failure?.step) lines.push(`  also ${s}: ${step.reason}`);
@@ -306,7 +360,10 @@ function reviewNotes(r: VerificationRecord): string[] {
   for (const u of r.steps.mutants.uncovered ?? []) out.push(`  uncovered: ${u.description} — no test executes this line on the reference`);
   const review = r.steps.leaks.review ?? [];
   if (review.length > 0) {
-    const shown = review.slice(0, 5).map((x) => `${x.file}:${x.line} ${x.name}`).join(", ");
+    const shown = review
+      .slice(0, 5)
+      .map((x) => `${x.file}:${x.line} ${x.name}`)
+      .join(", ");
     out.push(`  review: ${review.length} definition(s) elsewhere share a target's name (${shown}${review.length > 5 ? ", …" : ""})`);
   }
   return out;

@@ -26,7 +26,9 @@ interface WorkerFlags {
 export function registerWorker(program: Command): void {
   program
     .command("worker")
-    .description("grade samples (and make chat requests) from a Redis queue that `lmr eval --queue` (`lmr generate --queue`) fills; any number, on any machines")
+    .description(
+      "grade samples (and make chat requests) from a Redis queue that `lmr eval --queue` (`lmr generate --queue`) fills; any number, on any machines",
+    )
     .requiredOption("--queue <URL>", "redis://[user:password@]host[:port][/db] or rediss://… (password also from $LMR_REDIS_PASSWORD)")
     .option("--tasks-dir <DIR>", "this machine's checkout of the tasks", "tasks")
     .option("-c, --concurrency <N>", "samples graded at once", "1")

@@ -83,7 +83,11 @@ export async function exportHarborTask(outDir: string, built: BuiltTask, level: 
     info = await writeHarnessTask(tmp, built);
     await writeFile(join(tmp, "task.toml"), renderTaskToml(built, level, info));
   });
-  const warnings = isRedistributable(m.upstream.license) ? [] : [`${m.id}: upstream licence ${m.upstream.license} does not allow redistribution; ${m.id}/ holds upstream code (environment/workspace, tests/, solution/): keep it private`];
+  const warnings = isRedistributable(m.upstream.license)
+    ? []
+    : [
+        `${m.id}: upstream licence ${m.upstream.license} does not allow redistribution; ${m.id}/ holds upstream code (environment/workspace, tests/, solution/): keep it private`,
+      ];
   return { folder, info: info!, warnings };
 }
 
@@ -97,7 +101,16 @@ export async function writeHarborDatasetFiles(outDir: string, tasks: { id: strin
     {
       adapter_name: "lmr",
       adapter_builders: ["lmr export --format harbor"],
-      original_benchmark: [{ split: level, size: tasks.length, harness: "lmr eval", supported_agents: ["lmr agent run"], adaptable: true, notes: "paper-code reproduction tasks re-authored from LMR-Bench; graded by lmr's candidate/oracle harness" }],
+      original_benchmark: [
+        {
+          split: level,
+          size: tasks.length,
+          harness: "lmr eval",
+          supported_agents: ["lmr agent run"],
+          adaptable: true,
+          notes: "paper-code reproduction tasks re-authored from LMR-Bench; graded by lmr's candidate/oracle harness",
+        },
+      ],
       harbor_adapter: [
         {
           split: level,

@@ -108,16 +108,33 @@ async function writeKit(kit: string, built: BuiltTask): Promise<{ verifiedTests:
   const dir = "{toolkit}/node/lmr-harness";
   const candidate = node
     ? nodeCandidateArgs({ dir, socket: "{socket}", tree: "{root}", support: "{support}", ...(setup ? { setup } : {}) })
-    : candidateArgs({ script: "{toolkit}/python/lmr_bridge/candidate.py", socket: "{socket}", tree: "{root}", support: "{support}", ...(setup ? { setup } : {}), ...(c.warmModules ? { warm: c.warmModules } : {}) });
+    : candidateArgs({
+        script: "{toolkit}/python/lmr_bridge/candidate.py",
+        socket: "{socket}",
+        tree: "{root}",
+        support: "{support}",
+        ...(setup ? { setup } : {}),
+        ...(c.warmModules ? { warm: c.warmModules } : {}),
+      });
   const results = ["--results-fd", "{results_fd}"];
   const oracle = node
     ? nodeHarnessArgs({ req, dir, root: "{oracle_root}", mount, results, bridge: "{socket}" })
-    : harnessArgs({ req, harness: "{toolkit}/python/lmr_harness/run_pytest.py", ini: "{toolkit}/python/lmr_harness/pytest.ini", root: "{oracle_root}", mountDir: "{mount_dir}", mount, results, bridge: "{socket}" });
+    : harnessArgs({
+        req,
+        harness: "{toolkit}/python/lmr_harness/run_pytest.py",
+        ini: "{toolkit}/python/lmr_harness/pytest.ini",
+        root: "{oracle_root}",
+        mountDir: "{mount_dir}",
+        mount,
+        results,
+        bridge: "{socket}",
+      });
 
   // the set lmr verified, when the record is of this very grader (as lmr eval checks it)
   const record = await readVerification(task).catch(() => undefined);
   const ref = record?.steps?.reference as { tests?: string[]; skipped_tests?: string[] } | undefined;
-  const verified = record && record.inputs?.grader === bundle.hashes.grader && Array.isArray(ref?.tests) ? { tests: ref!.tests!, skipped: ref!.skipped_tests ?? [] } : null;
+  const verified =
+    record && record.inputs?.grader === bundle.hashes.grader && Array.isArray(ref?.tests) ? { tests: ref!.tests!, skipped: ref!.skipped_tests ?? [] } : null;
   // the environment lmr's docker backend gives both processes (one thread, no plugin autoload,
   // offline hubs), without what comes from the exporting machine: its pass-through variables and
   // its CPU's kernel pins, which grade.py applies for the CPU it runs on (kernel_pins)
@@ -158,7 +175,7 @@ function testSh(): string {
     `"$PY" -s -B "$KIT/grade.py" --kit "$KIT" --workspace ${HARNESS_WORKDIR} --reward-dir /logs/verifier`,
     "status=$?",
     "# a grader that could not write a reward is a failure of the trial, never a pass",
-    '[ -s /logs/verifier/reward.txt ] || echo 0 > /logs/verifier/reward.txt',
+    "[ -s /logs/verifier/reward.txt ] || echo 0 > /logs/verifier/reward.txt",
     "exit $status",
     "",
   ].join("\n");
@@ -170,7 +187,10 @@ function solveSh(targets: string[]): string {
     "# Written by lmr export: the oracle. Puts the reference target files back into the workspace.",
     "set -euo pipefail",
     'HERE="$(cd "$(dirname "$0")" && pwd)"',
-    ...targets.map((t) => `mkdir -p ${JSON.stringify(dirname(`${HARNESS_WORKDIR}/${t}`))} && cp "$HERE/reference/"${JSON.stringify(t)} ${JSON.stringify(`${HARNESS_WORKDIR}/${t}`)}`),
+    ...targets.map(
+      (t) =>
+        `mkdir -p ${JSON.stringify(dirname(`${HARNESS_WORKDIR}/${t}`))} && cp "$HERE/reference/"${JSON.stringify(t)} ${JSON.stringify(`${HARNESS_WORKDIR}/${t}`)}`,
+    ),
     "",
   ].join("\n");
 }

@@ -66,7 +66,12 @@ export async function makeHfRow(built: BuiltTask): Promise<HfRow> {
     set: readTaskSet(m),
     kind: m.kind ?? null,
     // a local upstream's path means nothing on another machine
-    upstream: { repo: isUrlUpstream(m.upstream) ? m.upstream.repo : null, commit: bundle.upstream.commit, license: m.upstream.license, redistributable: isRedistributable(m.upstream.license) },
+    upstream: {
+      repo: isUrlUpstream(m.upstream) ? m.upstream.repo : null,
+      commit: bundle.upstream.commit,
+      license: m.upstream.license,
+      redistributable: isRedistributable(m.upstream.license),
+    },
     targets: m.targets.map((t) => ({ file: t.file, symbol: t.symbol, mode: t.mode })),
     context_files: [...(m.context_files ?? [])],
     instruction_paper: await readFile(instructionPath(task, "paper"), "utf8"),
@@ -79,7 +84,12 @@ export async function makeHfRow(built: BuiltTask): Promise<HfRow> {
       gpu: m.environment.gpu,
       network: m.environment.network,
     },
-    tests: { runner: m.tests.runner ?? "pytest", count: Array.isArray(tests) ? tests.length : null, timeout_per_test_s: m.tests.timeout_per_test_s, timeout_total_s: m.tests.timeout_total_s },
+    tests: {
+      runner: m.tests.runner ?? "pytest",
+      count: Array.isArray(tests) ? tests.length : null,
+      timeout_per_test_s: m.tests.timeout_per_test_s,
+      timeout_total_s: m.tests.timeout_total_s,
+    },
     verification: {
       ok: typeof record?.ok === "boolean" ? record.ok : null,
       verified_at: typeof record?.verified_at === "string" ? record.verified_at : null,
@@ -110,7 +120,11 @@ function sizeCategory(n: number): string {
 }
 
 function bibKey(row: HfRow): string {
-  const word = row.paper.title.toLowerCase().match(/[a-z0-9]+/g)?.find((w) => w.length > 3) ?? "paper";
+  const word =
+    row.paper.title
+      .toLowerCase()
+      .match(/[a-z0-9]+/g)
+      ?.find((w) => w.length > 3) ?? "paper";
   return `${row.id.replace(/[^A-Za-z0-9]+/g, "_")}_${word}${row.paper.year}`;
 }
 
@@ -156,7 +170,10 @@ function renderDatasetCard(rows: HfRow[]): string {
   const table = [
     "| id | paper | year | category | set | upstream | licence |",
     "| --- | --- | --- | --- | --- | --- | --- |",
-    ...rows.map((r) => `| ${cell(r.id)} | [${cell(r.paper.title)}](${r.paper.url}) | ${r.paper.year} | ${cell(r.category)} | ${r.set} | ${r.upstream.repo ? `${cell(r.upstream.repo)}${r.upstream.commit ? ` @ \`${r.upstream.commit.slice(0, 12)}\`` : ""}` : "(local)"} | ${cell(r.upstream.license)}${r.upstream.redistributable ? "" : " (not redistributable)"} |`),
+    ...rows.map(
+      (r) =>
+        `| ${cell(r.id)} | [${cell(r.paper.title)}](${r.paper.url}) | ${r.paper.year} | ${cell(r.category)} | ${r.set} | ${r.upstream.repo ? `${cell(r.upstream.repo)}${r.upstream.commit ? ` @ \`${r.upstream.commit.slice(0, 12)}\`` : ""}` : "(local)"} | ${cell(r.upstream.license)}${r.upstream.redistributable ? "" : " (not redistributable)"} |`,
+    ),
   ];
   const body = [
     "",

@@ -68,7 +68,9 @@ export async function exportInspectTask(outDir: string, built: BuiltTask, level:
     };
     await writeFile(join(tmp, "sample.json"), JSON.stringify(sample, null, 2) + "\n");
   });
-  const warnings = isRedistributable(m.upstream.license) ? [] : [`${m.id}: upstream licence ${m.upstream.license} does not allow redistribution; tasks/${m.id}/ holds upstream code: keep it private`];
+  const warnings = isRedistributable(m.upstream.license)
+    ? []
+    : [`${m.id}: upstream licence ${m.upstream.license} does not allow redistribution; tasks/${m.id}/ holds upstream code: keep it private`];
   return { folder, info: info!, warnings };
 }
 
@@ -86,7 +88,7 @@ export async function writeInspectFiles(outDir: string, ids: string[], level: In
       `Written by \`lmr export --format inspect\`: ${ids.length} task${ids.length === 1 ? "" : "s"} at instruction level \`${level}\`.`,
       "",
       "```sh",
-      'inspect eval lmr_inspect.py --model openai/gpt-4o                 # docker sandbox per task (Compose v2)',
+      "inspect eval lmr_inspect.py --model openai/gpt-4o                 # docker sandbox per task (Compose v2)",
       "inspect eval lmr_inspect.py --model mockllm/model -T sandbox=local  # no Docker: Inspect's local sandbox",
       "inspect eval lmr_inspect.py -T tasks=pref-loss,beam-search --epochs 5   # pass@5 with the pass_at_5 reducer",
       "```",

@@ -44,7 +44,9 @@ export async function makeJsonlRow(built: BuiltTask): Promise<{ row: JsonlRow; w
     redistributable,
     code,
   };
-  return redistributable ? { row } : { row, warning: `${m.id}: upstream licence ${m.upstream.license} does not allow redistribution; row written with "code": null` };
+  return redistributable
+    ? { row }
+    : { row, warning: `${m.id}: upstream licence ${m.upstream.license} does not allow redistribution; row written with "code": null` };
 }
 
 export function renderJsonl(rows: JsonlRow[]): string {

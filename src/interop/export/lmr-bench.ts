@@ -79,7 +79,9 @@ export async function exportLmrBenchTask(outDir: string, built: BuiltTask): Prom
 
   const warnings: string[] = [];
   if (!isRedistributable(m.upstream.license)) {
-    warnings.push(`${m.id}: upstream licence ${m.upstream.license} does not allow redistribution; ${folderName}/ holds upstream code (the repository and golden_files/): keep it private`);
+    warnings.push(
+      `${m.id}: upstream licence ${m.upstream.license} does not allow redistribution; ${folderName}/ holds upstream code (the repository and golden_files/): keep it private`,
+    );
   }
   return { folder, warnings };
 }
@@ -168,7 +170,13 @@ function renderDockerfile(task: ResolvedTask, repo: string, testsDir: string): s
 /** The repository folder's name: the URL's last segment, or the local upstream folder's name. */
 function repoFolderName(task: ResolvedTask): string {
   const up = task.manifest.upstream;
-  const raw = isUrlUpstream(up) ? up.repo.replace(/\.git$/, "").replace(/\/+$/, "").split(/[/:]/).pop() ?? "" : basename(resolve(task.dir, up.path));
+  const raw = isUrlUpstream(up)
+    ? (up.repo
+        .replace(/\.git$/, "")
+        .replace(/\/+$/, "")
+        .split(/[/:]/)
+        .pop() ?? "")
+    : basename(resolve(task.dir, up.path));
   const name = raw.replace(/[^A-Za-z0-9._-]/g, "-").replace(/^[.-]+/, "");
   return name === "" || name === "golden_files" ? "repo" : name;
 }

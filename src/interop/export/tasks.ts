@@ -19,7 +19,12 @@ export interface BuiltTask {
 export async function selectTaskDirs(taskDirs: string[], tasksDir: string): Promise<string[]> {
   const dirs = taskDirs.length > 0 ? taskDirs : await findTaskDirs(tasksDir);
   if (dirs.length === 0) {
-    throw new LmrError({ code: "usage/no-tasks", file: tasksDir, message: "no task folders found", hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks" });
+    throw new LmrError({
+      code: "usage/no-tasks",
+      file: tasksDir,
+      message: "no task folders found",
+      hint: "pass task folders as arguments or point --tasks-dir at a folder of tasks",
+    });
   }
   return dirs;
 }

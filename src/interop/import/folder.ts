@@ -30,7 +30,13 @@ const DEFAULT_PYTHON = "3.11";
  * Turns one LMR-Bench paper folder into task plans, reporting every defect.
  * `takenIds` holds ids already planned in this import (and gets the new ones).
  */
-export async function planFolder(folderDir: string, opts: ImportOptions, takenIds: Set<string>, report: Report, skip: (s: Omit<SkippedTask, "folder">) => void): Promise<TaskPlan[]> {
+export async function planFolder(
+  folderDir: string,
+  opts: ImportOptions,
+  takenIds: Set<string>,
+  report: Report,
+  skip: (s: Omit<SkippedTask, "folder">) => void,
+): Promise<TaskPlan[]> {
   const folderName = basename(folderDir);
   let data: unknown;
   try {
@@ -112,8 +118,8 @@ function lookupFacts(info: InfoPaper, map: Record<string, RepoFacts>): RepoFacts
 function resolvePaper(info: InfoPaper, facts: RepoFacts | undefined, report: Report): TaskManifest["paper"] | undefined {
   const url = info.url ?? facts?.paper_url;
   const year = info.year ?? facts?.year;
-  if (url === undefined) report("/paper_url", "paper_url missing: add it to info.json or to the --commit-map entry ({\"commit\": ..., \"paper_url\": ...})", false);
-  if (year === undefined) report("/year", "year missing: add it to info.json or to the --commit-map entry ({\"commit\": ..., \"year\": ...})", false);
+  if (url === undefined) report("/paper_url", 'paper_url missing: add it to info.json or to the --commit-map entry ({"commit": ..., "paper_url": ...})', false);
+  if (year === undefined) report("/year", 'year missing: add it to info.json or to the --commit-map entry ({"commit": ..., "year": ...})', false);
   if (info.title === undefined || url === undefined || year === undefined) return undefined;
   return { title: info.title, url, year, ...(info.venue !== undefined ? { venue: info.venue } : {}) };
 }
@@ -126,7 +132,11 @@ function resolveCommit(info: InfoPaper, facts: RepoFacts | undefined, report: Re
   }
   if (facts) return facts.commit;
   if (info.repoUrl !== undefined) {
-    report("/repo_url", `no commit known for ${info.repoUrl}: LMR-Bench does not pin commits; add {"${info.repoUrl}": "<40-hex sha>"} to --commit-map FILE`, false);
+    report(
+      "/repo_url",
+      `no commit known for ${info.repoUrl}: LMR-Bench does not pin commits; add {"${info.repoUrl}": "<40-hex sha>"} to --commit-map FILE`,
+      false,
+    );
   }
   return undefined;
 }
@@ -148,11 +158,23 @@ async function resolveLicense(info: InfoPaper, facts: RepoFacts | undefined, rep
 
 async function defaultEnvironment(repoDir: string, repoFolder: string, report: Report): Promise<Environment> {
   const { requirements, skipped } = await readRequirements(repoDir);
-  if (skipped.length > 0) report("/repo_folder_name", `${repoFolder}/requirements.txt: ${skipped.length} line(s) that are not plain specifiers left out (${skipped.slice(0, 3).join("; ")})`, true);
+  if (skipped.length > 0)
+    report(
+      "/repo_folder_name",
+      `${repoFolder}/requirements.txt: ${skipped.length} line(s) that are not plain specifiers left out (${skipped.slice(0, 3).join("; ")})`,
+      true,
+    );
   return { python: DEFAULT_PYTHON, requirements, gpu: false, network: false };
 }
 
-async function resolveImplementation(impl: InfoImplementation, folderDir: string, repoDir: string, repoFolder: string, opts: ImportOptions, report: Report): Promise<Resolved | undefined> {
+async function resolveImplementation(
+  impl: InfoImplementation,
+  folderDir: string,
+  repoDir: string,
+  repoFolder: string,
+  opts: ImportOptions,
+  report: Report,
+): Promise<Resolved | undefined> {
   const p = impl.pointer;
   let category = impl.category;
   if (category === undefined) {
@@ -206,7 +228,11 @@ async function checkUnitTest(impl: InfoImplementation, folderDir: string, repoDi
   const { path } = normalizeRepoPath(impl.unitTestFile, repoFolder);
   const safe = checkRelativePath(path) === undefined && checkRelativePath(impl.unitTestFile) === undefined;
   if (safe && ((await isFile(join(repoDir, path))) || (await isFile(join(folderDir, impl.unitTestFile))))) return;
-  report(`${impl.pointer}/unit_test_file`, `'${impl.unitTestFile}' does not exist in the folder; the placeholder test must be replaced by tests written from scratch`, false);
+  report(
+    `${impl.pointer}/unit_test_file`,
+    `'${impl.unitTestFile}' does not exist in the folder; the placeholder test must be replaced by tests written from scratch`,
+    false,
+  );
 }
 
 /** Task ids: lmr export's task_id groups every implementation into one task; otherwise one task per implementation. */

@@ -157,7 +157,11 @@ function readImplementation(raw: unknown, index: number, report: Report, seenIds
   const lmrTarget = asObj(o.lmr_target);
   if (lmrTarget && typeof lmrTarget.file === "string" && typeof lmrTarget.symbol === "string") impl.lmrTarget = lmrTarget as unknown as Target;
   if (fn === undefined && !impl.lmrTarget) {
-    report(`${base}/goal_function`, `goal_function ${"goal_function" in o ? "is empty" : "missing"}: no function to mask${cls ? ` (class_name is '${cls}')` : ""}`, false);
+    report(
+      `${base}/goal_function`,
+      `goal_function ${"goal_function" in o ? "is empty" : "missing"}: no function to mask${cls ? ` (class_name is '${cls}')` : ""}`,
+      false,
+    );
   }
 
   const test = str(o.unit_test_file);
@@ -206,7 +210,8 @@ function readId(o: Obj, base: string, report: Report, seen: Map<string, number>)
     }
     if (n === undefined) continue;
     const first = seen.get(`${key}:${n}`);
-    if (first !== undefined) report(`${base}/${key}`, `${key} ${n} is also used by /implementations/${first}; ignored (task ids are derived from folder and function)`, true);
+    if (first !== undefined)
+      report(`${base}/${key}`, `${key} ${n} is also used by /implementations/${first}; ignored (task ids are derived from folder and function)`, true);
     else seen.set(`${key}:${n}`, Number(base.split("/").pop()));
   }
 }

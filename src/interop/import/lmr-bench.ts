@@ -46,7 +46,10 @@ export async function importLmrBench(dir: string, outDir: string, opts: ImportOp
     for (const { folder, plan } of plans) {
       const defect = (message: string): Defect => ({ folder, key: plan.pointer, message, repaired: false });
       const final = join(out, plan.id);
-      const exists = await stat(final).then(() => true, () => false);
+      const exists = await stat(final).then(
+        () => true,
+        () => false,
+      );
       if (exists && !opts.force) {
         result.defects.push(defect(`task folder ${final} already exists; not overwritten (use --force to replace it)`));
         result.skipped.push({ folder, id: plan.id, reason: "task folder exists" });
@@ -81,7 +84,10 @@ async function writeTask(dir: string, plan: TaskPlan): Promise<void> {
 /** Rename the staged task into place; a replaced (--force) folder goes away only after the new one is in. */
 async function moveIntoPlace(staged: string, final: string, stage: string): Promise<void> {
   const old = join(stage, `.old-${Math.random().toString(36).slice(2)}`);
-  const replaced = await rename(final, old).then(() => true, () => false);
+  const replaced = await rename(final, old).then(
+    () => true,
+    () => false,
+  );
   await rename(staged, final);
   if (replaced) await rm(old, { recursive: true, force: true });
 }
@@ -90,13 +96,23 @@ async function moveIntoPlace(staged: string, final: string, stage: string): Prom
 async function listPaperFolders(dir: string): Promise<{ abs: string; shown: string }[]> {
   const abs = resolve(dir);
   if (!(await isDir(abs))) {
-    throw new LmrError({ code: "import/dir-missing", file: dir, message: "not a folder", hint: "give the LMR-Bench benchmark folder (one folder per paper, each with info.json)" });
+    throw new LmrError({
+      code: "import/dir-missing",
+      file: dir,
+      message: "not a folder",
+      hint: "give the LMR-Bench benchmark folder (one folder per paper, each with info.json)",
+    });
   }
   if (await isFile(join(abs, INFO))) return [{ abs, shown: dir }];
   const names = (await readdir(abs, { withFileTypes: true })).filter((e) => e.isDirectory() && !e.name.startsWith(".")).map((e) => e.name);
   const withInfo = await Promise.all(names.map((n) => isFile(join(abs, n, INFO))));
   if (!withInfo.some(Boolean)) {
-    throw new LmrError({ code: "import/no-papers", file: dir, message: `no paper folder with ${INFO} in it`, hint: "point at the folder that holds 1-DPO/, 2-.../ (each with info.json)" });
+    throw new LmrError({
+      code: "import/no-papers",
+      file: dir,
+      message: `no paper folder with ${INFO} in it`,
+      hint: "point at the folder that holds 1-DPO/, 2-.../ (each with info.json)",
+    });
   }
   names.sort((a, b) => leadingNumber(a) - leadingNumber(b) || (a < b ? -1 : a > b ? 1 : 0));
   return names.map((n) => ({ abs: join(abs, n), shown: join(dir, n) }));
@@ -108,7 +124,10 @@ function orderDefects(defects: Defect[]): Defect[] {
     const m = /^\/implementations\/(\d+)/.exec(d.key);
     return m ? Number(m[1]) + 1 : 0;
   };
-  return defects.map((d, i) => ({ d, i })).sort((a, b) => rank(a.d) - rank(b.d) || a.i - b.i).map(({ d }) => d);
+  return defects
+    .map((d, i) => ({ d, i }))
+    .sort((a, b) => rank(a.d) - rank(b.d) || a.i - b.i)
+    .map(({ d }) => d);
 }
 
 function leadingNumber(name: string): number {

@@ -18,15 +18,26 @@ import { parseRequirements } from "./requirements.js";
 const NOT_REPO = new Set(["golden_files", "unit_test", "unit_tests", "__pycache__"]);
 
 export async function isDir(p: string): Promise<boolean> {
-  return stat(p).then((s) => s.isDirectory(), () => false);
+  return stat(p).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }
 
 export async function isFile(p: string): Promise<boolean> {
-  return stat(p).then((s) => s.isFile(), () => false);
+  return stat(p).then(
+    (s) => s.isFile(),
+    () => false,
+  );
 }
 
 /** The repository folder's name: repo_folder_name, or the only candidate subfolder when it is missing. */
-export async function locateRepoFolder(folderDir: string, declared: string | undefined, repoUrl: string | undefined, report: Report): Promise<string | undefined> {
+export async function locateRepoFolder(
+  folderDir: string,
+  declared: string | undefined,
+  repoUrl: string | undefined,
+  report: Report,
+): Promise<string | undefined> {
   if (declared !== undefined) {
     const why = checkRelativePath(declared);
     if (why === undefined && (await isDir(join(folderDir, declared)))) return declared;
@@ -58,9 +69,7 @@ export function normalizeRepoPath(path: string, repoFolder: string): { path: str
   return { path: p, strippedPrefix };
 }
 
-export type SymbolCheck =
-  | { ok: true; symbol: string; repaired?: string }
-  | { ok: false; message: string };
+export type SymbolCheck = { ok: true; symbol: string; repaired?: string } | { ok: false; message: string };
 
 /**
  * Looks the symbol up in the file with the masker's own index, so a task we
@@ -75,15 +84,26 @@ export async function checkSymbol(repoDir: string, file: string, symbol: string,
     return { ok: false, message: `cannot index ${file}: ${isLmrError(err) ? err.message : String(err)}` };
   }
   const same = symbols.filter((s) => s.name === symbol);
-  if (same.length === 1 || (same.length > 1 && line !== undefined && same.some((s) => s.line === line || s.decorator_line === line))) return { ok: true, symbol };
-  if (same.length > 1) return { ok: false, message: `${symbol} is defined ${same.length} times in ${file} (lines ${same.map((s) => s.line).join(", ")}); a person must pick one` };
+  if (same.length === 1 || (same.length > 1 && line !== undefined && same.some((s) => s.line === line || s.decorator_line === line)))
+    return { ok: true, symbol };
+  if (same.length > 1)
+    return { ok: false, message: `${symbol} is defined ${same.length} times in ${file} (lines ${same.map((s) => s.line).join(", ")}); a person must pick one` };
   if (!symbol.includes(".")) {
     const methods = symbols.filter((s) => s.name.endsWith(`.${symbol}`));
-    if (methods.length === 1) return { ok: true, symbol: methods[0]!.name, repaired: `${symbol} is a method: class_name '${methods[0]!.name.slice(0, -symbol.length - 1)}' added` };
+    if (methods.length === 1)
+      return { ok: true, symbol: methods[0]!.name, repaired: `${symbol} is a method: class_name '${methods[0]!.name.slice(0, -symbol.length - 1)}' added` };
   }
   const last = symbol.split(".").pop()!;
   const near = symbols.filter((s) => s.name.split(".").pop() === last).map((s) => s.name);
-  const hint = near.length > 0 ? `; defined as ${near.join(", ")}` : symbols.length > 0 ? `; the file defines ${symbols.slice(0, 5).map((s) => s.name).join(", ")}${symbols.length > 5 ? ", ..." : ""}` : "";
+  const hint =
+    near.length > 0
+      ? `; defined as ${near.join(", ")}`
+      : symbols.length > 0
+        ? `; the file defines ${symbols
+            .slice(0, 5)
+            .map((s) => s.name)
+            .join(", ")}${symbols.length > 5 ? ", ..." : ""}`
+        : "";
   return { ok: false, message: `${symbol} is not defined in ${file}${hint}` };
 }
 

@@ -111,9 +111,10 @@ export function planTsBodyEdit(source: string, def: TsDef, ctx: BodyContext, own
   const kept = def.derivedConstructor && statements[0] && isSuperCall(statements[0], ctx.morph) ? statements[0] : undefined;
   const closing = startsItsLine(source, close) ? readLineIndent(source, close) : readLineIndent(source, open);
   const firstInside = kept ? statements[1] : statements[0];
-  const inner = firstInside && startsItsLine(source, firstInside.getStart()) && readLineIndent(source, firstInside.getStart()).length > closing.length
-    ? readLineIndent(source, firstInside.getStart())
-    : closing + ctx.indentUnit;
+  const inner =
+    firstInside && startsItsLine(source, firstInside.getStart()) && readLineIndent(source, firstInside.getStart()).length > closing.length
+      ? readLineIndent(source, firstInside.getStart())
+      : closing + ctx.indentUnit;
   const start = kept ? kept.getEnd() : open + 1;
   return makeEdit(source, start, close, `${eol}${lines.map((l) => inner + l).join(eol)}${eol}${closing}`, owner);
 }
@@ -134,4 +135,3 @@ function pointOf(source: string, index: number): { row: number; column: number }
   for (let i = source.indexOf("\n"); i >= 0 && i < index; i = source.indexOf("\n", i + 1)) row++;
   return { row, column: index - (source.lastIndexOf("\n", index - 1) + 1) };
 }
-

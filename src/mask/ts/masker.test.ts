@@ -52,7 +52,14 @@ describe("TsMasker", () => {
   });
 
   it("replaces only the body: header, JSDoc and everything else byte for byte", async () => {
-    const r = await ts.mask(SOURCE, [{ symbol: "add", mode: "body" }, { symbol: "Box.map", mode: "body" }], "m.ts");
+    const r = await ts.mask(
+      SOURCE,
+      [
+        { symbol: "add", mode: "body" },
+        { symbol: "Box.map", mode: "body" },
+      ],
+      "m.ts",
+    );
     expect(r.source).toBe(
       SOURCE.replace("  const s = a + b;\n  return s;\n", '  // TODO: implement add\n  throw new Error("not implemented: add");\n').replace(
         "    return new Box(f(this.v));\n",
@@ -72,14 +79,22 @@ describe("TsMasker", () => {
     expect(r.source).toContain("  let t = 0;\n");
     expect(r.source).toContain("  return t;\n");
     expect(r.source.split("\n").slice(0, 3)).toEqual(src.split("\n").slice(0, 3));
-    const err = await ts.mask(src, [{ symbol: "total", mode: "region", region: { start: { anchor: "t", occurrence: 9 }, end: { line: 4 } } }], "m.ts").catch((e: unknown) => e);
+    const err = await ts
+      .mask(src, [{ symbol: "total", mode: "region", region: { start: { anchor: "t", occurrence: 9 }, end: { line: 4 } } }], "m.ts")
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LmrError);
     expect((err as LmrError).code).toBe("mask/anchor-not-found");
     expect((err as LmrError).hint).toContain("from the header line");
   });
 
   it("refuses a region outside mode region, and mode region without a region, as the Python masker does", async () => {
-    const rejection = (p: Promise<unknown>): Promise<LmrError> => p.then(() => { throw new Error("expected an LmrError"); }, (e: unknown) => e as LmrError);
+    const rejection = (p: Promise<unknown>): Promise<LmrError> =>
+      p.then(
+        () => {
+          throw new Error("expected an LmrError");
+        },
+        (e: unknown) => e as LmrError,
+      );
     const stray = await rejection(ts.mask(SOURCE, [{ symbol: "add", mode: "body", region: { start: { line: 3 }, end: { line: 3 } } }], "m.ts"));
     expect([stray.code, stray.pointer]).toEqual(["mask/bad-mode", "add"]);
     const bare = await rejection(ts.mask(SOURCE, [{ symbol: "add", mode: "region" }], "m.ts"));
@@ -98,7 +113,9 @@ describe("TsMasker", () => {
   it("masks JavaScript with the same rules", async () => {
     const src = lines("export function mergeStep(pairs, ranks) {", "  return pairs.filter((p) => ranks.has(p));", "}");
     const r = await js.mask(src, [{ symbol: "mergeStep", mode: "body" }], "bpe.mjs");
-    expect(r.source).toBe(lines("export function mergeStep(pairs, ranks) {", "  // TODO: implement mergeStep", '  throw new Error("not implemented: mergeStep");', "}"));
+    expect(r.source).toBe(
+      lines("export function mergeStep(pairs, ranks) {", "  // TODO: implement mergeStep", '  throw new Error("not implemented: mergeStep");', "}"),
+    );
   });
 
   it("names the closest symbols for an unknown name", async () => {
@@ -113,10 +130,22 @@ describe("TsMasker", () => {
 
   it("a masked file adds no type error to its project; a broken edit would", async () => {
     const dir = await mkdtemp(join(tmpdir(), "lmr-ts-mask-"));
-    await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "es2022" }, include: ["*.ts"] }));
+    await writeFile(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({ compilerOptions: { strict: true, noEmit: true, target: "es2022", module: "es2022" }, include: ["*.ts"] }),
+    );
     await writeFile(join(dir, "m.ts"), SOURCE);
     await writeFile(join(dir, "use.ts"), 'import { add, Box } from "./m";\nexport const n: number = add(1, 2) + new Box(3).map((x) => x + 1).value;\n');
-    const masked = (await ts.mask(SOURCE, [{ symbol: "add", mode: "body" }, { symbol: "Box", mode: "class" }], join(dir, "m.ts"))).source;
+    const masked = (
+      await ts.mask(
+        SOURCE,
+        [
+          { symbol: "add", mode: "body" },
+          { symbol: "Box", mode: "class" },
+        ],
+        join(dir, "m.ts"),
+      )
+    ).source;
     const good = await checkTsTypes(join(dir, "m.ts"), masked);
     expect(good?.added).toEqual([]);
     const bad = await checkTsTypes(join(dir, "m.ts"), SOURCE.replace("): number {", "): string {"));

@@ -1,6 +1,16 @@
 import type { SourceFile } from "ts-morph";
 import { LmrError, type ErrorCode } from "../../core/errors.js";
-import { describeDiagnostic, FLAVOR_EXTENSIONS, flavorOf, isTypedFlavor, parseTsSource, parseTsSourceWith, readSyntaxDiagnostics, type ScriptFlavor, type TsMorph } from "../../lang/ts-source.js";
+import {
+  describeDiagnostic,
+  FLAVOR_EXTENSIONS,
+  flavorOf,
+  isTypedFlavor,
+  parseTsSource,
+  parseTsSourceWith,
+  readSyntaxDiagnostics,
+  type ScriptFlavor,
+  type TsMorph,
+} from "../../lang/ts-source.js";
 import { applyEdits, checkOverlaps, type TextEdit } from "../apply-edits.js";
 import { collectMethods, locateSymbol } from "../locate-symbol.js";
 import { checkSpecMode } from "../spec-check.js";
@@ -50,7 +60,10 @@ export class TsMasker implements Masker {
   private readonly cacheSize: number;
 
   /** `cacheSize`: parsed sources kept (file + index), so masking many symbols of one file parses it once. Default 2; 0 = none. */
-  constructor(private readonly flavor: ScriptFlavor, options: { cacheSize?: number } = {}) {
+  constructor(
+    private readonly flavor: ScriptFlavor,
+    options: { cacheSize?: number } = {},
+  ) {
     this.language = flavor.startsWith("ts") ? "typescript" : "javascript";
     this.extensions = FLAVOR_EXTENSIONS[flavor];
     this.cacheSize = options.cacheSize ?? 2;
@@ -65,7 +78,12 @@ export class TsMasker implements Masker {
       const defs = specs.map((spec) => locateSymbol(parsed.index, spec.symbol, spec.line, file));
       const plan = (anyFor: ReadonlySet<number>): { edits: TextEdit[]; bodies: BodyEdit[] } => {
         const stubFacts = oracle ? (def: TsDef): TsStubFacts | undefined => factsFor(oracle, source, def, anyFor, parsed.morph) : undefined;
-        const ctx: BodyContext = { indentUnit: detectTsIndentUnit(source, parsed.index, parsed.morph), typed: isTypedFlavor(flavor), morph: parsed.morph, ...(stubFacts ? { stubFacts } : {}) };
+        const ctx: BodyContext = {
+          indentUnit: detectTsIndentUnit(source, parsed.index, parsed.morph),
+          typed: isTypedFlavor(flavor),
+          morph: parsed.morph,
+          ...(stubFacts ? { stubFacts } : {}),
+        };
         const edits: TextEdit[] = [];
         const bodies: BodyEdit[] = [];
         specs.forEach((spec, owner) => {
@@ -199,7 +217,16 @@ interface BodyEdit {
 }
 
 /** The edits for one spec; those that mask a body are pushed to `bodies` too. */
-function planSpec(source: string, def: TsDef, spec: MaskSpec, index: TsIndex, ctx: BodyContext, owner: number, file: string | undefined, bodies: BodyEdit[]): TextEdit[] {
+function planSpec(
+  source: string,
+  def: TsDef,
+  spec: MaskSpec,
+  index: TsIndex,
+  ctx: BodyContext,
+  owner: number,
+  file: string | undefined,
+  bodies: BodyEdit[],
+): TextEdit[] {
   const fail = checkSpecMode(spec, file);
   if (spec.mode === "region" && spec.region) {
     if (def.kind === "class") fail("mask/wrong-mode", `"${spec.symbol}" is a class`, "mask a region of one of its methods");

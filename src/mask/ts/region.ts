@@ -15,7 +15,15 @@ import { detectEol, findLineStart, readLineIndent, startsItsLine } from "../text
  * the region declared are declared again as `let NAME: any;` before the
  * throw, so code after the region (unreachable now) still type-checks.
  */
-export function planTsRegionEdit(source: string, def: TsDef, region: { start: LineRef; end: LineRef }, typed: boolean, morph: TsMorph, owner: number, file: string | undefined): TextEdit {
+export function planTsRegionEdit(
+  source: string,
+  def: TsDef,
+  region: { start: LineRef; end: LineRef },
+  typed: boolean,
+  morph: TsMorph,
+  owner: number,
+  file: string | undefined,
+): TextEdit {
   const fail = (message: string, hint: string): never => {
     throw new LmrError({ code: "mask/bad-region", file, pointer: def.qualname, message, hint });
   };
@@ -31,7 +39,10 @@ export function planTsRegionEdit(source: string, def: TsDef, region: { start: Li
   const bodyFirst = lineOf(items[0]!.getStart());
   const bodyLast = lineOf(items[items.length - 1]!.getEnd());
   if (startLine < bodyFirst || endLine > bodyLast) {
-    fail(`region lines ${startLine}-${endLine} are not inside the body of ${def.qualname} (lines ${bodyFirst}-${bodyLast})`, "give lines of the function's body");
+    fail(
+      `region lines ${startLine}-${endLine} are not inside the body of ${def.qualname} (lines ${bodyFirst}-${bodyLast})`,
+      "give lines of the function's body",
+    );
   }
   const run = findRun(items, startLine, endLine, lineOf, morph);
   if (!run) {
@@ -42,7 +53,8 @@ export function planTsRegionEdit(source: string, def: TsDef, region: { start: Li
   }
   const first = run[0]!;
   const last = run[run.length - 1]!;
-  if (!startsItsLine(source, first.getStart())) fail(`region line ${startLine} shares its line with code before it`, "mask the enclosing statement, or use mode body");
+  if (!startsItsLine(source, first.getStart()))
+    fail(`region line ${startLine} shares its line with code before it`, "mask the enclosing statement, or use mode body");
   const indent = readLineIndent(source, first.getStart());
   const eol = detectEol(source, first.getStart());
   const names = typed ? declaredNames(run, morph) : [];
@@ -80,7 +92,8 @@ function declaredNames(run: Statement[], morph: TsMorph): string[] {
   const out: string[] = [];
   const fromBinding = (name: Node): void => {
     if (N.isIdentifier(name)) out.push(name.getText());
-    else for (const b of name.getDescendantsOfKind(morph.ts.SyntaxKind.BindingElement)) if (N.isIdentifier(b.getNameNode())) out.push(b.getNameNode().getText());
+    else
+      for (const b of name.getDescendantsOfKind(morph.ts.SyntaxKind.BindingElement)) if (N.isIdentifier(b.getNameNode())) out.push(b.getNameNode().getText());
   };
   for (const s of run) {
     if (N.isVariableStatement(s)) for (const d of s.getDeclarations()) fromBinding(d.getNameNode());

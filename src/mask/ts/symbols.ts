@@ -84,7 +84,19 @@ export function indexTsDefinitions(file: SourceFile, morph: TsMorph): TsIndex {
       walk(fn, `${qualname}.`, parent); // an overload signature: nothing inside to mask
       return;
     }
-    const def = add({ qualname, kind: member ? "method" : "function", node: fn, start: bind.start, end: bind.end, headerStart: bind.headerStart, body, ...(parent ? { parent } : {}) }, bind.owner);
+    const def = add(
+      {
+        qualname,
+        kind: member ? "method" : "function",
+        node: fn,
+        start: bind.start,
+        end: bind.end,
+        headerStart: bind.headerStart,
+        body,
+        ...(parent ? { parent } : {}),
+      },
+      bind.owner,
+    );
     if (N.isConstructorDeclaration(fn) && parent && isClassLike(parent.node) && parent.node.getExtends()) def.derivedConstructor = true;
     walk(fn, `${qualname}.`, def);
   };
@@ -92,11 +104,15 @@ export function indexTsDefinitions(file: SourceFile, morph: TsMorph): TsIndex {
   const isClassLike = (n: Node): n is Node & ClassLikeDeclarationBase => N.isClassDeclaration(n) || N.isClassExpression(n);
 
   const addClass = (qualname: string, cls: Node & ClassLikeDeclarationBase, bind: Binding, parent: TsDef | undefined): void => {
-    const def = add({ qualname, kind: "class", node: cls, start: bind.start, end: bind.end, headerStart: bind.headerStart, ...(parent ? { parent } : {}) }, bind.owner);
+    const def = add(
+      { qualname, kind: "class", node: cls, start: bind.start, end: bind.end, headerStart: bind.headerStart, ...(parent ? { parent } : {}) },
+      bind.owner,
+    );
     for (const member of cls.getMembers()) {
       const own = bindingOf(member);
       if (N.isConstructorDeclaration(member)) addFunction(`${qualname}.constructor`, member, own, def, true);
-      else if (N.isMethodDeclaration(member) || N.isGetAccessorDeclaration(member) || N.isSetAccessorDeclaration(member)) addFunction(`${qualname}.${nameOf(member.getNameNode())}`, member, own, def, true);
+      else if (N.isMethodDeclaration(member) || N.isGetAccessorDeclaration(member) || N.isSetAccessorDeclaration(member))
+        addFunction(`${qualname}.${nameOf(member.getNameNode())}`, member, own, def, true);
       else if (N.isPropertyDeclaration(member)) {
         const init = member.getInitializer();
         if (init) bindValue(`${qualname}.${nameOf(member.getNameNode())}`, init, own, def, true);
@@ -117,7 +133,8 @@ export function indexTsDefinitions(file: SourceFile, morph: TsMorph): TsIndex {
     if (!N.isObjectLiteralExpression(obj)) return;
     for (const prop of obj.getProperties()) {
       const own = bindingOf(prop);
-      if (N.isMethodDeclaration(prop) || N.isGetAccessorDeclaration(prop) || N.isSetAccessorDeclaration(prop)) addFunction(`${prefix}${nameOf(prop.getNameNode())}`, prop, own, parent, true);
+      if (N.isMethodDeclaration(prop) || N.isGetAccessorDeclaration(prop) || N.isSetAccessorDeclaration(prop))
+        addFunction(`${prefix}${nameOf(prop.getNameNode())}`, prop, own, parent, true);
       else if (N.isPropertyAssignment(prop)) {
         const init = prop.getInitializer();
         if (init) bindValue(`${prefix}${nameOf(prop.getNameNode())}`, init, own, parent, true);
@@ -158,7 +175,8 @@ export function indexTsDefinitions(file: SourceFile, morph: TsMorph): TsIndex {
     } else if (N.isExportAssignment(n)) {
       bindValue(`${prefix}default`, n.getExpression(), bindingOf(n), parent, false);
     } else if (N.isModuleDeclaration(n)) {
-      if (N.isStringLiteral(n.getNameNode())) walk(n, prefix, parent); // `declare module "x"`
+      if (N.isStringLiteral(n.getNameNode()))
+        walk(n, prefix, parent); // `declare module "x"`
       else for (const s of n.getStatements()) visit(s, `${prefix}${n.getName().replace(/\s+/g, "")}.`, parent);
     } else if (N.isExpressionStatement(n) && isAssignment(n.getExpression())) {
       const expr = unwrap(n.getExpression());
@@ -180,12 +198,14 @@ export function indexTsDefinitions(file: SourceFile, morph: TsMorph): TsIndex {
   /** Parentheses, `as`, `satisfies`, `<T>x` and `x!` around a value. */
   const unwrap = (node: Node): Node => {
     let n = node;
-    while (N.isParenthesizedExpression(n) || N.isAsExpression(n) || N.isSatisfiesExpression(n) || N.isTypeAssertion(n) || N.isNonNullExpression(n)) n = n.getExpression();
+    while (N.isParenthesizedExpression(n) || N.isAsExpression(n) || N.isSatisfiesExpression(n) || N.isTypeAssertion(n) || N.isNonNullExpression(n))
+      n = n.getExpression();
     return n;
   };
 
   /** A member's name as written: `x`, `#x`, `"a b"` → `a b`, `[Symbol.iterator]`. */
-  const nameOf = (name: Node): string => (N.isStringLiteral(name) || N.isNoSubstitutionTemplateLiteral(name) ? name.getLiteralText() : name.getText().replace(/\s+/g, ""));
+  const nameOf = (name: Node): string =>
+    N.isStringLiteral(name) || N.isNoSubstitutionTemplateLiteral(name) ? name.getLiteralText() : name.getText().replace(/\s+/g, "");
 
   walk(file, "", undefined);
   const byName = new Map<string, TsDef[]>();

@@ -59,7 +59,12 @@ export async function openTypeCheck(file: string, tsconfig = findTsconfig(file))
   try {
     project = new morph.Project({ tsConfigFilePath: tsconfig });
   } catch (err) {
-    throw new LmrError({ code: "mask/tsconfig-unreadable", file: tsconfig, message: `cannot load the project: ${String(err)}`, hint: "fix tsconfig.json, or pass --no-compile-check" });
+    throw new LmrError({
+      code: "mask/tsconfig-unreadable",
+      file: tsconfig,
+      message: `cannot load the project: ${String(err)}`,
+      hint: "fix tsconfig.json, or pass --no-compile-check",
+    });
   }
   const abs = resolve(file);
   const sf = project.getSourceFile(abs) ?? project.addSourceFileAtPath(abs);

@@ -31,7 +31,16 @@ interface Outcome {
 async function maskIn(files: Record<string, string>, main: string, symbol: string, line?: number): Promise<Outcome> {
   const dir = join(root, `case-${++cases}`);
   await import("node:fs/promises").then((fs) => fs.mkdir(dir));
-  const options = { strict: true, noEmit: true, target: "es2022", module: "esnext", moduleResolution: "bundler", lib: ["es2022"], allowJs: true, checkJs: false };
+  const options = {
+    strict: true,
+    noEmit: true,
+    target: "es2022",
+    module: "esnext",
+    moduleResolution: "bundler",
+    lib: ["es2022"],
+    allowJs: true,
+    checkJs: false,
+  };
   await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: options, include: ["*.ts", "*.js"] }));
   for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
   const file = join(dir, main);
@@ -150,7 +159,7 @@ describe("type-preserving stubs", () => {
     expect(r.addedPlain.join("\n")).toMatch(/TS2454/);
   });
 
-  it("write other modules' types as import(\"./m\").T, type parameters and this as they are", async () => {
+  it('write other modules\' types as import("./m").T, type parameters and this as they are', async () => {
     const types = lines("export interface Thing {", "  id: number;", "}", "export function makeThing(): Thing {", "  return { id: 1 };", "}");
     const src = lines(
       'import { makeThing } from "./types";',

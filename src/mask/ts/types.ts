@@ -105,7 +105,13 @@ class CheckerOracle implements TsTypeOracle {
     if (file.getFullText() !== text) file.replaceWithText(text);
     const program = this.project.getProgram().compilerObject;
     const sf = program.getSourceFile(file.getFilePath());
-    if (!sf) throw new LmrError({ code: "mask/oracle-no-file", file: this.file, message: "the type checker's program does not hold the file", hint: "create the oracle over a project that includes it" });
+    if (!sf)
+      throw new LmrError({
+        code: "mask/oracle-no-file",
+        file: this.file,
+        message: "the type checker's program does not hold the file",
+        hint: "create the oracle over a project that includes it",
+      });
     return { sf, program, checker: program.getTypeChecker() };
   }
 }
@@ -125,7 +131,14 @@ function findFunctionAt(ts: Ts, sf: TsNamespace.SourceFile, pos: number): TsName
   return found;
 }
 
-function describe(ts: Ts, program: TsNamespace.Program, checker: TsNamespace.TypeChecker, sf: TsNamespace.SourceFile, fn: TsNamespace.FunctionLikeDeclaration, project: Project): TsStubFacts {
+function describe(
+  ts: Ts,
+  program: TsNamespace.Program,
+  checker: TsNamespace.TypeChecker,
+  sf: TsNamespace.SourceFile,
+  fn: TsNamespace.FunctionLikeDeclaration,
+  project: Project,
+): TsStubFacts {
   return {
     keep: keepReturnType(ts, program, checker, sf, fn, project),
     assign: assignedOuterVariables(ts, checker, sf, fn).map((n) => `${n} = undefined as never;`),
@@ -137,7 +150,14 @@ function describe(ts: Ts, program: TsNamespace.Program, checker: TsNamespace.Typ
  * none where the plain stub already does; `any` where the type cannot be
  * written outside the body (it names a type the body declares).
  */
-function keepReturnType(ts: Ts, program: TsNamespace.Program, checker: TsNamespace.TypeChecker, sf: TsNamespace.SourceFile, fn: TsNamespace.FunctionLikeDeclaration, project: Project): string[] {
+function keepReturnType(
+  ts: Ts,
+  program: TsNamespace.Program,
+  checker: TsNamespace.TypeChecker,
+  sf: TsNamespace.SourceFile,
+  fn: TsNamespace.FunctionLikeDeclaration,
+  project: Project,
+): string[] {
   if (ts.isConstructorDeclaration(fn) || ts.isSetAccessorDeclaration(fn) || fn.type) return [];
   const sig = checker.getSignatureFromDeclaration(fn);
   if (!sig) return [];
@@ -176,7 +196,15 @@ function promised(checker: TsNamespace.TypeChecker, type: TsNamespace.Type): TsN
  * or where it names something declared inside the function (gone with the
  * body, or another thing of that name once it is).
  */
-function printType(ts: Ts, program: TsNamespace.Program, checker: TsNamespace.TypeChecker, sf: TsNamespace.SourceFile, fn: TsNamespace.FunctionLikeDeclaration, type: TsNamespace.Type, project: Project): string | undefined {
+function printType(
+  ts: Ts,
+  program: TsNamespace.Program,
+  checker: TsNamespace.TypeChecker,
+  sf: TsNamespace.SourceFile,
+  fn: TsNamespace.FunctionLikeDeclaration,
+  type: TsNamespace.Type,
+  project: Project,
+): string | undefined {
   const NB = ts.NodeBuilderFlags;
   const flags = NB.NoTruncation | NB.UseStructuralFallback | NB.GenerateNamesForShadowedTypeParams | NB.AllowEmptyTuple;
   const build = (f: number): TsNamespace.TypeNode | undefined => {
@@ -209,7 +237,10 @@ function keepEmptyMembers(ts: Ts, root: TsNamespace.TypeNode): TsNamespace.TypeN
   const isEmptyLiteral = (n: TsNamespace.Node): boolean => ts.isTypeLiteralNode(n) && n.members.length === 0;
   const never = (): TsNamespace.TypeNode => f.createKeywordTypeNode(ts.SyntaxKind.NeverKeyword);
   const emptyMapped = (): TsNamespace.TypeNode =>
-    ts.setEmitFlags(f.createMappedTypeNode(undefined, f.createTypeParameterDeclaration(undefined, "K", never()), undefined, undefined, never(), undefined), ts.EmitFlags.SingleLine);
+    ts.setEmitFlags(
+      f.createMappedTypeNode(undefined, f.createTypeParameterDeclaration(undefined, "K", never()), undefined, undefined, never(), undefined),
+      ts.EmitFlags.SingleLine,
+    );
   const rewrite = (context: TsNamespace.TransformationContext) => {
     const visit = (n: TsNamespace.Node): TsNamespace.Node => {
       const node = ts.visitEachChild(n, visit, context);
@@ -227,7 +258,8 @@ function keepEmptyMembers(ts: Ts, root: TsNamespace.TypeNode): TsNamespace.TypeN
 /** Whether a type node the node builder wrote stands for an object type: a type literal with members, a mapped, function, array or tuple type, a class or interface by name. */
 function certainlyObject(ts: Ts, node: TsNamespace.TypeNode): boolean {
   if (ts.isTypeLiteralNode(node)) return node.members.length > 0;
-  if (ts.isMappedTypeNode(node) || ts.isFunctionTypeNode(node) || ts.isConstructorTypeNode(node) || ts.isArrayTypeNode(node) || ts.isTupleTypeNode(node)) return true;
+  if (ts.isMappedTypeNode(node) || ts.isFunctionTypeNode(node) || ts.isConstructorTypeNode(node) || ts.isArrayTypeNode(node) || ts.isTupleTypeNode(node))
+    return true;
   if (ts.isTypeOperatorNode(node) && node.operator === ts.SyntaxKind.ReadonlyKeyword) return certainlyObject(ts, node.type);
   const name = ts.isTypeReferenceNode(node) ? node.typeName : ts.isImportTypeNode(node) ? node.qualifier : undefined;
   const last = name && (ts.isQualifiedName(name) ? name.right : name);
@@ -265,13 +297,26 @@ function namesInside(ts: Ts, node: TsNamespace.Node, fn: TsNamespace.FunctionLik
  * a type from another module is written with the specifier declaration emit
  * would use (`import("@scope/pkg").T`), not the file's absolute path.
  */
-type TypeToTypeNodeWithTracker = (type: TsNamespace.Type, enclosing: TsNamespace.Node, flags: number, internalFlags: number, tracker: object) => TsNamespace.TypeNode | undefined;
+type TypeToTypeNodeWithTracker = (
+  type: TsNamespace.Type,
+  enclosing: TsNamespace.Node,
+  flags: number,
+  internalFlags: number,
+  tracker: object,
+) => TsNamespace.TypeNode | undefined;
 
 function moduleTracker(ts: Ts, program: TsNamespace.Program, project: Project): object {
   const internal = ts as unknown as { getModuleSpecifierResolverHost?: (program: TsNamespace.Program, host: object) => object };
   const fs = project.getModuleResolutionHost();
-  const host = { getCurrentDirectory: () => program.getCurrentDirectory(), readFile: (f: string) => fs.readFile(f), useCaseSensitiveFileNames: () => project.getFileSystem().isCaseSensitive() };
-  return { trackSymbol: () => false, ...(internal.getModuleSpecifierResolverHost ? { moduleResolverHost: internal.getModuleSpecifierResolverHost(program, host) } : {}) };
+  const host = {
+    getCurrentDirectory: () => program.getCurrentDirectory(),
+    readFile: (f: string) => fs.readFile(f),
+    useCaseSensitiveFileNames: () => project.getFileSystem().isCaseSensitive(),
+  };
+  return {
+    trackSymbol: () => false,
+    ...(internal.getModuleSpecifierResolverHost ? { moduleResolverHost: internal.getModuleSpecifierResolverHost(program, host) } : {}),
+  };
 }
 
 /**
@@ -301,12 +346,19 @@ function isAssignmentTarget(ts: Ts, id: TsNamespace.Identifier): boolean {
   let node: TsNamespace.Node = id;
   for (;;) {
     const parent: TsNamespace.Node = node.parent;
-    if (ts.isParenthesizedExpression(parent) || ts.isNonNullExpression(parent) || ts.isAsExpression(parent) || ts.isSatisfiesExpression(parent) || ts.isTypeAssertionExpression(parent)) {
+    if (
+      ts.isParenthesizedExpression(parent) ||
+      ts.isNonNullExpression(parent) ||
+      ts.isAsExpression(parent) ||
+      ts.isSatisfiesExpression(parent) ||
+      ts.isTypeAssertionExpression(parent)
+    ) {
       node = parent;
       continue;
     }
     if (ts.isBinaryExpression(parent)) return parent.left === node && isAssignmentOperator(ts, parent.operatorToken.kind);
-    if (ts.isPrefixUnaryExpression(parent) || ts.isPostfixUnaryExpression(parent)) return parent.operator === ts.SyntaxKind.PlusPlusToken || parent.operator === ts.SyntaxKind.MinusMinusToken;
+    if (ts.isPrefixUnaryExpression(parent) || ts.isPostfixUnaryExpression(parent))
+      return parent.operator === ts.SyntaxKind.PlusPlusToken || parent.operator === ts.SyntaxKind.MinusMinusToken;
     if (ts.isForInStatement(parent) || ts.isForOfStatement(parent)) return parent.initializer === node;
     // inside a destructuring pattern: `[a, b] = …`, `({ a, b: c } = …)`, `[...rest] = …`
     if (ts.isShorthandPropertyAssignment(parent)) return parent.name === node && isDestructuringTarget(ts, parent.parent);

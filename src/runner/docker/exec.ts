@@ -29,7 +29,12 @@ export async function runPythonInImage(o: {
   memoryMb?: number;
 }): Promise<ProcessRun> {
   const image = o.python.image;
-  if (!image) throw new LmrError({ code: "run/not-in-image", message: `${o.python.path} is not an interpreter of a task image`, hint: "resolve it with resolveRunPython({ sandbox: \"docker\", environment })" });
+  if (!image)
+    throw new LmrError({
+      code: "run/not-in-image",
+      message: `${o.python.path} is not an interpreter of a task image`,
+      hint: 'resolve it with resolveRunPython({ sandbox: "docker", environment })',
+    });
   const name = `lmr-tool-${process.pid}-${randomBytes(5).toString("hex")}`;
   const user = containerUser();
   const home = join(o.workDir, "home");
@@ -41,8 +46,18 @@ export async function runPythonInImage(o: {
   const env = { ...containerEnv({ home, tmp }, 1, false), PYTHONPATH: python, PYTHONHASHSEED: "0", ...o.env };
   const memoryMb = o.memoryMb ?? 8192;
   const argv = dockerRunArgs({
-    name, image: image.id, writable: [o.workDir], readOnly: [python, ...(o.readOnly ?? [])], workdir: o.cwd,
-    env, user, network: false, memoryMb, maxProcs: 1024, cpus: 1, gpu: image.gpu,
+    name,
+    image: image.id,
+    writable: [o.workDir],
+    readOnly: [python, ...(o.readOnly ?? [])],
+    workdir: o.cwd,
+    env,
+    user,
+    network: false,
+    memoryMb,
+    maxProcs: 1024,
+    cpus: 1,
+    gpu: image.gpu,
     cmd: [o.python.path, ...o.args],
   }).filter((a) => a !== "--interactive");
   const t0 = performance.now();
@@ -62,7 +77,13 @@ export async function runPythonInImage(o: {
     child.stderr.on("data", keep);
     child.on("error", (err) => {
       clearTimeout(timer);
-      resolveRun({ exitCode: null, signal: null, timedOut, output: `cannot start ${dockerBin()}: ${err.message}`, duration_s: (performance.now() - t0) / 1000 });
+      resolveRun({
+        exitCode: null,
+        signal: null,
+        timedOut,
+        output: `cannot start ${dockerBin()}: ${err.message}`,
+        duration_s: (performance.now() - t0) / 1000,
+      });
     });
     child.on("close", (code) => {
       clearTimeout(timer);
@@ -83,9 +104,19 @@ export async function runPythonInImage(o: {
  * a generator script, the grader's conftest.py files, all in the task folder)
  * have their folders bound read-only, and so has `taskDir`, the task folder.
  */
-export async function runRecordInImage(python: PythonEnv, tree: string, configPath: string, dir: string, timeoutS: number, extraEnv: Record<string, string> = {}, taskDir?: string): Promise<ProcessRun> {
+export async function runRecordInImage(
+  python: PythonEnv,
+  tree: string,
+  configPath: string,
+  dir: string,
+  timeoutS: number,
+  extraEnv: Record<string, string> = {},
+  taskDir?: string,
+): Promise<ProcessRun> {
   const config = JSON.parse(await readFile(configPath, "utf8")) as { driver?: { file?: string }; script?: string; conftests?: { path: string }[] };
-  const files = [config.driver?.file, config.script, ...(config.conftests ?? []).map((c) => c.path)].filter((f): f is string => typeof f === "string" && !isInside(dir, f));
+  const files = [config.driver?.file, config.script, ...(config.conftests ?? []).map((c) => c.path)].filter(
+    (f): f is string => typeof f === "string" && !isInside(dir, f),
+  );
   // a driver or generator may import the task's own helpers (tests/*.py): the whole task folder is bound when known
   const folders = [...new Set([...files.map((f) => dirname(f)), ...(taskDir && !isInside(dir, taskDir) ? [taskDir] : [])])].sort();
   const readOnly = folders.filter((f) => !folders.some((g) => g !== f && isInside(g, f)));

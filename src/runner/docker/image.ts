@@ -21,7 +21,10 @@ let swept: Promise<void> | undefined;
  * inspected once per process. The first docker run of a process also removes
  * containers that runs of dead lmr processes left behind.
  */
-export async function findDockerTarget(environment: Readonly<Environment> | undefined, runner: TestRunnerName = "pytest"): Promise<{ target: DockerTarget; why: string } | { reason: string; short: string; buildable?: boolean }> {
+export async function findDockerTarget(
+  environment: Readonly<Environment> | undefined,
+  runner: TestRunnerName = "pytest",
+): Promise<{ target: DockerTarget; why: string } | { reason: string; short: string; buildable?: boolean }> {
   const daemon = await probeDocker();
   if (!daemon.ok) return { reason: daemon.reason, short: daemon.reason };
   let spec: EnvSpec;
@@ -47,10 +50,21 @@ export async function findDockerTarget(environment: Readonly<Environment> | unde
       buildable: true,
     };
   }
-  swept ??= sweepStaleContainers().then(() => undefined, () => undefined);
+  swept ??= sweepStaleContainers().then(
+    () => undefined,
+    () => undefined,
+  );
   await swept;
   return {
-    target: { tag, id: image.id, digest: image.digest, python: spec.node ? IMAGE_NODE : IMAGE_PYTHON, pythonVersion: spec.node ? "node" : spec.python, spec, gpu: environment?.gpu ?? false },
+    target: {
+      tag,
+      id: image.id,
+      digest: image.digest,
+      python: spec.node ? IMAGE_NODE : IMAGE_PYTHON,
+      pythonVersion: spec.node ? "node" : spec.python,
+      spec,
+      gpu: environment?.gpu ?? false,
+    },
     why: `Docker ${daemon.version} answers and ${tag} is built`,
   };
 }

@@ -88,22 +88,46 @@ export function dockerRunArgs(a: DockerRunArgs): string[] {
   const bind = (src: string, dst: string, ro = false): string[] => ["--mount", `type=bind,source=${src},target=${dst}${ro ? ",readonly" : ""}`];
   return [
     // --log-driver none: output comes over the attached pipes; no json log written to disk per run.
-    "run", "--rm", "--interactive", "--log-driver", "none", "--name", a.name,
-    "--label", `${OWNER_LABEL}=${ownerLabel()}`,
-    "--network", a.network ? "bridge" : "none",
-    "--read-only", "--tmpfs", `/tmp:rw,exec,nosuid,nodev,size=${a.tmpMb ?? TMPFS_MB}m`,
+    "run",
+    "--rm",
+    "--interactive",
+    "--log-driver",
+    "none",
+    "--name",
+    a.name,
+    "--label",
+    `${OWNER_LABEL}=${ownerLabel()}`,
+    "--network",
+    a.network ? "bridge" : "none",
+    "--read-only",
+    "--tmpfs",
+    `/tmp:rw,exec,nosuid,nodev,size=${a.tmpMb ?? TMPFS_MB}m`,
     ...(a.shmMb ? ["--shm-size", `${a.shmMb}m`] : []),
-    ...(a.tmpfs ?? []).flatMap((t) => ["--mount", `type=tmpfs,destination=${t.path},tmpfs-size=${Math.max(1, Math.floor(t.sizeMb)) * 1024 * 1024},tmpfs-mode=1777`]),
+    ...(a.tmpfs ?? []).flatMap((t) => [
+      "--mount",
+      `type=tmpfs,destination=${t.path},tmpfs-size=${Math.max(1, Math.floor(t.sizeMb)) * 1024 * 1024},tmpfs-mode=1777`,
+    ]),
     ...a.writable.flatMap((w) => bind(w, w)),
     ...a.readOnly.flatMap((r) => bind(r, r, true)),
     ...(a.readOnlyAt ?? []).flatMap(([src, dst]) => bind(src, dst, true)),
     ...(a.chanDir ? bind(a.chanDir, IN_CHAN) : []),
-    "--user", `${a.user.uid}:${a.user.gid}`,
-    "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-    "--memory", `${a.memoryMb}m`, "--memory-swap", `${a.memoryMb}m`,
-    "--pids-limit", String(a.maxProcs), "--cpus", String(a.cpus),
+    "--user",
+    `${a.user.uid}:${a.user.gid}`,
+    "--cap-drop",
+    "ALL",
+    "--security-opt",
+    "no-new-privileges",
+    "--memory",
+    `${a.memoryMb}m`,
+    "--memory-swap",
+    `${a.memoryMb}m`,
+    "--pids-limit",
+    String(a.maxProcs),
+    "--cpus",
+    String(a.cpus),
     ...(a.gpu ? ["--gpus", "all"] : []),
-    "--workdir", a.workdir,
+    "--workdir",
+    a.workdir,
     ...Object.entries(a.env).flatMap(([k, v]) => ["--env", `${k}=${v}`]),
     a.image,
     ...a.cmd,
@@ -130,7 +154,14 @@ const MIB = 1024 * 1024;
  * anything else of the host. The same signed records as on the host, over a unix socket,
  * and the same limits.
  */
-export async function executeInDocker(req: RunRequest, target: DockerTarget, scratch: Scratch, mount: string, memoryMb: number, network: boolean): Promise<Execution> {
+export async function executeInDocker(
+  req: RunRequest,
+  target: DockerTarget,
+  scratch: Scratch,
+  mount: string,
+  memoryMb: number,
+  network: boolean,
+): Promise<Execution> {
   const name = `lmr-run-${process.pid}-${randomBytes(5).toString("hex")}`;
   const key = randomBytes(32).toString("hex");
   const user = containerUser();
@@ -162,39 +193,101 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
       const treeSource = join(scratch.dir, "tree-source");
       const setup = req.candidateSetup ? join(scratch.support, basename(req.candidateSetup)) : undefined;
       const cmd = [
-        "timeout", "--signal=KILL", selfDestruct, "prlimit", `--as=${asBytes}`, "--",
+        "timeout",
+        "--signal=KILL",
+        selfDestruct,
+        "prlimit",
+        `--as=${asBytes}`,
+        "--",
         target.python,
         ...(node
-          ? nodeCandidateArgs({ dir: IMAGE_NODE_HARNESS, socket, tree: scratch.root, copyFrom: treeSource, support: scratch.support, ...(setup ? { setup } : {}), ...(req.reportImports ? { reportImports: true } : {}) })
+          ? nodeCandidateArgs({
+              dir: IMAGE_NODE_HARNESS,
+              socket,
+              tree: scratch.root,
+              copyFrom: treeSource,
+              support: scratch.support,
+              ...(setup ? { setup } : {}),
+              ...(req.reportImports ? { reportImports: true } : {}),
+            })
           : candidateArgs({
-              script: IN_CANDIDATE, socket, tree: scratch.root, copyFrom: treeSource, support: scratch.support,
+              script: IN_CANDIDATE,
+              socket,
+              tree: scratch.root,
+              copyFrom: treeSource,
+              support: scratch.support,
               ...(setup ? { setup } : {}),
               ...(req.traceLines ? { traceLines: req.traceLines } : {}),
               ...(req.reportImports ? { reportImports: true } : {}),
               ...(req.warmModules ? { warm: req.warmModules } : {}),
             })),
       ];
-      const argv = [dockerBin(), ...dockerRunArgs({
-        name: candidateName, image: target.id, writable: [scratch.bridge], readOnly: [scratch.support], readOnlyAt: [[scratch.root, treeSource]],
-        tmpfs: [{ path: scratch.root, sizeMb: diskMb }], tmpMb: req.tmpMb ?? CANDIDATE_TMP_MB, shmMb: CANDIDATE_SHM_MB, workdir: "/tmp",
-        env: containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, network), user, network, memoryMb, maxProcs, cpus, gpu: target.gpu, cmd,
-      }).filter((a) => a !== "--interactive")];
+      const argv = [
+        dockerBin(),
+        ...dockerRunArgs({
+          name: candidateName,
+          image: target.id,
+          writable: [scratch.bridge],
+          readOnly: [scratch.support],
+          readOnlyAt: [[scratch.root, treeSource]],
+          tmpfs: [{ path: scratch.root, sizeMb: diskMb }],
+          tmpMb: req.tmpMb ?? CANDIDATE_TMP_MB,
+          shmMb: CANDIDATE_SHM_MB,
+          workdir: "/tmp",
+          env: containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, network),
+          user,
+          network,
+          memoryMb,
+          maxProcs,
+          cpus,
+          gpu: target.gpu,
+          cmd,
+        }).filter((a) => a !== "--interactive"),
+      ];
       candidate = spawnCandidate(argv, { ...(process.env as Record<string, string>) }, scratch.dir, () => {
         spawn(dockerBin(), ["kill", "--signal", "KILL", candidateName], { stdio: "ignore" }).on("error", () => {});
       });
     }
     const cmd = [
-      "timeout", "--signal=KILL", selfDestruct,
-      "prlimit", `--as=${asBytes}`, "--",
+      "timeout",
+      "--signal=KILL",
+      selfDestruct,
+      "prlimit",
+      `--as=${asBytes}`,
+      "--",
       target.python,
       ...(node
         ? nodeHarnessArgs({ req, dir: IMAGE_NODE_HARNESS, root: scratch.oracleRoot, mount, results: ["--results-socket", IN_SOCKET], bridge: socket })
-        : harnessArgs({ req, harness: IN_HARNESS, ini: IN_INI, root: scratch.oracleRoot, mountDir: scratch.mountDir, mount, results: ["--results-socket", IN_SOCKET], bridge: socket })),
+        : harnessArgs({
+            req,
+            harness: IN_HARNESS,
+            ini: IN_INI,
+            root: scratch.oracleRoot,
+            mountDir: scratch.mountDir,
+            mount,
+            results: ["--results-socket", IN_SOCKET],
+            bridge: socket,
+          })),
     ];
-    const argv = [dockerBin(), ...dockerRunArgs({
-      name, image: target.id, writable: [scratch.bridge], readOnly: [scratch.oracleRoot], chanDir, workdir: scratch.oracleRoot,
-      env: containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, false), user, network: false, memoryMb, maxProcs, cpus, gpu: target.gpu, cmd,
-    })];
+    const argv = [
+      dockerBin(),
+      ...dockerRunArgs({
+        name,
+        image: target.id,
+        writable: [scratch.bridge],
+        readOnly: [scratch.oracleRoot],
+        chanDir,
+        workdir: scratch.oracleRoot,
+        env: containerEnv({ home: "/tmp", tmp: "/tmp" }, threads, false),
+        user,
+        network: false,
+        memoryMb,
+        maxProcs,
+        cpus,
+        gpu: target.gpu,
+        cmd,
+      }),
+    ];
     const { facts, reader } = await superviseRun({
       argv,
       env: { ...(process.env as Record<string, string>) },
@@ -229,7 +322,16 @@ export async function executeInDocker(req: RunRequest, target: DockerTarget, scr
       facts,
       reader,
       log: text,
-      isolation: { network: network ? "on" : "off", filesystem: "minimal", memory_mb: memoryMb, memory: "cgroup", disk_mb: diskMb, pids: "cgroup", cpus, uid: user.uid },
+      isolation: {
+        network: network ? "on" : "off",
+        filesystem: "minimal",
+        memory_mb: memoryMb,
+        memory: "cgroup",
+        disk_mb: diskMb,
+        pids: "cgroup",
+        cpus,
+        uid: user.uid,
+      },
     };
   } finally {
     await candidate?.stop();
@@ -280,7 +382,13 @@ export function findMissingModules(state: ChannelState, root: string): string[] 
 }
 
 /** Names the missing modules and the manifest fields that fix them; `infra` unless the caller grades untrusted code. */
-export function missingModuleVerdict(verdict: Verdict, state: ChannelState, root: string, target: DockerTarget, mode: "infra" | "error"): Verdict & { missing_modules?: string[] } {
+export function missingModuleVerdict(
+  verdict: Verdict,
+  state: ChannelState,
+  root: string,
+  target: DockerTarget,
+  mode: "infra" | "error",
+): Verdict & { missing_modules?: string[] } {
   if (verdict.status !== "error" && verdict.status !== "failed") return verdict;
   const missing = findMissingModules(state, root);
   if (missing.length === 0) return verdict;
