@@ -71,7 +71,7 @@ export function toolkitHash(): string {
   return memo;
 }
 
-/** Version and hash as one string, for reuse keys: `0.1.0+<12 hex>`. */
+/** Version and hash as one string, for reuse keys: `0.2.0+<12 hex>`. */
 export function toolkitIdentity(): string {
   return `${TOOLKIT_VERSION}+${toolkitHash().slice(0, 12)}`;
 }

@@ -33,7 +33,7 @@ export interface CiWorkflowOptions {
 async function renderCiWorkflow(opts: CiWorkflowOptions = {}): Promise<string> {
   const values: Record<string, string> = {
     TASKS_DIR: checkTasksDir(opts.tasksDir ?? "tasks"),
-    INSTALL: checkPlain("--install", opts.install ?? `${PACKAGE}@${VERSION}`, "e.g. --install lmr@0.1.0, or a tarball or git URL npm can install"),
+    INSTALL: checkPlain("--install", opts.install ?? `${PACKAGE}@${VERSION}`, "e.g. --install lmr@0.2.0, or a tarball or git URL npm can install"),
     CRON: checkCron(opts.cron ?? DEFAULT_CRON),
     NODE_VERSION: checkPlain("--node", opts.nodeVersion ?? "20", "e.g. --node 20"),
   };
