@@ -1,5 +1,5 @@
 import { execa } from "execa";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { VerificationRecord } from "../../src/verify/record.js";
@@ -308,13 +308,15 @@ describe.concurrent("the task standard in lmr verify", () => {
     const once = async (extra: string[] = []): Promise<VerificationRecord> => {
       const r = await runCli(["verify", ...args, ...extra], { env: { LMR_CACHE: await makeTempDir("verify-cold-cache") } });
       expect(r.exitCode, r.stderr).toBe(0);
-      return (JSON.parse(r.stdout) as Output).tasks[0]!;
+      return (jsonData(r.stdout) as Output).tasks[0]!;
     };
     const facts = (rec: VerificationRecord) => ({
       reference: rec.steps.reference.runs.map((x) => [x.status, x.passed, x.failed]),
       stub: rec.steps.stub.ok,
       mutants: [rec.steps.mutants.total, rec.steps.mutants.killed],
     });
+    // the copy comes with the example's committed record, whose plan would start the servers
+    await rm(join(taskDir, "verification.json"), { force: true });
     const learned = await once(); // no plan anywhere: run 1 is fresh, and the written record carries its plan
     expect(learned.steps.reference.plan_source).toBe("first-run");
     const file = join(taskDir, "verification.json");
