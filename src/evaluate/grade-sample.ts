@@ -13,6 +13,7 @@ import { readVerification } from "../verify/verify-task.js";
 import { applySubmission } from "./apply-submission.js";
 import { enforceVerifiedTests, type VerifiedTests } from "./test-set.js";
 import type { Submission } from "./submissions.js";
+import type { OraclePool } from "./oracle-pool.js";
 
 /** One (task, model, sample) to grade. `sub` is undefined when the model gave nothing for the task. */
 export interface GradeJob {
@@ -37,6 +38,8 @@ export interface GradeContext {
   toolkitVersion: string;
   /** Leave each run's scratch and cgroup removal to settleDeferred() (runner/deferred-cleanup.ts), which the caller awaits. */
   deferCleanup?: boolean;
+  /** Fork each task's tests from one oracles' server (oracle-pool.ts); without it every run starts a fresh oracle. */
+  oracles?: OraclePool;
 }
 
 const NO_COUNTS = { passed: 0, failed: 0, errors: 0, skipped: 0 };
@@ -68,6 +71,8 @@ export async function computeSample(job: GradeJob, ctx: GradeContext): Promise<G
   } catch (err) {
     verdict = "infra";
     reason = err instanceof Error ? err.message : String(err);
+  } finally {
+    ctx.oracles?.release(job.task);
   }
   const result: SampleResult = {
     task_id: m.id,
@@ -116,27 +121,31 @@ async function grade(job: GradeJob, ctx: GradeContext): Promise<{ verdict: Verdi
   const node = m.tests.runner === "node-test";
   const target = await ctx.targetFor(job.task);
   const python = target.python;
-  const outcome = await runTests({
-    target,
-    tree: workspace,
-    overlay: applied.overlay,
-    grader: join(job.bundle.dir, BUNDLE_FILES.grader),
-    mount,
-    python,
-    sandbox: ctx.sandbox,
-    timeoutTotalS: m.tests.timeout_total_s,
-    timeoutPerTestS: m.tests.timeout_per_test_s,
-    network: m.environment.network,
-    environment: m.environment,
-    // a verified task's reference imports what it needs: a module the image lacks is the submission's own import
-    missingModule: "error",
-    ...(m.tests.pytest_args ? { pytestArgs: m.tests.pytest_args } : {}),
-    ...(node ? { testRunner: "node-test" as const } : {}),
-    ...candidateRequest(m),
-    hidePaths: [job.bundle.dir, job.task.dir, ctx.outDir],
-    scratchParent: ctx.scratchParent,
-    ...(ctx.deferCleanup ? { deferCleanup: true } : {}),
-  });
+  const oracles = node ? undefined : await ctx.oracles?.acquire(job.task, job.bundle, target);
+  const outcome = await runTests(
+    {
+      target,
+      tree: workspace,
+      overlay: applied.overlay,
+      grader: join(job.bundle.dir, BUNDLE_FILES.grader),
+      mount,
+      python,
+      sandbox: ctx.sandbox,
+      timeoutTotalS: m.tests.timeout_total_s,
+      timeoutPerTestS: m.tests.timeout_per_test_s,
+      network: m.environment.network,
+      environment: m.environment,
+      // a verified task's reference imports what it needs: a module the image lacks is the submission's own import
+      missingModule: "error",
+      ...(m.tests.pytest_args ? { pytestArgs: m.tests.pytest_args } : {}),
+      ...(node ? { testRunner: "node-test" as const } : {}),
+      ...candidateRequest(m),
+      hidePaths: [job.bundle.dir, job.task.dir, ctx.outDir],
+      scratchParent: ctx.scratchParent,
+      ...(ctx.deferCleanup ? { deferCleanup: true } : {}),
+    },
+    oracles ? { oracles } : {},
+  );
   const verified = await verifiedTestsOf(job.task, job.bundle);
   const checked = enforceVerifiedTests(outcome, verified);
   const ignored = applied.ignored.length > 0 ? `lmr: ignored non-target files from the submission: ${applied.ignored.join(", ")}\n` : "";

@@ -22,6 +22,7 @@ import {
 } from "../run-folder/index.js";
 import type { SandboxChoice } from "../runner/types.js";
 import type { SourceOptions } from "../source/types.js";
+import { OraclePool } from "./oracle-pool.js";
 import { computeSample, writeSampleFiles, type GradeContext, type GradeJob, type GradedSample } from "./grade-sample.js";
 import { lockRunDir, type RunDirLock } from "./run-dir.js";
 import { checkRunFolderLayout, removeStaleResults, writeRunConfig } from "./run-state.js";
@@ -49,6 +50,8 @@ export interface EvalOptions extends SourceOptions {
   python?: string;
   /** Grade only this part of the (task, model, sample) triples (`--shard I/N`). */
   shard?: ShardSpec;
+  /** Fork each task's tests from one long-lived oracles' server (default true; `--no-fork-server` turns it off). */
+  forkServer?: boolean;
   /** Who grades the samples that need grading: this process (default) or, e.g., workers behind a queue. */
   dispatcher?: SampleDispatcher;
   onProgress?: (p: { done: number; total: number; skipped: number; last?: SampleResult }) => void;
@@ -112,6 +115,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
 
   await mkdir(join(outDir, RESULTS_DIR), { recursive: true });
   const lock = await lockRunDir(outDir);
+  let oracles: OraclePool | undefined;
   try {
     const bundles = await prepareBundles(opts, outDir);
     const targetFor = createTargetResolver(opts);
@@ -148,6 +152,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
       else todo.push(job);
     }
     const reused = results.size;
+    if (opts.forkServer !== false && !opts.dispatcher) ctx.oracles = oracles = new OraclePool(todo, lock.scratch);
     if (reused > 0) opts.onProgress?.({ done: reused, total: jobs.length, skipped: reused });
     const pending = new Set(todo);
     const record = async (job: GradeJob, sample: GradedSample): Promise<boolean> => {
@@ -182,6 +187,7 @@ export async function runEval(opts: EvalOptions): Promise<EvalOutcome> {
       ...(shard ? { shard } : {}),
     };
   } finally {
+    await oracles?.closeAll();
     // every sample's processes are gone; its scratch copy and cgroups go before the folder is let go
     await settleDeferred();
     await lock.release();

@@ -88,7 +88,7 @@ interface Folders {
 }
 
 /** A plan as a file in a folder both the host and the server see (a torch plan names a thousand modules and more). */
-async function planArgs(dir: string, name: string, plan: PreloadPlan | undefined): Promise<string[]> {
+export async function planArgs(dir: string, name: string, plan: PreloadPlan | undefined): Promise<string[]> {
   if (!plan) return [];
   const body = { modules: plan.preload, blocked: plan.blocked ?? [], stand_ins: plan.standIns ?? [] };
   if (body.modules.length + body.blocked.length + body.stand_ins.length === 0) return [];
@@ -98,7 +98,7 @@ async function planArgs(dir: string, name: string, plan: PreloadPlan | undefined
 }
 
 /** `env` with a run's environment changes applied. */
-function withChanges(env: Record<string, string>, c: PreloadPlan["envChanges"]): Record<string, string> {
+export function withChanges(env: Record<string, string>, c: PreloadPlan["envChanges"]): Record<string, string> {
   if (!c) return env;
   const out = { ...env, ...c.set };
   for (const k of c.unset) delete out[k];
@@ -106,7 +106,7 @@ function withChanges(env: Record<string, string>, c: PreloadPlan["envChanges"]):
 }
 
 /** One long-lived Python process that speaks JSON lines: a job on stdin, records on stdout. */
-class Speaker {
+export class Speaker {
   private waiting = new Map<string, (m: Message) => void>();
   constructor(readonly proc: ChildProcess) {}
 
@@ -212,7 +212,8 @@ interface InContainers {
  * twice. As in a plain run, the candidates' sandbox holds the trees and the bridge's sockets,
  * never a grader; the oracles' holds the graders and the sockets, never a tree. Runs of one
  * server share its sandbox (one may see another's folder), which is why only our own code runs
- * here: submissions are always graded by plain runs. The child's records come over its own
+ * here: a submission's candidate is always a fresh process (lmr eval forks only its oracles:
+ * oracle-server.ts). The child's records come over its own
  * signed socket, exactly as in a plain run; the verdict is decided by the same code.
  */
 export class ForkServer {
@@ -517,7 +518,7 @@ function parse(line: string): Message | undefined {
   }
 }
 
-function changed(before: Record<string, string>, after: Record<string, string>): string[] {
+export function changed(before: Record<string, string>, after: Record<string, string>): string[] {
   const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
   return [...keys].filter((k) => before[k] !== after[k]).sort();
 }

@@ -18,7 +18,7 @@ import { LogBuffer, killGroup, superviseRun } from "./supervise.js";
 import type { Backend, Isolation, RunOutcome, RunRequest, WrapOptions } from "./types.js";
 import { decideVerdict, type ProcessFacts } from "./verdict.js";
 import type { RecordReader } from "./channel.js";
-import type { Execution } from "./execution.js";
+import type { Execution, OracleHost, OracleRunResult } from "./execution.js";
 
 const HARNESS = toolkitPath("python", "lmr_harness", "run_pytest.py");
 const HARNESS_INI = toolkitPath("python", "lmr_harness", "pytest.ini");
@@ -94,7 +94,7 @@ function changedFiles(before: Record<string, string>, after: Record<string, stri
  * capabilities, under memory, pids and CPU cgroups; it shares the host's
  * kernel (a kernel exploit is out of scope) and, with `gpu`, its GPUs.
  */
-export async function runTests(req: RunRequest): Promise<RunOutcome> {
+export async function runTests(req: RunRequest, via: { oracles?: OracleHost } = {}): Promise<RunOutcome> {
   validate(req);
   const t0 = performance.now();
   const mount = req.mount ?? "lmr_tests";
@@ -125,12 +125,14 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
   const scratch = await prepareScratch(req.tree, req.grader, mount, req.overlay, req.scratchParent, scratchLayout(req));
   try {
     // bwrap and docker mount the grader read-only (and the candidate never sees it): only a
-    // local run can change it, so only a local run pays for hashing it before and after
-    const watchGrader = !docker && sel.backend.name === "local";
+    // local run can change it, so only a local run pays for hashing it before and after (a forked
+    // oracle's slot hashes the grader where it moved it)
+    const oracles = node ? undefined : via.oracles;
+    const watchGrader = !docker && sel.backend.name === "local" && !oracles;
     const before = watchGrader ? await hashTree(scratch.mountDir) : undefined;
     const run = docker
       ? await executeInDocker(req, docker, scratch, mount, memoryMb, network)
-      : await execute(req, sel.backend, scratch, mount, memoryMb, network);
+      : await execute(req, sel.backend, scratch, mount, memoryMb, network, oracles);
     const { facts, reader, log, isolation } = run;
     if (before) {
       const after = await hashTree(scratch.mountDir).catch(() => ({ files: {} as Record<string, string> }));
@@ -164,6 +166,8 @@ export async function runTests(req: RunRequest): Promise<RunOutcome> {
 }
 
 const MIB = 1024 * 1024;
+/** The log's first line where the tests' process was forked from the task's oracles' server (lmr eval). */
+export const FORKED_NOTE = "lmr: the tests ran in a child forked from this task's oracles' server; the code under test ran in a fresh candidate process";
 /** tmpfs sizes (MiB) inside a bwrap sandbox: the tests' /tmp and /dev/shm (the candidate's are in candidate.ts). */
 const ORACLE_TMP_MB = 256;
 const ORACLE_SHM_MB = 64;
@@ -176,18 +180,32 @@ const ORACLE_SHM_MB = 64;
  * and address-space cap; under bwrap the candidate's tree is a size-capped tmpfs (its disk
  * quota) filled from the prepared copy before any of its code runs.
  */
-async function execute(req: RunRequest, backend: Backend, scratch: Scratch, mount: string, memoryMb: number, network: boolean): Promise<Execution> {
+async function execute(
+  req: RunRequest,
+  backend: Backend,
+  scratch: Scratch,
+  mount: string,
+  memoryMb: number,
+  network: boolean,
+  oracles?: OracleHost,
+): Promise<Execution> {
   const node = req.testRunner === "node-test";
   const runId = `${process.pid}-${randomBytes(6).toString("hex")}`;
   const key = randomBytes(32).toString("hex");
   const maxProcs = req.maxProcs ?? 256;
   const sandboxed = backend.name !== "local";
-  const [oLimits, cLimits] = await Promise.all([createRunLimits(maxProcs, memoryMb, `${runId}-o`), createRunLimits(maxProcs, memoryMb, `${runId}-c`)]);
+  // the tests forked from the task's oracles' server, where the caller keeps one: the candidate is fresh either way
+  const slot = oracles ? await oracles.open(scratch, mount) : undefined;
+  const [oLimits, cLimits] = await Promise.all([
+    slot ? undefined : createRunLimits(maxProcs, memoryMb, `${runId}-o`),
+    createRunLimits(maxProcs, memoryMb, `${runId}-c`),
+  ]);
   const prlimit = findPrlimit();
   const asBytes = memoryMb * MIB;
   const cap = prlimit ? [prlimit, `--as=${asBytes}`, `--nproc=${maxProcs}`, "--"] : [];
   const folders = interpreterFolders(req.python, req.testRunner);
-  const socket = join(scratch.bridge, CANDIDATE_SOCKET);
+  const bridge = slot?.socketDir ?? scratch.bridge;
+  const socket = join(bridge, CANDIDATE_SOCKET);
   const diskMb = Math.ceil(scratch.treeBytes / MIB) + (req.diskMb ?? 512);
   const treeSource = join(scratch.dir, "tree-source");
   const threads = req.threads ?? 1;
@@ -221,7 +239,7 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
   const candidateWrap: WrapOptions = {
     readOnly: [...folders, scratch.support],
     readOnlyAt: [{ src: scratch.root, dest: treeSource }],
-    writable: [scratch.bridge],
+    writable: [bridge],
     tmpfs: [
       { path: "/tmp", sizeMb: req.tmpMb ?? CANDIDATE_TMP_MB },
       { path: "/dev/shm", sizeMb: CANDIDATE_SHM_MB },
@@ -278,30 +296,34 @@ async function execute(req: RunRequest, backend: Backend, scratch: Scratch, moun
   if (scratch.removed.length > 0) log.add(`lmr: removed from the tree copy: ${scratch.removed.join(", ")}\n`);
   let facts: ProcessFacts;
   let reader: RecordReader;
+  let forked: OracleRunResult | undefined;
   try {
-    ({ facts, reader } = await superviseRun({
-      argv: [...oLimits.prefix, ...backend.wrap(oracleCmd, oracleWrap)],
-      env: oracleEnv,
-      cwd: scratch.oracleRoot,
-      key,
-      timeoutTotalS: req.timeoutTotalS,
-      timeoutPerTestS: req.timeoutPerTestS,
-      results: "fd3",
-      // Whatever the tests left behind (daemons holding the pipes) goes now.
-      afterExit: (pid) => killGroup(pid, "SIGKILL"),
-      log,
-    }));
+    if (slot) ({ facts, reader } = forked = await slot.run({ req, socket, memoryMb }));
+    else
+      ({ facts, reader } = await superviseRun({
+        argv: [...oLimits!.prefix, ...backend.wrap(oracleCmd, oracleWrap)],
+        env: oracleEnv,
+        cwd: scratch.oracleRoot,
+        key,
+        timeoutTotalS: req.timeoutTotalS,
+        timeoutPerTestS: req.timeoutPerTestS,
+        results: "fd3",
+        // Whatever the tests left behind (daemons holding the pipes) goes now.
+        afterExit: (pid) => killGroup(pid, "SIGKILL"),
+        log,
+      }));
   } finally {
     // the tests have ended: their cgroups go while the candidate is brought down
-    const oracleReleased = oLimits.release();
+    const oracleReleased = oLimits?.release();
     await candidate.stop();
-    const released = Promise.all([oracleReleased, cLimits.release()]);
+    const released = Promise.all([oracleReleased, cLimits.release(), slot?.close()]);
     if (req.deferCleanup) deferCleanup(released);
     else await released;
   }
   const startError = candidate.startError();
   if (startError) facts.candidateStartError = startError;
   const candidateLog = candidate.log.text();
+  if (forked) log.add(`${FORKED_NOTE}\n${forked.log}`);
   const text = log.text() + (candidateLog ? `\n----- the candidate (the code under test) -----\n${candidateLog}` : "");
   const isolation: Isolation = {
     ...backend.describe(oracleWrap),

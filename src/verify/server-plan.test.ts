@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RunOutcome } from "../runner/types.js";
-import { planInServer, planOf, readServerPlan, samePlan, serverPlanKey, writeServerPlan } from "./server-plan.js";
+import { committedPlanFor, planInServer, planOf, readServerPlan, samePlan, serverPlanKey, writeServerPlan } from "./server-plan.js";
 
 /** A first run: the tree's imports (made in the candidate) and what the tests' side left changed. */
 const outcome = (modules: [string, string][], env?: { set: Record<string, string>; unset: string[] }): RunOutcome =>
@@ -149,5 +149,30 @@ describe("the fork server's plan", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the plan a committed record carries", () => {
+  const plan = { preload: ["torch"], candidate: { preload: ["numpy"] } };
+  const bwrap = { backend: "bwrap", python: { version: "3.11.2" } };
+  const image = { id: "sha256:" + "a".repeat(64) };
+  it("is used where the record was made where this run goes", () => {
+    expect(committedPlanFor({ backend: "bwrap", python: { version: "3.11.2" }, server_plan: plan }, bwrap)).toEqual(plan);
+    expect(
+      committedPlanFor({ backend: "docker", python: { version: "3.11" }, image, server_plan: plan }, { backend: "docker", python: { version: "3.11" }, image }),
+    ).toEqual(plan);
+  });
+  it("is not used from another backend, interpreter version or image, nor where it is malformed or absent", () => {
+    expect(committedPlanFor({ backend: "docker", python: { version: "3.11" }, image, server_plan: plan }, bwrap)).toBeUndefined();
+    expect(committedPlanFor({ backend: "bwrap", python: { version: "3.13.1" }, server_plan: plan }, bwrap)).toBeUndefined();
+    expect(
+      committedPlanFor(
+        { backend: "docker", python: { version: "3.11" }, image, server_plan: plan },
+        { backend: "docker", python: { version: "3.11" }, image: { id: "sha256:" + "b".repeat(64) } },
+      ),
+    ).toBeUndefined();
+    expect(committedPlanFor({ backend: "bwrap", python: { version: "3.11.2" }, server_plan: { preload: "torch" } }, bwrap)).toBeUndefined();
+    expect(committedPlanFor({ backend: "bwrap", python: { version: "3.11.2" } }, bwrap)).toBeUndefined();
+    expect(committedPlanFor(undefined, bwrap)).toBeUndefined();
   });
 });

@@ -137,8 +137,30 @@ export async function readServerPlan(cacheDir: string, key: string): Promise<Ser
   }
 }
 
+/** What of a committed record's environment says where its plan was made. */
+export interface PlanOrigin {
+  backend: string | null;
+  python: { version: string } | null;
+  image?: { id: string };
+  server_plan?: unknown;
+}
+
+/**
+ * The plan a committed record carries, where the record was made where this run goes: the same
+ * backend, interpreter version and (docker) image. A plan from elsewhere (a docker image's
+ * modules for a bwrap run) would not hold, and trying it costs a server start before the fresh run.
+ */
+export function committedPlanFor(
+  origin: PlanOrigin | undefined,
+  target: { backend: string; python: { version: string }; image?: { id: string } | undefined },
+): ServerPlan | undefined {
+  if (!origin || origin.backend !== target.backend || origin.python?.version !== target.python.version) return undefined;
+  if ((origin.image?.id ?? null) !== (target.image?.id ?? null)) return undefined;
+  return parseServerPlan(origin.server_plan);
+}
+
 /** A plan from JSON (the cache's file, a committed record's `environment.server_plan`), or undefined where it is not one. */
-export function parseServerPlan(value: unknown): ServerPlan | undefined {
+function parseServerPlan(value: unknown): ServerPlan | undefined {
   const v = value as Partial<ServerPlan> | undefined;
   const oracle = readPart(v);
   if (!oracle) return undefined;

@@ -42,7 +42,7 @@ import {
   type VerificationRecord,
 } from "./record.js";
 import { referenceStep, type ReferenceStepResult } from "./reference-step.js";
-import { parseServerPlan } from "./server-plan.js";
+import { committedPlanFor } from "./server-plan.js";
 import type { SiblingReferences } from "./siblings.js";
 import { checkManifestStep, errorText, leaksStep, mutantsStep, repeatRuns, since, type SiblingScan, type Tick } from "./steps.js";
 
@@ -269,7 +269,7 @@ async function runSteps(ctx: StepContext, record: VerificationRecord, work: stri
     useServer: fast && opts.forkServer !== false,
     cacheDir: ctx.cacheDir,
     hashes: bundle.hashes,
-    committedPlan: async () => parseServerPlan((await readVerification(task))?.environment?.server_plan),
+    committedPlan: async () => committedPlanFor((await readVerification(task))?.environment, target),
     tick: ctx.tick("reference"),
   });
   const server = (held.server = ref.server);

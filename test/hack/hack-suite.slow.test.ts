@@ -6,6 +6,7 @@ import { hashTree } from "../../src/core/hash.js";
 import { locateSample, type SampleResult } from "../../src/run-folder/index.js";
 import { validateSummary, type Summary } from "../../src/report/index.js";
 import { probeBwrap } from "../../src/runner/index.js";
+import { FORKED_NOTE } from "../../src/runner/run-tests.js";
 import { REPO_ROOT, makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { runCli, jsonData } from "../helpers/run-cli.js";
 import { CASES, HONEST, type HackCase } from "./cases.js";
@@ -124,6 +125,13 @@ describe.each(variants)("adversarial suite, --sandbox $sandbox", ({ sandbox, cas
   it("passes the honest submission and nothing else", () => {
     const results = summary.models[0]!.tasks.find((t) => t.task_id === TASK_ID)!.results;
     expect(results.filter((s) => s.verdict === "passed").map((s) => s.sample)).toEqual([HONEST]);
+  });
+
+  it("grades every sample that ran with the tests forked from the task's oracles' server (lmr eval's default)", async () => {
+    const ran = [];
+    for (const c of cases) if ((await readResult(out.runDir, c.name)).verdict !== "invalid") ran.push(c.name);
+    expect(ran.length).toBeGreaterThan(10);
+    for (const name of ran) expect(await readFile(join(sampleDir(out.runDir, name), "log.txt"), "utf8"), name).toContain(FORKED_NOTE);
   });
 
   it.each(cases.map((c) => [c.name, c] as const))("%s gets its verdict for the reason it targets", async (name, c) => {

@@ -20,6 +20,8 @@ import type { BenchContext, BenchResult } from "./types.js";
  *  (b) `runEval` with one job into a fresh run folder (bundles copied in
  *      beforehand, so (b) times grading, not building);
  *  (c) the same with two jobs.
+ * (b") is (b) with a fresh tests' process per sample (--no-fork-server): what forking each
+ * task's oracles from one server saves.
  * Goals: (b)/(a) <= 1.15 (issue 25) and (b)/(c) >= 1.8 on 2 cores. Two groups: the
  * example tasks (short tests: fixed costs dominate) and a bench-only task
  * whose tests keep a core busy (test/fixtures/bench), where -j2 has work to
@@ -209,12 +211,12 @@ async function measureGroup(g: Group, repeats: number, python: PythonEnv, meter:
       return (performance.now() - t0) / 1000;
     };
     let runNo = 0;
-    const lmr = async (jobs: number, sandbox: SandboxChoice): Promise<number> => {
+    const lmr = async (jobs: number, sandbox: SandboxChoice, forkServer = true): Promise<number> => {
       const out = join(work, `run-${runNo++}`);
       await mkdir(out, { recursive: true });
       await cp(join(work, "bundles"), join(out, "bundles"), { recursive: true });
       const t0 = performance.now();
-      const r = await runEval({ submissions: subs, tasks, outDir: out, jobs, sandbox, python: python.path });
+      const r = await runEval({ submissions: subs, tasks, outDir: out, jobs, sandbox, python: python.path, forkServer });
       const seconds = (performance.now() - t0) / 1000;
       const passed = r.results.filter((x) => x.verdict === "passed").length;
       if (r.reused !== 0 || passed !== tasks.length * samples) {
@@ -230,6 +232,7 @@ async function measureGroup(g: Group, repeats: number, python: PythonEnv, meter:
       ["(b) lmr eval -j1", () => lmr(1, "bwrap")],
       ["(c) lmr eval -j2", () => lmr(2, "bwrap")],
       ["(b') lmr eval -j1 --sandbox none", () => lmr(1, "none")],
+      ['(b") lmr eval -j1 --no-fork-server', () => lmr(1, "bwrap", false)],
     ];
     await bare(); // warm the page cache and the interpreter's imports
     const seconds: Record<string, number[]> = Object.fromEntries(variants.map(([n]) => [n, [] as number[]]));

@@ -33,6 +33,7 @@ interface EvalFlags {
   queue?: string;
   queueAttempts?: string;
   shard?: string;
+  forkServer?: boolean;
   level?: InstructionLevel;
   json?: boolean;
 }
@@ -50,6 +51,10 @@ export function registerEval(program: Command): void {
     .addOption(levelOption("the submissions were made at (default: what generate.json beside the submissions says, else paper); one per run folder"))
     .option("--shard <I/N>", "grade only part I of N of the (task, model, sample) triples; merge with `lmr report RUN_1 … RUN_N`")
     .option("--json", "print summary.json to stdout (with --queue: {summary, queue})")
+    .option(
+      "--no-fork-server",
+      "start a fresh tests' process for every sample (default: each task's tests are forked from one server; candidates are always fresh)",
+    )
     .addHelpText(
       "after",
       `
@@ -135,6 +140,7 @@ async function runEvalCommand(flags: EvalFlags): Promise<number> {
     ...(flags.mirror ? { mirror: flags.mirror } : {}),
     ...(flags.shard ? { shard: parseShard(flags.shard) } : {}),
     ...(queue ? { dispatcher: queue } : {}),
+    ...(flags.forkServer === false ? { forkServer: false } : {}),
     onProgress: queue
       ? undefined
       : (p) =>
