@@ -22,7 +22,10 @@ export interface OracleRunResult {
 export interface OracleSlot {
   /** The run's bridge folder: the candidate binds it, and nothing else of the server's. */
   socketDir: string;
-  run(o: { req: RunRequest; socket: string; memoryMb: number }): Promise<OracleRunResult>;
+  /** Where the run's oracle side (its grader copy, home and tmp) now is. */
+  paths: Pick<Scratch, "oracleRoot" | "mountDir" | "oracleHome" | "oracleTmp">;
+  /** The tests, forked; undefined where the server could not start (the caller runs a fresh oracle on `paths`). */
+  run(o: { req: RunRequest; socket: string; memoryMb: number }): Promise<OracleRunResult | undefined>;
   close(): Promise<void>;
 }
 

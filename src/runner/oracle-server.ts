@@ -2,19 +2,18 @@ import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { hashTree } from "../core/hash.js";
 import { toolkitPath } from "../core/paths.js";
 import { RecordReader } from "./channel.js";
-import { Speaker, changed, planArgs, withChanges, type PreloadPlan } from "./fork-server.js";
+import type { OracleHost, OracleSlot } from "./execution.js";
+import { Speaker, planArgs, withChanges, type PreloadPlan } from "./fork-server.js";
 import { harnessArgs } from "./harness-args.js";
 import { buildChildEnv } from "./limits.js";
 import { openResultsSocket } from "./results-socket.js";
 import { backendOf, type RunTarget } from "./run-target.js";
 import { interpreterFolders } from "./run-tests.js";
 import { makeSocketDir, type Scratch } from "./scratch.js";
-import type { RunRequest, WrapOptions } from "./types.js";
+import type { WrapOptions } from "./types.js";
 import type { ProcessFacts } from "./verdict.js";
-import type { OracleHost, OracleSlot } from "./execution.js";
 
 const SERVER = toolkitPath("python", "lmr_harness", "fork_server.py");
 const HARNESS = toolkitPath("python", "lmr_harness", "run_pytest.py");
@@ -26,21 +25,24 @@ const HARNESS_INI = toolkitPath("python", "lmr_harness", "pytest.ini");
  * task's tests import, and each sample's oracle is a forked harness child. Only the oracle is
  * forked: a submission's candidate is always a fresh process in a sandbox of its own (run-tests.ts),
  * so no sample's code shares a process, a sandbox or a folder with another's. The server's
- * sandbox holds the runs' graders and bridge sockets, never a tree; its children run only our
+ * sandbox holds the runs' graders and bridge folders, never a tree; its children run only our
  * tests, which take plain data from the candidate through the strict codec and never import
  * the submission. The verdict is decided from the child's own signed results socket, as in a
  * fresh run. Host backends (bwrap, none) and pytest only; elsewhere eval runs fresh oracles.
+ *
+ * The server starts in the background: a run's candidate starts beside it, and a run whose
+ * server could not start runs a fresh oracle instead (its slot's `run` gives undefined).
  */
 export class OracleServer implements OracleHost {
   private next = 0;
   private constructor(
-    private readonly speaker: Speaker,
+    private readonly speaker: Promise<Speaker | undefined>,
     private readonly dir: string,
     private readonly oracleDir: string,
     private readonly bridgeDir: string,
   ) {}
 
-  /** Starts the server, or returns undefined where it cannot (callers run fresh oracles then). */
+  /** Makes the server's folders and starts it; undefined where a server cannot serve this target (callers run fresh oracles). */
   static async start(o: { target: RunTarget; plan?: PreloadPlan; scratchParent: string; threads?: number }): Promise<OracleServer | undefined> {
     const { target } = o;
     if (target.backend === "docker" || target.runner === "node-test" || !existsSync(target.python.path)) return undefined;
@@ -71,11 +73,10 @@ export class OracleServer implements OracleHost {
       }),
       o.plan?.envChanges,
     );
-    const { speaker } = await Speaker.connect(argv, env, oracleDir);
-    if (!speaker) {
-      await Promise.all([dir, bridgeDir].map((d) => rm(d, { recursive: true, force: true })));
-      return undefined;
-    }
+    const speaker = Speaker.connect(argv, env, oracleDir).then(
+      (c) => c.speaker,
+      () => undefined,
+    );
     return new OracleServer(speaker, dir, oracleDir, bridgeDir);
   }
 
@@ -85,17 +86,15 @@ export class OracleServer implements OracleHost {
     const oDir = join(this.oracleDir, id);
     const bDir = join(this.bridgeDir, id);
     await Promise.all([mkdir(oDir), mkdir(bDir)]);
-    await Promise.all([
-      rename(scratch.oracleRoot, join(oDir, "root")),
-      rename(scratch.oracleHome, join(oDir, "home")),
-      rename(scratch.oracleTmp, join(oDir, "tmp")),
-    ]);
-    const root = join(oDir, "root");
-    const mountDir = join(root, mount);
-    const speaker = this.speaker;
+    const paths = { oracleRoot: join(oDir, "root"), mountDir: join(oDir, "root", mount), oracleHome: join(oDir, "home"), oracleTmp: join(oDir, "tmp") };
+    await Promise.all([rename(scratch.oracleRoot, paths.oracleRoot), rename(scratch.oracleHome, paths.oracleHome), rename(scratch.oracleTmp, paths.oracleTmp)]);
+    const server = this.speaker;
     return {
       socketDir: bDir,
+      paths,
       async run({ req, socket, memoryMb }) {
+        const speaker = await server;
+        if (!speaker) return undefined;
         const key = randomBytes(32).toString("hex");
         const sock = await openResultsSocket(join(oDir, "results.sock"));
         try {
@@ -105,27 +104,25 @@ export class OracleServer implements OracleHost {
             sock.stream.on("end", () => r());
             sock.stream.on("close", () => r());
           });
-          const before = await hashTree(mountDir);
           const argv = harnessArgs({
             req,
             harness: HARNESS,
             ini: HARNESS_INI,
-            root,
-            mountDir,
+            root: paths.oracleRoot,
+            mountDir: paths.mountDir,
             mount,
             results: ["--results-socket", sock.path],
             bridge: socket,
             asBytes: memoryMb * 1024 * 1024,
           });
-          const env = { HOME: join(oDir, "home"), TMPDIR: join(oDir, "tmp") };
+          const env = { HOME: paths.oracleHome, TMPDIR: paths.oracleTmp };
           const exit = await speaker.ask({ id, argv: argv.slice(3), key, env, log: join(oDir, "log.txt"), timeout_s: req.timeoutTotalS }, "exit", id);
           sock.endIfUnused();
           await Promise.race([streamDone, new Promise((r) => setTimeout(r, 2000))]);
-          const after = await hashTree(mountDir).catch(() => ({ files: {} as Record<string, string> }));
           const facts: ProcessFacts = {
             exitCode: exit.code ?? null,
             signal: exit.signal ?? null,
-            graderModified: changed(before.files, after.files),
+            graderModified: [],
             stderrTail: "",
             ...(exit.t === "gone" ? { spawnError: `the oracles' server ended: ${exit.error ?? "no reason given"}` } : {}),
             ...(exit.timed_out ? { wallTimeoutS: req.timeoutTotalS } : {}),
@@ -142,7 +139,7 @@ export class OracleServer implements OracleHost {
   }
 
   async close(): Promise<void> {
-    await this.speaker.close();
+    await (await this.speaker)?.close();
     await Promise.all([this.dir, this.bridgeDir].map((d) => rm(d, { recursive: true, force: true })));
   }
 }

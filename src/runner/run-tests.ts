@@ -10,7 +10,7 @@ import { backendOf } from "./run-target.js";
 import { executeInDocker, missingModuleVerdict } from "./docker/run.js";
 import { harnessArgs, nodeCandidateArgs, nodeHarnessArgs } from "./harness-args.js";
 import { CANDIDATE_SCRIPT, CANDIDATE_SHM_MB, CANDIDATE_SOCKET, CANDIDATE_TMP_MB, candidateArgs, spawnCandidate } from "./candidate.js";
-import { buildChildEnv, createRunLimits, findPrlimit } from "./limits.js";
+import { buildChildEnv, createRunLimits, findPrlimit, type RunLimits } from "./limits.js";
 import { deferCleanup } from "./deferred-cleanup.js";
 import { prepareScratch, removeScratch, type Scratch, type ScratchLayout } from "./scratch.js";
 import { outcomeExtras } from "./outcome-extras.js";
@@ -125,8 +125,8 @@ export async function runTests(req: RunRequest, via: { oracles?: OracleHost } = 
   const scratch = await prepareScratch(req.tree, req.grader, mount, req.overlay, req.scratchParent, scratchLayout(req));
   try {
     // bwrap and docker mount the grader read-only (and the candidate never sees it): only a
-    // local run can change it, so only a local run pays for hashing it before and after (a forked
-    // oracle's slot hashes the grader where it moved it)
+    // local run can change it, so only a local run pays for hashing it before and after (a run
+    // whose oracle is forked hashes it where its server sees it: execute)
     const oracles = node ? undefined : via.oracles;
     const watchGrader = !docker && sel.backend.name === "local" && !oracles;
     const before = watchGrader ? await hashTree(scratch.mountDir) : undefined;
@@ -196,10 +196,11 @@ async function execute(
   const sandboxed = backend.name !== "local";
   // the tests forked from the task's oracles' server, where the caller keeps one: the candidate is fresh either way
   const slot = oracles ? await oracles.open(scratch, mount) : undefined;
-  const [oLimits, cLimits] = await Promise.all([
-    slot ? undefined : createRunLimits(maxProcs, memoryMb, `${runId}-o`),
-    createRunLimits(maxProcs, memoryMb, `${runId}-c`),
-  ]);
+  // where the oracle's side is: a slot moved it into its server's folder (a fresh oracle runs there too if the server is not up)
+  const o = slot?.paths ?? scratch;
+  const graderBefore = slot ? await hashTree(o.mountDir) : undefined;
+  const cLimits = await createRunLimits(maxProcs, memoryMb, `${runId}-c`);
+  let oLimits: RunLimits | undefined;
   const prlimit = findPrlimit();
   const asBytes = memoryMb * MIB;
   const cap = prlimit ? [prlimit, `--as=${asBytes}`, `--nproc=${maxProcs}`, "--"] : [];
@@ -262,13 +263,13 @@ async function execute(
     ...cap,
     req.python.path,
     ...(node
-      ? nodeHarnessArgs({ req, dir: NODE_HARNESS, root: scratch.oracleRoot, mount, results, bridge: socket })
+      ? nodeHarnessArgs({ req, dir: NODE_HARNESS, root: o.oracleRoot, mount, results, bridge: socket })
       : harnessArgs({
           req,
           harness: HARNESS,
           ini: HARNESS_INI,
-          root: scratch.oracleRoot,
-          mountDir: scratch.mountDir,
+          root: o.oracleRoot,
+          mountDir: o.mountDir,
           mount,
           results,
           bridge: socket,
@@ -276,19 +277,19 @@ async function execute(
         })),
   ];
   const oracleWrap: WrapOptions = {
-    readOnly: [...folders, scratch.oracleRoot],
+    readOnly: [...folders, o.oracleRoot],
     writable: [scratch.bridge],
     tmpfs: [
       { path: "/tmp", sizeMb: ORACLE_TMP_MB },
       { path: "/dev/shm", sizeMb: ORACLE_SHM_MB },
     ],
-    chdir: scratch.oracleRoot,
+    chdir: o.oracleRoot,
     network: false,
   };
   const oracleEnv = buildChildEnv({
     pythonPath: req.python.path,
-    home: sandboxed ? "/tmp" : scratch.oracleHome,
-    tmp: sandboxed ? "/tmp" : scratch.oracleTmp,
+    home: sandboxed ? "/tmp" : o.oracleHome,
+    tmp: sandboxed ? "/tmp" : o.oracleTmp,
     threads,
     network: false,
   });
@@ -298,12 +299,14 @@ async function execute(
   let reader: RecordReader;
   let forked: OracleRunResult | undefined;
   try {
-    if (slot) ({ facts, reader } = forked = await slot.run({ req, socket, memoryMb }));
-    else
+    forked = slot ? await slot.run({ req, socket, memoryMb }) : undefined;
+    if (forked) ({ facts, reader } = forked);
+    else {
+      oLimits = await createRunLimits(maxProcs, memoryMb, `${runId}-o`);
       ({ facts, reader } = await superviseRun({
-        argv: [...oLimits!.prefix, ...backend.wrap(oracleCmd, oracleWrap)],
+        argv: [...oLimits.prefix, ...backend.wrap(oracleCmd, oracleWrap)],
         env: oracleEnv,
-        cwd: scratch.oracleRoot,
+        cwd: o.oracleRoot,
         key,
         timeoutTotalS: req.timeoutTotalS,
         timeoutPerTestS: req.timeoutPerTestS,
@@ -312,6 +315,11 @@ async function execute(
         afterExit: (pid) => killGroup(pid, "SIGKILL"),
         log,
       }));
+    }
+    if (graderBefore) {
+      const after = await hashTree(o.mountDir).catch(() => ({ files: {} as Record<string, string> }));
+      facts.graderModified = changedFiles(graderBefore.files, after.files);
+    }
   } finally {
     // the tests have ended: their cgroups go while the candidate is brought down
     const oracleReleased = oLimits?.release();

@@ -1,10 +1,13 @@
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUNDLE_FILES } from "../../src/bundle/index.js";
 import { VALIDATORS, loadValidator } from "../../src/core/schema-validator.js";
 import { ForkServer } from "../../src/runner/fork-server.js";
-import { resolvePython } from "../../src/runner/index.js";
+import { resolvePython, runTests } from "../../src/runner/index.js";
+import { OracleServer } from "../../src/runner/oracle-server.js";
+import { FORKED_NOTE } from "../../src/runner/run-tests.js";
+import type { RunTarget } from "../../src/runner/run-target.js";
 import type { RunRequest } from "../../src/runner/types.js";
 import { makeTempDir, removeTempDirs } from "../helpers/git-fixture.js";
 import { runCli } from "../helpers/run-cli.js";
@@ -71,4 +74,74 @@ describe("fork servers speak the control protocol (schema/fork-server-message.sc
       expect(failed.status).toBe("failed");
     });
   });
+});
+
+describe("lmr eval's oracles' server (runner/oracle-server.ts)", () => {
+  let bundle: string;
+  let out: string;
+  let base: RunRequest;
+  let reference: string;
+  beforeAll(async () => {
+    out = await makeTempDir("oracle-bundle");
+    const r = await runCli(["build", "examples/tasks/pref-loss", "--out", out]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    bundle = join(out, "pref-loss");
+    reference = await readFile(join(bundle, BUNDLE_FILES.reference, "trainers.py"), "utf8");
+    const python = await resolvePython({ python: "/usr/bin/python3" });
+    base = {
+      tree: join(bundle, BUNDLE_FILES.workspace),
+      grader: join(bundle, BUNDLE_FILES.grader),
+      python,
+      timeoutTotalS: 120,
+      timeoutPerTestS: 60,
+      network: false,
+      scratchParent: out,
+      warmModules: ["trainers"],
+    };
+  }, 120_000);
+
+  const target = (python: RunRequest["python"]): RunTarget => ({ backend: "local", python, runner: "pytest", reason: "test" });
+
+  it("forks the tests of every run from one server: the reference passes, the stub fails, the grader is watched", async () => {
+    const t = target(base.python);
+    const server = await OracleServer.start({ target: t, scratchParent: out });
+    expect(server).toBeDefined();
+    try {
+      const passed = await runTests({ ...base, target: t, overlay: { "trainers.py": reference } }, { oracles: server! });
+      expect(passed.status, passed.log.slice(-2000)).toBe("passed");
+      expect(passed.log).toContain(FORKED_NOTE);
+      const failed = await runTests({ ...base, target: t, overlay: {} }, { oracles: server! });
+      expect(failed.status).toBe("failed");
+      expect(failed.log).toContain(FORKED_NOTE);
+      // the candidate of a local run can write anywhere its user can: a change to its run's grader copy is seen
+      const tamper = `${reference}\nimport glob as _g\nfor _f in _g.glob(${JSON.stringify(out)} + "/lmr-fork-*/o/*/root/lmr_tests/tests/*.py"):\n    open(_f, "a").write("# changed\\n")\n`;
+      const tampered = await runTests({ ...base, target: t, overlay: { "trainers.py": tamper } }, { oracles: server! });
+      expect(tampered.status).toBe("error");
+      expect(tampered.reason).toMatch(/grader files were modified/);
+    } finally {
+      await server?.close();
+    }
+  }, 120_000);
+
+  it("a run whose server did not start gets a fresh oracle and the same verdict", async () => {
+    // an interpreter that refuses to be the server, and is plain Python otherwise
+    const dir = await makeTempDir("no-server-python");
+    const wrapper = join(dir, "python3");
+    await writeFile(wrapper, `#!/bin/sh\ncase "$*" in *fork_server.py*) echo "no server here" >&2; exit 3;; esac\nexec /usr/bin/python3 "$@"\n`, {
+      mode: 0o755,
+    });
+    const python = { ...base.python, path: wrapper };
+    const t = target(python);
+    const server = await OracleServer.start({ target: t, scratchParent: out });
+    expect(server).toBeDefined();
+    try {
+      const passed = await runTests({ ...base, python, target: t, overlay: { "trainers.py": reference } }, { oracles: server! });
+      expect(passed.status, passed.log.slice(-2000)).toBe("passed");
+      expect(passed.log).not.toContain(FORKED_NOTE);
+      const failed = await runTests({ ...base, python, target: t, overlay: {} }, { oracles: server! });
+      expect(failed.status).toBe("failed");
+    } finally {
+      await server?.close();
+    }
+  }, 120_000);
 });
