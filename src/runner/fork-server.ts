@@ -518,7 +518,7 @@ function parse(line: string): Message | undefined {
   }
 }
 
-export function changed(before: Record<string, string>, after: Record<string, string>): string[] {
+function changed(before: Record<string, string>, after: Record<string, string>): string[] {
   const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
   return [...keys].filter((k) => before[k] !== after[k]).sort();
 }
