@@ -40,6 +40,7 @@ export class OracleServer implements OracleHost {
     private readonly dir: string,
     private readonly oracleDir: string,
     private readonly bridgeDir: string,
+    private readonly resultsDir: string,
   ) {}
 
   /** Makes the server's folders and starts it; undefined where a server cannot serve this target (callers run fresh oracles). */
@@ -49,11 +50,13 @@ export class OracleServer implements OracleHost {
     const backend = backendOf(target);
     const dir = await mkdtemp(join(o.scratchParent, "lmr-fork-"));
     const oracleDir = join(dir, "o");
-    const bridgeDir = await makeSocketDir();
+    // sockets live in short folders of their own (a run folder can be too deep for sun_path): the
+    // bridges' (each candidate binds its run's) and the results' (no candidate sees it)
+    const [bridgeDir, resultsDir] = await Promise.all([makeSocketDir(), makeSocketDir()]);
     await mkdir(oracleDir);
     const wrap: WrapOptions = {
       readOnly: interpreterFolders(target.python),
-      writable: [oracleDir, bridgeDir],
+      writable: [oracleDir, bridgeDir, resultsDir],
       tmpfs: [
         { path: "/tmp", sizeMb: 512 },
         { path: "/dev/shm", sizeMb: 64 },
@@ -77,7 +80,7 @@ export class OracleServer implements OracleHost {
       (c) => c.speaker,
       () => undefined,
     );
-    return new OracleServer(speaker, dir, oracleDir, bridgeDir);
+    return new OracleServer(speaker, dir, oracleDir, bridgeDir, resultsDir);
   }
 
   /** Takes a prepared scratch's oracle side (its grader copy, home and tmp) into the server's folder. */
@@ -89,6 +92,7 @@ export class OracleServer implements OracleHost {
     const paths = { oracleRoot: join(oDir, "root"), mountDir: join(oDir, "root", mount), oracleHome: join(oDir, "home"), oracleTmp: join(oDir, "tmp") };
     await Promise.all([rename(scratch.oracleRoot, paths.oracleRoot), rename(scratch.oracleHome, paths.oracleHome), rename(scratch.oracleTmp, paths.oracleTmp)]);
     const server = this.speaker;
+    const results = join(this.resultsDir, `${id}.sock`);
     return {
       socketDir: bDir,
       paths,
@@ -96,7 +100,7 @@ export class OracleServer implements OracleHost {
         const speaker = await server;
         if (!speaker) return undefined;
         const key = randomBytes(32).toString("hex");
-        const sock = await openResultsSocket(join(oDir, "results.sock"));
+        const sock = await openResultsSocket(results);
         try {
           const reader = new RecordReader(key, () => {});
           const streamDone = new Promise<void>((r) => {
@@ -134,12 +138,12 @@ export class OracleServer implements OracleHost {
           await sock.close().catch(() => undefined);
         }
       },
-      close: () => Promise.all([oDir, bDir].map((d) => rm(d, { recursive: true, force: true }))).then(() => undefined),
+      close: () => Promise.all([oDir, bDir, results].map((d) => rm(d, { recursive: true, force: true }))).then(() => undefined),
     };
   }
 
   async close(): Promise<void> {
     await (await this.speaker)?.close();
-    await Promise.all([this.dir, this.bridgeDir].map((d) => rm(d, { recursive: true, force: true })));
+    await Promise.all([this.dir, this.bridgeDir, this.resultsDir].map((d) => rm(d, { recursive: true, force: true })));
   }
 }
