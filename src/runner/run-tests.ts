@@ -278,7 +278,7 @@ async function execute(
   ];
   const oracleWrap: WrapOptions = {
     readOnly: [...folders, o.oracleRoot],
-    writable: [scratch.bridge],
+    writable: [bridge],
     tmpfs: [
       { path: "/tmp", sizeMb: ORACLE_TMP_MB },
       { path: "/dev/shm", sizeMb: ORACLE_SHM_MB },

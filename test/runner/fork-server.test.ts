@@ -1,10 +1,10 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BUNDLE_FILES } from "../../src/bundle/index.js";
 import { VALIDATORS, loadValidator } from "../../src/core/schema-validator.js";
 import { ForkServer } from "../../src/runner/fork-server.js";
-import { resolvePython, runTests } from "../../src/runner/index.js";
+import { probeBwrap, resolvePython, runTests } from "../../src/runner/index.js";
 import { OracleServer } from "../../src/runner/oracle-server.js";
 import { FORKED_NOTE } from "../../src/runner/run-tests.js";
 import type { RunTarget } from "../../src/runner/run-target.js";
@@ -77,6 +77,8 @@ describe("fork servers speak the control protocol (schema/fork-server-message.sc
 });
 
 describe("lmr eval's oracles' server (runner/oracle-server.ts)", () => {
+  const wrappers: string[] = [];
+  afterAll(async () => Promise.all(wrappers.map((d) => rm(d, { recursive: true, force: true }))));
   let bundle: string;
   let out: string;
   let base: RunRequest;
@@ -123,25 +125,33 @@ describe("lmr eval's oracles' server (runner/oracle-server.ts)", () => {
     }
   }, 120_000);
 
-  it("a run whose server did not start gets a fresh oracle and the same verdict", async () => {
-    // an interpreter that refuses to be the server, and is plain Python otherwise
-    const dir = await makeTempDir("no-server-python");
-    const wrapper = join(dir, "python3");
-    await writeFile(wrapper, `#!/bin/sh\ncase "$*" in *fork_server.py*) echo "no server here" >&2; exit 3;; esac\nexec /usr/bin/python3 "$@"\n`, {
-      mode: 0o755,
-    });
-    const python = { ...base.python, path: wrapper };
-    const t = target(python);
-    const server = await OracleServer.start({ target: t, scratchParent: out });
-    expect(server).toBeDefined();
-    try {
-      const passed = await runTests({ ...base, python, target: t, overlay: { "trainers.py": reference } }, { oracles: server! });
-      expect(passed.status, passed.log.slice(-2000)).toBe("passed");
-      expect(passed.log).not.toContain(FORKED_NOTE);
-      const failed = await runTests({ ...base, python, target: t, overlay: {} }, { oracles: server! });
-      expect(failed.status).toBe("failed");
-    } finally {
-      await server?.close();
-    }
-  }, 120_000);
+  it.each(["local", "bwrap"] as const)(
+    "under %s, a run whose server did not start gets a fresh oracle and the same verdict",
+    async (backend) => {
+      if (backend === "bwrap" && !(await probeBwrap()).ok) return;
+      // an interpreter that refuses to be the server, and is plain Python otherwise
+      // outside /tmp: a sandbox binds the folder above the interpreter's bin/, and its /tmp is a tmpfs of its own
+      const dir = await mkdtemp("/var/tmp/lmr-no-server-python-");
+      wrappers.push(dir);
+      await mkdir(join(dir, "bin"));
+      const wrapper = join(dir, "bin", "python3");
+      await writeFile(wrapper, `#!/bin/sh\ncase "$*" in *fork_server.py*) echo "no server here" >&2; exit 3;; esac\nexec /usr/bin/python3 "$@"\n`, {
+        mode: 0o755,
+      });
+      const python = { ...base.python, path: wrapper };
+      const t = { ...target(python), backend };
+      const server = await OracleServer.start({ target: t, scratchParent: out });
+      expect(server).toBeDefined();
+      try {
+        const passed = await runTests({ ...base, python, target: t, overlay: { "trainers.py": reference } }, { oracles: server! });
+        expect(passed.status, passed.log.slice(-2000)).toBe("passed");
+        expect(passed.log).not.toContain(FORKED_NOTE);
+        const failed = await runTests({ ...base, python, target: t, overlay: {} }, { oracles: server! });
+        expect(failed.status).toBe("failed");
+      } finally {
+        await server?.close();
+      }
+    },
+    120_000,
+  );
 });
